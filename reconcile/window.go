@@ -1,0 +1,103 @@
+package reconcile
+
+import (
+	"fmt"
+	"time"
+)
+
+// Window is an inclusive range of calendar days in one time zone.
+type Window struct {
+	From, To Date
+	Loc      *time.Location
+}
+
+// Days returns every day of the window, oldest first.
+func (w Window) Days() []Date {
+	var days []Date
+	for d := w.From; !d.After(w.To); d = d.AddDays(1) {
+		days = append(days, d)
+	}
+	return days
+}
+
+// Len returns the number of days in the window.
+func (w Window) Len() int {
+	return daysBetween(w.From, w.To) + 1
+}
+
+// daysBetween returns the number of calendar days from a to b.
+func daysBetween(a, b Date) int {
+	ta := time.Date(a.Year, a.Month, a.Day, 0, 0, 0, 0, time.UTC)
+	tb := time.Date(b.Year, b.Month, b.Day, 0, 0, 0, 0, time.UTC)
+	return int(tb.Sub(ta).Hours() / 24)
+}
+
+// WindowSpec is what a user asked for: a single day, a range, or nothing
+// (the default window). Dates are unparsed so that NewWindow can say which
+// flag was wrong.
+type WindowSpec struct {
+	Date     string // --date
+	From, To string // --from, --to
+	Days     int    // RECON_DAYS: the default window's length
+	MaxDays  int    // RECON_MAX_DAYS
+}
+
+// NewWindow checks spec against the rules of DESIGN.md and returns the
+// window it names in loc, given the current time now. Every error says
+// what to fix.
+func NewWindow(spec WindowSpec, loc *time.Location, now time.Time) (Window, error) {
+	if loc == nil {
+		return Window{}, fmt.Errorf("no time zone given")
+	}
+	today := DateOf(now.In(loc))
+	var w Window
+	switch {
+	case spec.Date != "" && (spec.From != "" || spec.To != ""):
+		return Window{}, fmt.Errorf("--date cannot be combined with --from/--to: give one day with --date, or a range with --from and --to")
+	case spec.Date != "":
+		d, err := ParseDate(spec.Date)
+		if err != nil {
+			return Window{}, fmt.Errorf("--date: %w", err)
+		}
+		w = Window{From: d, To: d}
+	case spec.From != "" || spec.To != "":
+		if spec.From == "" || spec.To == "" {
+			return Window{}, fmt.Errorf("--from and --to go together: give both (the range is inclusive), or --date for one day")
+		}
+		from, err := ParseDate(spec.From)
+		if err != nil {
+			return Window{}, fmt.Errorf("--from: %w", err)
+		}
+		to, err := ParseDate(spec.To)
+		if err != nil {
+			return Window{}, fmt.Errorf("--to: %w", err)
+		}
+		if from.After(to) {
+			return Window{}, fmt.Errorf("--from %s is after --to %s: swap them", from, to)
+		}
+		w = Window{From: from, To: to}
+	default:
+		if spec.Days < 1 {
+			return Window{}, fmt.Errorf("RECON_DAYS must be at least 1, got %d", spec.Days)
+		}
+		w = Window{From: today.AddDays(-spec.Days), To: today.AddDays(-1)}
+	}
+	w.Loc = loc
+	if !w.To.Before(today) {
+		return Window{}, fmt.Errorf("%s has not ended yet in %s (today there is %s): the last day must be %s or earlier",
+			w.To, loc, today, today.AddDays(-1))
+	}
+	if spec.MaxDays > 0 && w.Len() > spec.MaxDays {
+		return Window{}, fmt.Errorf("the window %s..%s has %d days, over RECON_MAX_DAYS=%d: split it into smaller ranges or raise RECON_MAX_DAYS",
+			w.From, w.To, w.Len(), spec.MaxDays)
+	}
+	return w, nil
+}
+
+// String formats the window as FROM..TO in ZONE.
+func (w Window) String() string {
+	if w.From == w.To {
+		return fmt.Sprintf("%s (%s)", w.From, w.Loc)
+	}
+	return fmt.Sprintf("%s..%s (%s)", w.From, w.To, w.Loc)
+}
