@@ -101,3 +101,26 @@ func (w Window) String() string {
 	}
 	return fmt.Sprintf("%s..%s (%s)", w.From, w.To, w.Loc)
 }
+
+// Shard returns the i-th (0-based, as Kubernetes' JOB_COMPLETION_INDEX) of
+// n contiguous slices of w, as even as they can be: the first len%n slices
+// have one day more.
+func (w Window) Shard(i, n int) (Window, error) {
+	switch {
+	case n < 1:
+		return Window{}, fmt.Errorf("--shard I/N: N must be at least 1, got %d", n)
+	case i < 0 || i >= n:
+		return Window{}, fmt.Errorf("--shard I/N: I must be from 0 to %d (0-based, as JOB_COMPLETION_INDEX), got %d", n-1, i)
+	case w.Len() < n:
+		return Window{}, fmt.Errorf("--shard %d/%d: the window %s..%s has only %d days, fewer than %d shards: use at most %d shards",
+			i, n, w.From, w.To, w.Len(), n, w.Len())
+	}
+	size, extra := w.Len()/n, w.Len()%n
+	start := i*size + min(i, extra)
+	length := size
+	if i < extra {
+		length++
+	}
+	from := w.From.AddDays(start)
+	return Window{From: from, To: from.AddDays(length - 1), Loc: w.Loc}, nil
+}

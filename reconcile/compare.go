@@ -1,0 +1,365 @@
+package reconcile
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// Status is the verdict on one day.
+type Status string
+
+// The day statuses of DESIGN.md. Only Missing and Surplus are gaps; a day
+// that is Unverifiable is never reported as one.
+const (
+	Match        Status = "match"        // within tolerance
+	Missing      Status = "missing"      // the store has fewer clicks than Elido
+	Surplus      Status = "surplus"      // the store has more clicks than Elido
+	Provisional  Status = "provisional"  // ended less than the settle time ago
+	Unverifiable Status = "unverifiable" // a side could not be read or trusted
+)
+
+// Severity grades how far a day is from Elido's count.
+type Severity string
+
+// Severities, in increasing order.
+const (
+	OK   Severity = "ok"   // within tolerance
+	Warn Severity = "warn" // beyond tolerance
+	Fail Severity = "fail" // beyond the fail thresholds
+)
+
+// AtLeast reports whether s is as severe as min or more.
+func (s Severity) AtLeast(min Severity) bool { return s.rank() >= min.rank() }
+
+func (s Severity) rank() int {
+	switch s {
+	case Warn:
+		return 1
+	case Fail:
+		return 2
+	}
+	return 0
+}
+
+// ParseSeverity reads ok, warn or fail.
+func ParseSeverity(s string) (Severity, error) {
+	switch Severity(s) {
+	case OK, Warn, Fail:
+		return Severity(s), nil
+	}
+	return "", fmt.Errorf("%q is not a severity: use ok, warn or fail", s)
+}
+
+// Tolerance says how far the store may be from Elido before a day is a gap
+// (Abs, Pct) and before the gap is graded fail (FailAbs, FailPct). A
+// threshold is max(abs, pct% of Elido's count): small days are judged by
+// the absolute number, busy days by the share.
+type Tolerance struct {
+	Abs     int64   // RECON_TOLERANCE_ABS: clicks
+	Pct     float64 // RECON_TOLERANCE_PCT: percent of Elido's count
+	FailAbs int64   // RECON_FAIL_ABS: clicks
+	FailPct float64 // RECON_FAIL_PCT: percent of Elido's count
+}
+
+// Validate reports the first threshold that makes no sense, naming its
+// variable.
+func (t Tolerance) Validate() error {
+	switch {
+	case t.Abs < 0:
+		return fmt.Errorf("RECON_TOLERANCE_ABS must not be negative, got %d", t.Abs)
+	case t.FailAbs < 0:
+		return fmt.Errorf("RECON_FAIL_ABS must not be negative, got %d", t.FailAbs)
+	case !validPct(t.Pct):
+		return fmt.Errorf("RECON_TOLERANCE_PCT must be a percentage from 0 to 100, got %v", t.Pct)
+	case !validPct(t.FailPct):
+		return fmt.Errorf("RECON_FAIL_PCT must be a percentage from 0 to 100, got %v", t.FailPct)
+	}
+	return nil
+}
+
+func validPct(p float64) bool { return !math.IsNaN(p) && p >= 0 && p <= 100 }
+
+// threshold returns max(abs, pct% of api) in clicks.
+func threshold(abs int64, pct float64, api int64) float64 {
+	return math.Max(float64(abs), pct/100*float64(api))
+}
+
+// Grade returns the status and severity of a settled day with the given
+// counts: Match/OK within tolerance, else Missing or Surplus graded Warn or
+// Fail.
+func (t Tolerance) Grade(api, local int64) (Status, Severity) {
+	delta := local - api
+	mag := math.Abs(float64(delta))
+	if mag <= threshold(t.Abs, t.Pct, api) {
+		return Match, OK
+	}
+	status := Surplus
+	if delta < 0 {
+		status = Missing
+	}
+	if mag > threshold(t.FailAbs, t.FailPct, api) {
+		return status, Fail
+	}
+	return status, Warn
+}
+
+// Reading is one side's count for one day, or why it is not known.
+type Reading struct {
+	Clicks int64
+	Err    error // nil when Clicks is known and trusted
+}
+
+// Known returns a Reading holding n.
+func Known(n int64) Reading { return Reading{Clicks: n} }
+
+// Unknown returns a Reading that could not be had, for the reason err.
+func Unknown(err error) Reading { return Reading{Err: err} }
+
+// SummaryCheck is Elido's /summary total for a range of days, to be
+// checked against the sum of the range's daily buckets.
+type SummaryCheck struct {
+	From, To Date
+	Clicks   int64
+}
+
+// Input is everything Compare needs: the window, the clock and both sides'
+// daily readings. A day absent from API or Local counts as unread.
+type Input struct {
+	Window    Window
+	Now       time.Time
+	Settle    time.Duration // RECON_SETTLE
+	Tolerance Tolerance
+	API       map[Date]Reading // Elido's /timeseries
+	Local     map[Date]Reading // the store
+	Summaries []SummaryCheck   // Elido's /summary, one per fetched range
+}
+
+// DayResult is the verdict on one day. API, Local and Delta are nil where
+// the value is not known, so a report never shows a guessed zero.
+type DayResult struct {
+	Date     Date
+	Hours    float64
+	API      *int64
+	Local    *int64
+	Delta    *int64
+	Status   Status
+	Severity Severity
+	Settled  bool
+	Reason   string // why the day is unverifiable or provisional
+}
+
+// IsGap reports whether the day is a settled discrepancy.
+func (d DayResult) IsGap() bool { return d.Status == Missing || d.Status == Surplus }
+
+// Totals sums the days whose two sides are both known and trusted
+// (matched, gaps and provisional days); unverifiable days are left out so
+// that a day that could not be read never shows up as a delta.
+type Totals struct {
+	API, Local, Delta int64
+	APISummary        *int64 // Elido's /summary over the window; nil if any range was not read
+}
+
+// Finding is an observation beyond a single day's verdict.
+type Finding struct {
+	Kind    string
+	Message string
+}
+
+// Finding kinds.
+const (
+	FindingSummaryMismatch = "summary_mismatch" // /summary ≠ sum of /timeseries
+	FindingUnverifiable    = "unverifiable"     // days that could not be read
+)
+
+// Result is the outcome of Compare.
+type Result struct {
+	Days     []DayResult
+	Totals   Totals
+	Findings []Finding
+}
+
+// Coverage counts the days of each status.
+func (r Result) Coverage() map[Status]int {
+	c := map[Status]int{}
+	for _, d := range r.Days {
+		c[d.Status]++
+	}
+	return c
+}
+
+// Gaps returns the settled discrepancies.
+func (r Result) Gaps() []DayResult {
+	var gaps []DayResult
+	for _, d := range r.Days {
+		if d.IsGap() {
+			gaps = append(gaps, d)
+		}
+	}
+	return gaps
+}
+
+// Compare grades every day of the window. A day is Unverifiable when
+// either side is unknown, or when Elido's /summary for its range disagrees
+// with the range's daily buckets: a misread or unsettled source is never
+// reported as a gap.
+func Compare(in Input) Result {
+	var res Result
+	distrusted := map[Date]string{}
+	var summaryTotal int64
+	summaryKnown := len(in.Summaries) > 0
+	for _, s := range in.Summaries {
+		summaryTotal += s.Clicks
+		sum, complete := int64(0), true
+		for d := s.From; !d.After(s.To); d = d.AddDays(1) {
+			r, ok := in.API[d]
+			if !ok || r.Err != nil {
+				complete = false
+				break
+			}
+			sum += r.Clicks
+		}
+		if !complete || sum == s.Clicks {
+			continue
+		}
+		span := rangeString(s.From, s.To)
+		res.Findings = append(res.Findings, Finding{
+			Kind: FindingSummaryMismatch,
+			Message: fmt.Sprintf("Elido's /summary for %s says %d clicks but its daily /timeseries adds up to %d (%+d): "+
+				"Elido's own data is still settling or inconsistent, so these days are unverifiable, not gaps; a later run re-checks them",
+				span, s.Clicks, sum, s.Clicks-sum),
+		})
+		for d := s.From; !d.After(s.To); d = d.AddDays(1) {
+			distrusted[d] = fmt.Sprintf("Elido's /summary for %s disagrees with its /timeseries", span)
+		}
+	}
+	if summaryKnown && !summariesCover(in.Summaries, in.Window) {
+		summaryKnown = false
+	}
+	if summaryKnown {
+		res.Totals.APISummary = &summaryTotal
+	}
+
+	var unverifiable []Date
+	for _, d := range in.Window.Days() {
+		start, end := d.Bounds(in.Window.Loc)
+		day := DayResult{
+			Date:     d,
+			Hours:    end.Sub(start).Hours(),
+			Severity: OK,
+			Settled:  !in.Now.Before(end.Add(in.Settle)),
+		}
+		api, apiOK := in.API[d]
+		local, localOK := in.Local[d]
+		if apiOK && api.Err == nil {
+			day.API = ptr(api.Clicks)
+		}
+		if localOK && local.Err == nil {
+			day.Local = ptr(local.Clicks)
+		}
+		var reasons []string
+		switch {
+		case !apiOK:
+			reasons = append(reasons, "Elido's count was not read")
+		case api.Err != nil:
+			reasons = append(reasons, "Elido: "+api.Err.Error())
+		}
+		switch {
+		case !localOK:
+			reasons = append(reasons, "the store's count was not read")
+		case local.Err != nil:
+			reasons = append(reasons, "store: "+local.Err.Error())
+		}
+		if why, ok := distrusted[d]; ok {
+			reasons = append(reasons, why)
+		}
+		if day.API != nil && day.Local != nil {
+			day.Delta = ptr(*day.Local - *day.API)
+		}
+		switch {
+		case len(reasons) > 0:
+			day.Status = Unverifiable
+			day.Reason = joinReasons(reasons)
+			unverifiable = append(unverifiable, d)
+		default:
+			day.Status, day.Severity = in.Tolerance.Grade(*day.API, *day.Local)
+			res.Totals.API += *day.API
+			res.Totals.Local += *day.Local
+			if !day.Settled {
+				day.Status = Provisional
+				day.Reason = fmt.Sprintf("ended %s ago, less than RECON_SETTLE=%s: Elido may still add late clicks",
+					roundDuration(in.Now.Sub(end)), in.Settle)
+			}
+		}
+		res.Days = append(res.Days, day)
+	}
+	res.Totals.Delta = res.Totals.Local - res.Totals.API
+	if len(unverifiable) > 0 {
+		res.Findings = append(res.Findings, Finding{
+			Kind: FindingUnverifiable,
+			Message: fmt.Sprintf("%d of %d days could not be verified (%s); they are not reported as gaps and a later run re-checks them",
+				len(unverifiable), len(res.Days), dateList(unverifiable)),
+		})
+	}
+	return res
+}
+
+// summariesCover reports whether the summaries' ranges cover every day of w.
+func summariesCover(ss []SummaryCheck, w Window) bool {
+	covered := map[Date]bool{}
+	for _, s := range ss {
+		for d := s.From; !d.After(s.To); d = d.AddDays(1) {
+			covered[d] = true
+		}
+	}
+	for _, d := range w.Days() {
+		if !covered[d] {
+			return false
+		}
+	}
+	return true
+}
+
+func ptr(n int64) *int64 { return &n }
+
+func rangeString(from, to Date) string {
+	if from == to {
+		return from.String()
+	}
+	return from.String() + ".." + to.String()
+}
+
+func joinReasons(rs []string) string {
+	s := rs[0]
+	for _, r := range rs[1:] {
+		s += "; " + r
+	}
+	return s
+}
+
+// dateList writes dates compactly, folding consecutive days into ranges.
+func dateList(ds []Date) string {
+	sorted := append([]Date(nil), ds...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Before(sorted[j]) })
+	var out string
+	for i := 0; i < len(sorted); {
+		j := i
+		for j+1 < len(sorted) && sorted[j+1] == sorted[j].AddDays(1) {
+			j++
+		}
+		if out != "" {
+			out += ", "
+		}
+		out += rangeString(sorted[i], sorted[j])
+		i = j + 1
+	}
+	return out
+}
+
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Minute {
+		return d.Round(time.Second)
+	}
+	return d.Round(time.Minute)
+}
