@@ -1,0 +1,152 @@
+// Package pgtest gives each PostgreSQL test a schema of its own on a real
+// server.
+//
+// The server is PGTEST_DSN, a lib/pq URL (default
+// postgres://postgres@127.0.0.1:5432/test?sslmode=disable). When it cannot
+// be reached a test is skipped with a message, unless CI is set (to
+// anything non-empty): then it fails, so that CI never passes by skipping.
+package pgtest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// DefaultDSN is the server used when PGTEST_DSN is not set.
+const DefaultDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+// New creates a fresh, uniquely named schema for t and returns a handle
+// whose connections all use it, and the DSN of that handle: its
+// search_path names the schema, so that anything else opened from the DSN
+// (a store under test) sees the same tables. The handle is closed and the
+// schema dropped when t ends.
+func New(t testing.TB) (*sqlx.DB, string) {
+	t.Helper()
+	base := dsnFromEnv()
+	admin, err := connect(base)
+	if err != nil {
+		unavailable(t, base, err)
+		return nil, "" // only reached when t's Skipf or Fatalf returns
+	}
+
+	schema := schemaName(t.Name())
+	if _, err := admin.Exec("CREATE SCHEMA " + pq.QuoteIdentifier(schema)); err != nil {
+		admin.Close()
+		t.Fatalf("pgtest: create schema %s: %v", schema, err)
+	}
+	t.Cleanup(func() {
+		defer admin.Close()
+		if _, err := admin.Exec("DROP SCHEMA " + pq.QuoteIdentifier(schema) + " CASCADE"); err != nil {
+			t.Errorf("pgtest: drop schema %s: %v", schema, err)
+		}
+	})
+
+	dsn, err := withParam(base, "search_path", schema)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	db, err := connect(dsn)
+	if err != nil {
+		t.Fatalf("pgtest: connect with search_path %s: %v", schema, err)
+	}
+	t.Cleanup(func() { db.Close() }) // runs before the schema is dropped
+	return db, dsn
+}
+
+// dsnFromEnv returns PGTEST_DSN, or DefaultDSN when it is not set.
+func dsnFromEnv() string {
+	if dsn := os.Getenv("PGTEST_DSN"); dsn != "" {
+		return dsn
+	}
+	return DefaultDSN
+}
+
+// connect opens a pool on dsn and checks that the server answers.
+func connect(dsn string) (*sqlx.DB, error) {
+	dsn, err := withDefault(dsn, "connect_timeout", "5")
+	if err != nil {
+		return nil, err
+	}
+	c, err := pq.NewConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	db := sqlx.NewDb(sql.OpenDB(c), "postgres")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func unavailable(t testing.TB, dsn string, err error) {
+	t.Helper()
+	where := redact(dsn)
+	if os.Getenv("CI") != "" {
+		t.Fatalf("pgtest: PostgreSQL at %s is unreachable and CI is set, so this test may not skip: %v", where, err)
+		return
+	}
+	t.Skipf("pgtest: skipping, PostgreSQL at %s is unreachable (start it or set PGTEST_DSN): %v", where, err)
+}
+
+// schemaName returns a new schema name that says which test it belongs to.
+func schemaName(test string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(test) {
+		switch {
+		case 'a' <= r && r <= 'z', '0' <= r && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	name := b.String()
+	if len(name) > 40 { // PostgreSQL names are at most 63 bytes
+		name = name[len(name)-40:]
+	}
+	return fmt.Sprintf("pgtest_%s_%08x", name, rand.Uint32())
+}
+
+// withParam returns the URL dsn with the query parameter key set to value.
+func withParam(dsn, key, value string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", fmt.Errorf("PGTEST_DSN must be a postgres:// URL: %s", redact(dsn))
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+func withDefault(dsn, key, value string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", fmt.Errorf("PGTEST_DSN must be a postgres:// URL: %s", redact(dsn))
+	}
+	if u.Query().Get(key) != "" {
+		return dsn, nil
+	}
+	return withParam(dsn, key, value)
+}
+
+// redact hides the password of dsn.
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "(unparseable DSN)"
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,134 @@
+package pgtest
+
+import (
+	"database/sql"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/lib/pq"
+)
+
+func TestNewGivesEachTestItsOwnSchema(t *testing.T) {
+	var schema string
+	t.Run("inner", func(t *testing.T) {
+		db, dsn := New(t)
+		if err := db.Get(&schema, "SELECT current_schema()"); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(schema, "pgtest_") {
+			t.Errorf("current_schema() = %q, want a pgtest_ schema", schema)
+		}
+		if _, err := db.Exec("CREATE TABLE clicks (link_id text)"); err != nil {
+			t.Fatal(err)
+		}
+
+		// Another pool opened from the DSN, as a store under test would be,
+		// sees the same schema.
+		c, err := pq.NewConnector(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := sql.OpenDB(c)
+		defer other.Close()
+		var n int
+		if err := other.QueryRow("SELECT count(*) FROM clicks").Scan(&n); err != nil {
+			t.Fatalf("the DSN does not see the test's table: %v", err)
+		}
+
+		// A second schema in the same test is a different one.
+		db2, _ := New(t)
+		var schema2 string
+		if err := db2.Get(&schema2, "SELECT current_schema()"); err != nil {
+			t.Fatal(err)
+		}
+		if schema2 == schema {
+			t.Errorf("two calls gave the same schema %q", schema)
+		}
+	})
+	if t.Skipped() || schema == "" {
+		return
+	}
+
+	admin, err := connect(dsnFromEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var exists bool
+	if err := admin.Get(&exists, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", schema); err != nil {
+		t.Fatal(err)
+	}
+	if exists {
+		t.Errorf("schema %s still exists after its test ended", schema)
+	}
+}
+
+func TestUnreachableServer(t *testing.T) {
+	tests := []struct {
+		name        string
+		ci          string
+		wantSkipped bool
+		wantFailed  bool
+	}{
+		{name: "skips_locally", ci: "", wantSkipped: true},
+		{name: "fails_in_ci", ci: "true", wantFailed: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("PGTEST_DSN", "postgres://postgres:s3cr3t-pw@127.0.0.1:1/test?sslmode=disable")
+			t.Setenv("CI", tt.ci)
+			r := &recorder{TB: t}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				New(r)
+				r.returned = true
+			}()
+			<-done
+			if r.returned {
+				t.Fatal("New returned on an unreachable server")
+			}
+			if r.skipped != tt.wantSkipped || r.failed != tt.wantFailed {
+				t.Errorf("skipped = %v, failed = %v; want %v, %v", r.skipped, r.failed, tt.wantSkipped, tt.wantFailed)
+			}
+			if !strings.Contains(r.msg, "127.0.0.1:1") || strings.Contains(r.msg, "s3cr3t-pw") {
+				t.Errorf("message %q should name the server without its password", r.msg)
+			}
+		})
+	}
+}
+
+// recorder is a testing.TB whose Skipf and Fatalf record instead of ending
+// the real test.
+type recorder struct {
+	testing.TB
+	skipped, failed, returned bool
+	msg                       string
+}
+
+func (r *recorder) Helper() {}
+
+func (r *recorder) Skipf(format string, args ...any) {
+	r.skipped, r.msg = true, fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.failed, r.msg = true, fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+func TestSchemaName(t *testing.T) {
+	name := schemaName("TestCounts/postgres_session_timezone_kiritimati/fall_back_day_has_25_hours")
+	if len(name) > 63 {
+		t.Errorf("schema name %q is longer than PostgreSQL's 63 bytes", name)
+	}
+	if strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+		t.Errorf("schema name %q needs quoting", name)
+	}
+	if name == schemaName("TestCounts/postgres_session_timezone_kiritimati/fall_back_day_has_25_hours") {
+		t.Errorf("two schema names for one test are equal: %q", name)
+	}
+}

@@ -1,0 +1,285 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/jmoiron/sqlx"
+)
+
+// ErrNotSupported is returned by HourlyCounts and CountryCounts for a query
+// other than the events preset: a daily counter or a custom query has no
+// click times or countries to break down.
+var ErrNotSupported = errors.New("not supported by this store query (only by the events preset)")
+
+// DayCounts are the clicks the store recorded during one day.
+type DayCounts struct {
+	Date  reconcile.Date
+	Total int64            // sum of Links
+	Links map[string]int64 // clicks per link id; never nil
+}
+
+// HourCount is the number of clicks during one hour of a day.
+type HourCount struct {
+	Start  time.Time // the hour's first instant, in the day's zone
+	Clicks int64
+}
+
+// Counts runs q for day, a calendar day in loc, and returns the clicks per
+// link. loc should come from time.LoadLocation: its name is the :tz
+// parameter.
+func (s *Store) Counts(ctx context.Context, q Query, day reconcile.Date, loc *time.Location) (DayCounts, error) {
+	dc, err := s.counts(ctx, q, day, loc)
+	if err != nil {
+		return DayCounts{}, fmt.Errorf("count clicks for %s: %w", day, err)
+	}
+	return dc, nil
+}
+
+func (s *Store) counts(ctx context.Context, q Query, day reconcile.Date, loc *time.Location) (DayCounts, error) {
+	if q.name == "" {
+		return DayCounts{}, errors.New("no query: use PresetQuery or CustomQuery")
+	}
+	if loc == nil {
+		return DayCounts{}, errors.New("no time zone")
+	}
+	from, to := day.Bounds(loc)
+	dc := DayCounts{Date: day, Links: map[string]int64{}}
+	err := s.readOnly(ctx, func(tx *sqlx.Tx) error {
+		return s.query(ctx, tx, q.in(s.dialect), s.params(day, from, to, loc), func(rows *sql.Rows) error {
+			return readLinkCounts(rows, &dc)
+		})
+	})
+	if err != nil {
+		return DayCounts{}, fmt.Errorf("%s query: %w", q.name, err)
+	}
+	return dc, nil
+}
+
+// HourlyCounts returns the clicks during each hour of day in loc, for the
+// events preset. Hours are counted from the day's first instant, so a DST
+// day has 23 or 25 of them; the last one is shorter where the day is not a
+// whole number of hours long (Australia/Lord_Howe).
+func (s *Store) HourlyCounts(ctx context.Context, q Query, day reconcile.Date, loc *time.Location) ([]HourCount, error) {
+	hours, err := s.hourlyCounts(ctx, q, day, loc)
+	if err != nil {
+		return nil, fmt.Errorf("count hourly clicks for %s: %w", day, err)
+	}
+	return hours, nil
+}
+
+func (s *Store) hourlyCounts(ctx context.Context, q Query, day reconcile.Date, loc *time.Location) ([]HourCount, error) {
+	if q.name != PresetEvents {
+		return nil, ErrNotSupported
+	}
+	if loc == nil {
+		return nil, errors.New("no time zone")
+	}
+	span, err := spanQuery(s.dialect)
+	if err != nil {
+		return nil, err
+	}
+	start, end := day.Bounds(loc)
+	var hours []HourCount
+	err = s.readOnly(ctx, func(tx *sqlx.Tx) error {
+		for h := start; h.Before(end); h = h.Add(time.Hour) {
+			next := h.Add(time.Hour)
+			if next.After(end) {
+				next = end
+			}
+			hc := HourCount{Start: h.In(loc)}
+			err := s.query(ctx, tx, span, s.params(day, h, next, loc), func(rows *sql.Rows) error {
+				for rows.Next() {
+					if err := rows.Scan(&hc.Clicks); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			hours = append(hours, hc)
+		}
+		return nil
+	})
+	return hours, err
+}
+
+// CountryCounts returns the clicks per country during day in loc, for the
+// events preset. Clicks with no country_code are counted under "".
+func (s *Store) CountryCounts(ctx context.Context, q Query, day reconcile.Date, loc *time.Location) (map[string]int64, error) {
+	countries, err := s.countryCounts(ctx, q, day, loc)
+	if err != nil {
+		return nil, fmt.Errorf("count clicks by country for %s: %w", day, err)
+	}
+	return countries, nil
+}
+
+func (s *Store) countryCounts(ctx context.Context, q Query, day reconcile.Date, loc *time.Location) (map[string]int64, error) {
+	if q.name != PresetEvents {
+		return nil, ErrNotSupported
+	}
+	if loc == nil {
+		return nil, errors.New("no time zone")
+	}
+	nq, err := countriesQuery(s.dialect)
+	if err != nil {
+		return nil, err
+	}
+	from, to := day.Bounds(loc)
+	countries := map[string]int64{}
+	err = s.readOnly(ctx, func(tx *sqlx.Tx) error {
+		return s.query(ctx, tx, nq, s.params(day, from, to, loc), func(rows *sql.Rows) error {
+			for rows.Next() {
+				var code sql.NullString
+				var n int64
+				if err := rows.Scan(&code, &n); err != nil {
+					return err
+				}
+				countries[code.String] += n
+			}
+			return nil
+		})
+	})
+	return countries, err
+}
+
+// params returns the values of the named parameters in the types s's driver
+// compares correctly: timestamptz for PostgreSQL, RFC 3339 UTC text with
+// milliseconds for SQLite.
+func (s *Store) params(day reconcile.Date, from, to time.Time, loc *time.Location) map[string]any {
+	p := map[string]any{"day": day.String(), "tz": loc.String()}
+	if s.dialect == dialectSQLite {
+		p["from"], p["to"] = sqliteTime(from), sqliteTime(to)
+	} else {
+		p["from"], p["to"] = from.UTC(), to.UTC()
+	}
+	return p
+}
+
+// sqliteTimeLayout is how :from and :to reach SQLite.
+const sqliteTimeLayout = "2006-01-02T15:04:05.000Z"
+
+func sqliteTime(t time.Time) string { return t.UTC().Format(sqliteTimeLayout) }
+
+// readLinkCounts checks that rows has the columns link_id and clicks and
+// adds each row to dc.
+func readLinkCounts(rows *sql.Rows, dc *DayCounts) error {
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	linkCol, clicksCol := -1, -1
+	for i, c := range cols {
+		switch strings.ToLower(c) {
+		case "link_id":
+			linkCol = i
+		case "clicks":
+			clicksCol = i
+		}
+	}
+	if len(cols) != 2 || linkCol < 0 || clicksCol < 0 {
+		return fmt.Errorf("the query must return exactly two columns, link_id and clicks; it returned %s", describeColumns(cols))
+	}
+	vals := make([]any, 2)
+	for rows.Next() {
+		if err := rows.Scan(&vals[0], &vals[1]); err != nil {
+			return err
+		}
+		link, err := linkID(vals[linkCol])
+		if err != nil {
+			return err
+		}
+		n, err := clickCount(vals[clicksCol])
+		if err != nil {
+			return fmt.Errorf("link_id %q: %w", link, err)
+		}
+		if dc.Total > math.MaxInt64-n {
+			return errors.New("the clicks add up to more than an int64 holds")
+		}
+		dc.Links[link] += n
+		dc.Total += n
+	}
+	return nil
+}
+
+func describeColumns(cols []string) string {
+	if len(cols) == 0 {
+		return "no columns (is it a SELECT?)"
+	}
+	quoted := make([]string, len(cols))
+	for i, c := range cols {
+		quoted[i] = strconv.Quote(c)
+	}
+	return fmt.Sprintf("%d column(s): %s", len(cols), strings.Join(quoted, ", "))
+}
+
+func linkID(v any) (string, error) {
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case []byte:
+		return string(v), nil
+	case nil:
+		return "", errors.New("link_id is NULL in a row: filter such rows out, or name them with COALESCE(link_id, 'unknown')")
+	}
+	return "", fmt.Errorf("link_id is %s, not text: cast it to text in the query", describeValue(v))
+}
+
+// clickCount reads a clicks value: an integer, or text, a numeric or a
+// float that holds a whole number (PostgreSQL's sum(bigint) is numeric,
+// SQLite's total() is a float).
+func clickCount(v any) (int64, error) {
+	var n int64
+	switch v := v.(type) {
+	case int64:
+		n = v
+	case float64:
+		if v != math.Trunc(v) || v < math.MinInt64 || v >= math.MaxInt64 {
+			return 0, fmt.Errorf("clicks is %v, not a whole number", v)
+		}
+		n = int64(v)
+	case []byte:
+		return clickCount(string(v))
+	case string:
+		i, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			f, ferr := strconv.ParseFloat(v, 64)
+			if ferr != nil || f != math.Trunc(f) || math.Abs(f) >= math.MaxInt64 {
+				return 0, fmt.Errorf("clicks is %q, not a whole number", v)
+			}
+			i = int64(f)
+		}
+		n = i
+	case nil:
+		return 0, errors.New("clicks is NULL: use COALESCE(..., 0) in the query")
+	default:
+		return 0, fmt.Errorf("clicks is %s, not a number", describeValue(v))
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("clicks is %d: a count cannot be negative", n)
+	}
+	return n, nil
+}
+
+func describeValue(v any) string {
+	switch v.(type) {
+	case int64:
+		return "an integer"
+	case float64:
+		return "a float"
+	case bool:
+		return "a boolean"
+	case time.Time:
+		return "a timestamp"
+	}
+	return fmt.Sprintf("a %T", v)
+}

@@ -1,0 +1,9 @@
+-- Clicks per link during one day, from the events schema (one row per click):
+-- rows (link_id, clicks). ts is RFC 3339 text with any offset; julianday()
+-- turns both sides into instants, and the expression index on julianday(ts)
+-- makes the half-open range [:from, :to) an index search.
+SELECT link_id, count(*) AS clicks
+FROM clicks
+WHERE julianday(ts) >= julianday(:from)
+  AND julianday(ts) < julianday(:to)
+GROUP BY link_id

@@ -1,0 +1,158 @@
+// Package store counts clicks per day in the customer's own click store,
+// PostgreSQL (lib/pq) or SQLite (modernc.org/sqlite), for comparison with
+// Elido's counts.
+//
+// # Opening
+//
+// Open picks the driver from the DSN: postgres://… or postgresql://… for
+// PostgreSQL (connect_timeout=10 is added when the DSN sets none), sqlite:PATH
+// for an existing SQLite file, opened read-only (mode=ro and
+// PRAGMA query_only): a missing file is an error, never a new database.
+// Errors never contain the DSN's password; RedactDSN gives a DSN fit for a
+// log line.
+//
+// # Queries
+//
+// The count query is a preset, PresetEvents (table clicks, one row per
+// click) or PresetDaily (table click_counts, a counter per link and day),
+// whose reference schemas live in sql/store, or a custom query
+// (STORE_QUERY_FILE) written in the store's dialect. A query runs once per
+// calendar day, as a single statement, with the named parameters
+//
+//	:day   the day, text YYYY-MM-DD
+//	:from  the day's first instant in the zone
+//	:to    the next day's first instant (the day is [:from, :to), 23 or 25
+//	       hours long on DST days)
+//	:tz    the zone's IANA name, such as Europe/Warsaw
+//
+// and returns rows (link_id, clicks): exactly those two columns, in either
+// order, names compared case-insensitively. A query need not use every
+// parameter; any other :name, and positional parameters ($1), are errors.
+// PostgreSQL casts (:day::date, ts::date) work as usual, and colons inside
+// string literals and comments are left alone.
+//
+// On PostgreSQL, :from and :to are timestamptz values, so a query compares
+// them with a timestamptz column directly and the session TimeZone never
+// matters. On SQLite they are RFC 3339 UTC strings with millisecond
+// precision, such as 2026-11-26T23:00:00.000Z: compare them as instants,
+// julianday(ts) >= julianday(:from), never as strings, unless every ts is
+// written in exactly that form.
+//
+// Rows are read as follows. link_id must be text: NULL is an error (count
+// such clicks under a name of your choice with COALESCE(link_id, 'unknown')
+// if they are wanted).
+// clicks must be a whole number ≥ 0 (an integer, or a numeric or float with
+// no fraction, as sum() may return). Rows with the same link_id are added
+// up, so a query may return one row per click or per source table.
+//
+// Every query runs inside a read-only transaction that is always rolled
+// back, on a connection that, for SQLite, cannot write at all: a count
+// query can never change the customer's data. On PostgreSQL the statement is
+// prepared, so it is parsed as exactly one statement.
+//
+// The package logs nothing; errors name the operation and the day.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	"modernc.org/sqlite"
+)
+
+// Store is an open connection pool to a click store.
+type Store struct {
+	db      *sqlx.DB
+	dialect dialect
+}
+
+// Open connects to the store at dsn (postgres://…, postgresql://… or
+// sqlite:PATH) and checks that it answers. Its errors show the DSN with the
+// password redacted.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	t, err := parseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	s, err := open(ctx, t)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", RedactDSN(dsn), redactError(err, t.secrets))
+	}
+	return s, nil
+}
+
+func open(ctx context.Context, t target) (*Store, error) {
+	var db *sql.DB
+	switch t.dialect {
+	case dialectPostgres:
+		c, err := pq.NewConnector(t.conn)
+		if err != nil {
+			return nil, err
+		}
+		db = sql.OpenDB(c)
+	case dialectSQLite:
+		c, err := sqlite.NewConnector(t.conn)
+		if err != nil {
+			return nil, err
+		}
+		db = sql.OpenDB(c)
+	}
+	s := &Store{db: sqlx.NewDb(db, t.dialect.String()), dialect: t.dialect}
+	if err := s.check(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// check connects and reads the schema, so that an unreachable server, bad
+// credentials or a file that is not a database fail Open.
+func (s *Store) check(ctx context.Context) error {
+	q := "SELECT count(*) FROM pg_catalog.pg_namespace"
+	if s.dialect == dialectSQLite {
+		q = "SELECT count(*) FROM sqlite_schema"
+	}
+	var n int64
+	return s.db.QueryRowContext(ctx, q).Scan(&n)
+}
+
+// Close closes the connection pool.
+func (s *Store) Close() error { return s.db.Close() }
+
+// readOnly runs fn in a read-only transaction and rolls it back: nothing a
+// store query does can be committed.
+func (s *Store) readOnly(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	tx, err := s.db.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("begin read-only transaction: %w", err)
+	}
+	defer tx.Rollback()
+	return fn(tx)
+}
+
+// query binds params into nq, runs it on tx and passes the open rows to
+// read. The statement is prepared first: PostgreSQL then parses it as one
+// statement, never as a script that could COMMIT and go on writing.
+func (s *Store) query(ctx context.Context, tx *sqlx.Tx, nq namedQuery, params map[string]any, read func(*sql.Rows) error) error {
+	text, args, err := nq.bind(s.dialect, params)
+	if err != nil {
+		return err
+	}
+	stmt, err := tx.PrepareContext(ctx, text)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	rows, err := stmt.QueryContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if err := read(rows); err != nil {
+		return err
+	}
+	return rows.Err()
+}
