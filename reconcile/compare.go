@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -289,7 +290,7 @@ func Compare(in Input) Result {
 			if !day.Settled {
 				day.Status = Provisional
 				day.Reason = fmt.Sprintf("ended %s ago, less than RECON_SETTLE=%s: Elido may still add late clicks",
-					roundDuration(in.Now.Sub(end)), in.Settle)
+					shortDuration(in.Now.Sub(end)), shortDuration(in.Settle))
 			}
 		}
 		res.Days = append(res.Days, day)
@@ -357,9 +358,16 @@ func dateList(ds []Date) string {
 	return out
 }
 
-func roundDuration(d time.Duration) time.Duration {
+// shortDuration writes d to the minute (to the second under a minute) as
+// 2h, 1h30m or 45s rather than 2h0m0s.
+func shortDuration(d time.Duration) string {
 	if d < time.Minute {
-		return d.Round(time.Second)
+		return d.Round(time.Second).String()
 	}
-	return d.Round(time.Minute)
+	s := d.Round(time.Minute).String()
+	s = strings.TrimSuffix(s, "0s")
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

@@ -117,7 +117,7 @@ func TestParseDate(t *testing.T) {
 func TestNewWindow(t *testing.T) {
 	warsaw := mustLoad(t, "Europe/Warsaw")
 	kiritimati := mustLoad(t, "Pacific/Kiritimati") // UTC+14
-	pagoPago := mustLoad(t, "Pacific/Pago_Pago")     // UTC-11
+	pagoPago := mustLoad(t, "Pacific/Pago_Pago")    // UTC-11
 	now := time.Date(2026, 11, 29, 3, 0, 12, 0, time.UTC)
 	tests := []struct {
 		name     string

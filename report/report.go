@@ -1,0 +1,212 @@
+// Package report turns a reconciliation result into the files operators
+// read and scripts parse: report.json (schema version 1), report.csv and
+// report.md, written to RECON_REPORT_DIR/<run_key>/ before anything is
+// sent anywhere.
+package report
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/clickrecon/clickrecon/reconcile"
+)
+
+// SchemaVersion is the version of report.json this package writes. Fields
+// are only ever added within a version.
+const SchemaVersion = 1
+
+// Report statuses.
+const (
+	StatusOK            = "ok"            // every day verified, none a gap
+	StatusDiscrepancies = "discrepancies" // at least one settled day is missing or surplus
+	StatusIncomplete    = "incomplete"    // a day could not be verified, or the run was cut short
+)
+
+// Report is report.json. Counts that are not known are null, never 0.
+type Report struct {
+	SchemaVersion int            `json:"schema_version"`
+	RunKey        string         `json:"run_key"`
+	WorkspaceID   string         `json:"workspace_id"`
+	Window        Window         `json:"window"`
+	GeneratedAt   time.Time      `json:"generated_at"`
+	Status        string         `json:"status"`
+	Interrupted   string         `json:"interrupted,omitempty"` // why the run stopped early
+	Totals        Totals         `json:"totals"`
+	Coverage      Coverage       `json:"coverage"`
+	Days          []Day          `json:"days"`
+	Links         []Link         `json:"links"`
+	Countries     []Country      `json:"countries"`
+	Findings      []Finding      `json:"findings"`
+	Requests      map[string]int `json:"requests"` // Elido API requests per endpoint, retries included
+}
+
+// Window is the reconciled range of calendar days, both inclusive.
+type Window struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	TZ   string `json:"tz"`
+}
+
+// Totals sums the days whose two sides were both read and trusted;
+// unverifiable days are counted in Coverage only.
+type Totals struct {
+	API        int64  `json:"api"`
+	Local      int64  `json:"local"`
+	Delta      int64  `json:"delta"`
+	APISummary *int64 `json:"api_summary"` // Elido's /summary for the window; null if not read
+}
+
+// Coverage counts the window's days by status.
+type Coverage struct {
+	Days         int `json:"days"`
+	Match        int `json:"match"`
+	Missing      int `json:"missing"`
+	Surplus      int `json:"surplus"`
+	Provisional  int `json:"provisional"`
+	Unverifiable int `json:"unverifiable"`
+}
+
+// Day is one day's verdict.
+type Day struct {
+	Date     string  `json:"date"`
+	Hours    float64 `json:"hours"`
+	API      *int64  `json:"api"`
+	Local    *int64  `json:"local"`
+	Delta    *int64  `json:"delta"`
+	Status   string  `json:"status"`
+	Severity string  `json:"severity"`
+	Settled  bool    `json:"settled"`
+	Reason   string  `json:"reason,omitempty"`
+}
+
+// Link is one link's counts on a day where they differ.
+type Link struct {
+	Date   string `json:"date"`
+	LinkID string `json:"link_id"`
+	API    int64  `json:"api"`
+	Local  int64  `json:"local"`
+	Delta  int64  `json:"delta"`
+	Status string `json:"status"`
+}
+
+// Country is Elido's count for one country on a day that differs.
+type Country struct {
+	Date        string `json:"date"`
+	CountryCode string `json:"country_code"`
+	API         int64  `json:"api"`
+}
+
+// Finding is an observation beyond a single day.
+type Finding struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// Meta is what the report says about the run beyond the comparison.
+type Meta struct {
+	RunKey      string
+	WorkspaceID string
+	GeneratedAt time.Time
+	Interrupted string // non-empty when the run was cut short
+	Requests    map[string]int
+}
+
+// New builds a report from a comparison.
+func New(res reconcile.Result, w reconcile.Window, meta Meta) Report {
+	r := Report{
+		SchemaVersion: SchemaVersion,
+		RunKey:        meta.RunKey,
+		WorkspaceID:   meta.WorkspaceID,
+		Window:        Window{From: w.From.String(), To: w.To.String(), TZ: w.Loc.String()},
+		GeneratedAt:   meta.GeneratedAt.UTC().Truncate(time.Second),
+		Interrupted:   meta.Interrupted,
+		Totals: Totals{
+			API:        res.Totals.API,
+			Local:      res.Totals.Local,
+			Delta:      res.Totals.Delta,
+			APISummary: res.Totals.APISummary,
+		},
+		Days:      []Day{},
+		Links:     []Link{},
+		Countries: []Country{},
+		Findings:  []Finding{},
+		Requests:  map[string]int{},
+	}
+	for k, v := range meta.Requests {
+		r.Requests[k] = v
+	}
+	for _, d := range res.Days {
+		r.Days = append(r.Days, Day{
+			Date:     d.Date.String(),
+			Hours:    d.Hours,
+			API:      d.API,
+			Local:    d.Local,
+			Delta:    d.Delta,
+			Status:   string(d.Status),
+			Severity: string(d.Severity),
+			Settled:  d.Settled,
+			Reason:   d.Reason,
+		})
+	}
+	cov := res.Coverage()
+	r.Coverage = Coverage{
+		Days:         len(res.Days),
+		Match:        cov[reconcile.Match],
+		Missing:      cov[reconcile.Missing],
+		Surplus:      cov[reconcile.Surplus],
+		Provisional:  cov[reconcile.Provisional],
+		Unverifiable: cov[reconcile.Unverifiable],
+	}
+	for _, f := range res.Findings {
+		r.Findings = append(r.Findings, Finding{Kind: f.Kind, Message: f.Message})
+	}
+	switch {
+	case meta.Interrupted != "":
+		r.Status = StatusIncomplete
+	case r.Coverage.Missing+r.Coverage.Surplus > 0:
+		r.Status = StatusDiscrepancies
+	case r.Coverage.Unverifiable > 0:
+		r.Status = StatusIncomplete
+	default:
+		r.Status = StatusOK
+	}
+	return r
+}
+
+// RunKey returns the deterministic key of a run: the same workspace,
+// window, zone and store always give the same key, so a rerun of a window
+// overwrites its earlier report instead of adding another. store must not
+// hold a secret (pass a DSN with its password removed); it is hashed, not
+// shown.
+func RunKey(workspaceID string, w reconcile.Window, store string) string {
+	h := sha256.New()
+	for _, part := range []string{workspaceID, w.From.String(), w.To.String(), w.Loc.String(), store} {
+		fmt.Fprintf(h, "%d:%s;", len(part), part)
+	}
+	return fmt.Sprintf("%s_%s_%s", compactDate(w.From), compactDate(w.To), hex.EncodeToString(h.Sum(nil))[:12])
+}
+
+func compactDate(d reconcile.Date) string { return strings.ReplaceAll(d.String(), "-", "") }
+
+// worstDays returns the gaps, largest |delta| first.
+func worstDays(days []Day) []Day {
+	var gaps []Day
+	for _, d := range days {
+		if (d.Status == string(reconcile.Missing) || d.Status == string(reconcile.Surplus)) && d.Delta != nil {
+			gaps = append(gaps, d)
+		}
+	}
+	sort.SliceStable(gaps, func(i, j int) bool { return abs(*gaps[i].Delta) > abs(*gaps[j].Delta) })
+	return gaps
+}
+
+func abs(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
+}

@@ -1,0 +1,243 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/clickrecon/clickrecon/reconcile"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func date(s string) reconcile.Date {
+	d, err := reconcile.ParseDate(s)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// sample is a report with a gap of each kind, an unverifiable day and a
+// provisional one, over a DST day.
+func sample(t *testing.T) Report {
+	t.Helper()
+	loc, err := time.LoadLocation("Europe/Warsaw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := reconcile.Window{From: date("2026-10-24"), To: date("2026-10-28"), Loc: loc}
+	res := reconcile.Compare(reconcile.Input{
+		Window:    w,
+		Now:       time.Date(2026, 10, 28, 23, 30, 0, 0, time.UTC),
+		Settle:    2 * time.Hour,
+		Tolerance: reconcile.Tolerance{Abs: 1, FailAbs: 100, FailPct: 1},
+		API: map[reconcile.Date]reconcile.Reading{
+			date("2026-10-24"): reconcile.Known(1710),
+			date("2026-10-25"): reconcile.Known(12345),
+			date("2026-10-26"): reconcile.Known(900),
+			date("2026-10-27"): reconcile.Unknown(errors.New("GET timeseries: 503 Service Unavailable after 5 attempts (request req_42)")),
+			date("2026-10-28"): reconcile.Known(40),
+		},
+		Local: map[reconcile.Date]reconcile.Reading{
+			date("2026-10-24"): reconcile.Known(1709),
+			date("2026-10-25"): reconcile.Known(11933),
+			date("2026-10-26"): reconcile.Known(907),
+			date("2026-10-27"): reconcile.Known(800),
+			date("2026-10-28"): reconcile.Known(12),
+		},
+	})
+	return New(res, w, Meta{
+		RunKey:      RunKey("48213", w, "postgres://recon@db/clicks events"),
+		WorkspaceID: "48213",
+		GeneratedAt: time.Date(2026, 10, 28, 23, 30, 12, 345, time.UTC),
+		Requests:    map[string]int{"summary": 1, "timeseries": 3},
+	})
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs from the golden file (-want +got):\n%s", name, diff)
+	}
+}
+
+func TestMarkdownGolden(t *testing.T) {
+	b, err := Markdown(sample(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.md.golden", b)
+}
+
+func TestJSONGolden(t *testing.T) {
+	b, err := JSON(sample(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.json.golden", b)
+}
+
+// The fields DESIGN.md lists are all there, under their names, and a count
+// that is not known is null rather than 0.
+func TestJSONSchema(t *testing.T) {
+	b, err := JSON(sample(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"schema_version", "run_key", "workspace_id", "window", "generated_at", "status", "totals", "days", "links", "countries", "findings"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("report.json lacks %q", k)
+		}
+	}
+	if doc["schema_version"] != float64(1) {
+		t.Errorf("schema_version = %v", doc["schema_version"])
+	}
+	if doc["generated_at"] != "2026-10-28T23:30:12Z" {
+		t.Errorf("generated_at = %v, want whole seconds in UTC", doc["generated_at"])
+	}
+	for _, k := range []string{"from", "to", "tz"} {
+		if _, ok := doc["window"].(map[string]any)[k]; !ok {
+			t.Errorf("window lacks %q", k)
+		}
+	}
+	for _, k := range []string{"api", "local", "delta", "api_summary"} {
+		if _, ok := doc["totals"].(map[string]any)[k]; !ok {
+			t.Errorf("totals lacks %q", k)
+		}
+	}
+	days := doc["days"].([]any)
+	for _, k := range []string{"date", "hours", "api", "local", "delta", "status", "severity"} {
+		if _, ok := days[0].(map[string]any)[k]; !ok {
+			t.Errorf("days[0] lacks %q", k)
+		}
+	}
+	unverifiable := days[3].(map[string]any)
+	if unverifiable["status"] != "unverifiable" || unverifiable["api"] != nil || unverifiable["delta"] != nil {
+		t.Errorf("unverifiable day = %v, want null api and delta", unverifiable)
+	}
+	if days[1].(map[string]any)["hours"] != float64(25) {
+		t.Errorf("the DST day has %v hours", days[1].(map[string]any)["hours"])
+	}
+}
+
+func TestStatus(t *testing.T) {
+	r := sample(t)
+	if r.Status != StatusDiscrepancies {
+		t.Errorf("status %q, want discrepancies", r.Status)
+	}
+	loc := time.UTC
+	w := reconcile.Window{From: date("2026-10-24"), To: date("2026-10-24"), Loc: loc}
+	in := reconcile.Input{Window: w, Now: time.Date(2026, 11, 1, 0, 0, 0, 0, loc),
+		API:   map[reconcile.Date]reconcile.Reading{date("2026-10-24"): reconcile.Known(5)},
+		Local: map[reconcile.Date]reconcile.Reading{date("2026-10-24"): reconcile.Known(5)}}
+	if got := New(reconcile.Compare(in), w, Meta{}).Status; got != StatusOK {
+		t.Errorf("all match: status %q", got)
+	}
+	if got := New(reconcile.Compare(in), w, Meta{Interrupted: "SIGTERM"}).Status; got != StatusIncomplete {
+		t.Errorf("interrupted: status %q", got)
+	}
+	in.API = nil
+	if got := New(reconcile.Compare(in), w, Meta{}).Status; got != StatusIncomplete {
+		t.Errorf("unverifiable: status %q", got)
+	}
+}
+
+func TestCSV(t *testing.T) {
+	r := sample(t)
+	r.Links = []Link{{Date: "2026-10-25", LinkID: "=HYPERLINK(\"x\")", API: 500, Local: 88, Delta: -412, Status: "missing"}}
+	b, err := CSV(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(string(b))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		{"date", "link_id", "api", "local", "delta", "status"},
+		{"2026-10-24", "", "1710", "1709", "-1", "match"},
+		{"2026-10-25", "", "12345", "11933", "-412", "missing"},
+		{"2026-10-26", "", "900", "907", "7", "surplus"},
+		{"2026-10-27", "", "", "800", "", "unverifiable"},
+		{"2026-10-28", "", "40", "12", "-28", "provisional"},
+		{"2026-10-25", "'=HYPERLINK(\"x\")", "500", "88", "-412", "missing"},
+	}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("report.csv (-want +got):\n%s", diff)
+	}
+}
+
+func TestWriteReplacesWholeFiles(t *testing.T) {
+	dir := t.TempDir()
+	r := sample(t)
+	out, err := Write(dir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != filepath.Join(dir, r.RunKey) {
+		t.Errorf("folder %s, want %s", out, filepath.Join(dir, r.RunKey))
+	}
+	r.Status = StatusOK
+	if _, err := Write(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(out)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if diff := cmp.Diff([]string{"report.csv", "report.json", "report.md"}, names); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	var back Report
+	b, _ := os.ReadFile(filepath.Join(out, "report.json"))
+	if err := json.Unmarshal(b, &back); err != nil || back.Status != StatusOK {
+		t.Errorf("rewritten report: status %q, err %v", back.Status, err)
+	}
+}
+
+func TestRunKey(t *testing.T) {
+	warsaw, _ := time.LoadLocation("Europe/Warsaw")
+	w := reconcile.Window{From: date("2026-11-26"), To: date("2026-11-28"), Loc: warsaw}
+	k := RunKey("48213", w, "store")
+	if k != RunKey("48213", w, "store") {
+		t.Error("the same run gives two keys")
+	}
+	if !strings.HasPrefix(k, "20261126_20261128_") {
+		t.Errorf("key %q does not start with the window", k)
+	}
+	others := []string{
+		RunKey("48214", w, "store"),
+		RunKey("48213", reconcile.Window{From: w.From, To: w.To, Loc: time.UTC}, "store"),
+		RunKey("48213", reconcile.Window{From: w.From, To: w.To.AddDays(-1), Loc: warsaw}, "store"),
+		RunKey("48213", w, "other store"),
+	}
+	for _, o := range others {
+		if o == k {
+			t.Errorf("a different run has the same key %q", k)
+		}
+	}
+}
