@@ -1,0 +1,504 @@
+// Package elido is clickrecon's client for Elido's click analytics API
+// (see elido-api.md): summary, daily and hourly timeseries and the link and
+// country breakdowns of one workspace.
+//
+// The client is strict. A response that lacks a field the contract
+// requires, or that does not hold exactly the days asked for, is an error,
+// never a zero: the caller turns errors into unverifiable days, while a
+// misread zero would become a false gap. It paces itself under a client-side
+// rate limit, retries what may succeed on a second try (429, 5xx, network
+// errors) within the caller's deadline, and keeps the API key out of every
+// error, log line and String output.
+package elido
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"golang.org/x/time/rate"
+)
+
+const (
+	defaultRatePerMinute  = 60 // the smallest plan's budget
+	defaultRequestTimeout = 30 * time.Second
+	defaultMaxAttempts    = 5
+
+	// limiterBurst is small on purpose: the workspace's budget is shared
+	// with other automation, so the client spreads its requests evenly.
+	limiterBurst = 1
+
+	// Retries of 5xx and network errors wait a random time up to
+	// backoffBase·2ⁿ⁻¹ (full jitter), at most backoffCap.
+	backoffBase = 500 * time.Millisecond
+	backoffCap  = 30 * time.Second
+
+	// maxServerWait bounds a wait the server asks for (Retry-After,
+	// X-RateLimit-Reset): a longer one, or a misread reset time, gives up
+	// instead of hanging a run that has no deadline.
+	maxServerWait = 15 * time.Minute
+
+	// maxMalformedRetries is how often a 2xx body that is not JSON or is cut
+	// short is retried. Such a body is usually a proxy's fault or a dropped
+	// connection, which a second try fixes; twice in a row it is not
+	// transient. A well-formed body that breaks the contract (a missing
+	// field, a missing day) is never retried: the API would say it again.
+	maxMalformedRetries = 1
+
+	maxBodyBytes      = 32 << 20 // a 2xx answer
+	maxErrorBodyBytes = 64 << 10 // an error answer: only its message matters
+)
+
+// Config is what New needs to reach one workspace.
+type Config struct {
+	BaseURL        string        // default DefaultBaseURL
+	APIKey         string        // workspace-scoped, with the analytics:read scope
+	WorkspaceID    string        // opaque
+	RatePerMinute  int           // requests per minute the client allows itself; default 60
+	RequestTimeout time.Duration // per attempt; default 30s
+	MaxAttempts    int           // per request, the first included; default 5
+	HTTPClient     *http.Client  // default: a new http.Client
+	Logger         *slog.Logger  // debug lines per attempt; nil logs nothing
+}
+
+// String describes cfg with the API key redacted, so a Config can be printed
+// or logged safely.
+func (cfg Config) String() string {
+	return fmt.Sprintf("elido.Config{BaseURL: %q, APIKey: %s, WorkspaceID: %q, RatePerMinute: %d, RequestTimeout: %s, MaxAttempts: %d}",
+		redactedURL(cfg.BaseURL), redactedKey(cfg.APIKey), cfg.WorkspaceID, cfg.RatePerMinute, cfg.RequestTimeout, cfg.MaxAttempts)
+}
+
+// GoString is String, so that %#v redacts the key too.
+func (cfg Config) GoString() string { return cfg.String() }
+
+// LogValue logs cfg with the API key redacted.
+func (cfg Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("base_url", redactedURL(cfg.BaseURL)),
+		slog.String("api_key", redactedKey(cfg.APIKey)),
+		slog.String("workspace_id", cfg.WorkspaceID),
+		slog.Int("rate_per_minute", cfg.RatePerMinute),
+		slog.Duration("request_timeout", cfg.RequestTimeout),
+		slog.Int("max_attempts", cfg.MaxAttempts),
+	)
+}
+
+func redactedKey(key string) string {
+	if key == "" {
+		return "(empty)"
+	}
+	return "[redacted]"
+}
+
+func redactedURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable)"
+	}
+	return u.Redacted()
+}
+
+// Client reads one workspace's analytics. It is safe for concurrent use;
+// all requests share one rate limiter.
+type Client struct {
+	base        *url.URL
+	apiKey      string
+	workspaceID string
+	timeout     time.Duration
+	maxAttempts int
+	httpClient  *http.Client
+	log         *slog.Logger
+	limiter     *rate.Limiter
+	maxBody     int64
+
+	now    func() time.Time
+	sleep  func(ctx context.Context, d time.Duration) error
+	jitter func(ceiling time.Duration) time.Duration
+
+	mu       sync.Mutex
+	requests map[string]int
+}
+
+// Option adjusts a Client beyond its Config.
+type Option func(*Client)
+
+// WithClock replaces the clock the client reads and waits on: its rate
+// limiter, backoff and Retry-After waits and its deadline checks. Tests use
+// it to run retries without waiting for real; sleep must return ctx's error
+// if ctx ends first.
+func WithClock(now func() time.Time, sleep func(ctx context.Context, d time.Duration) error) Option {
+	return func(c *Client) {
+		c.now = now
+		c.sleep = sleep
+	}
+}
+
+// New checks cfg, fills in its defaults and returns a client.
+func New(cfg Config, opts ...Option) (*Client, error) {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	base, err := url.Parse(cfg.BaseURL)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("elido: base URL %q is not an http or https URL (ELIDO_API_BASE, e.g. %s)", redactedURL(cfg.BaseURL), DefaultBaseURL)
+	}
+	if base.RawQuery != "" || base.Fragment != "" {
+		return nil, fmt.Errorf("elido: base URL %q has a query or fragment: give only scheme, host and path (e.g. %s)", base.Redacted(), DefaultBaseURL)
+	}
+	base.Path = strings.TrimRight(base.Path, "/")
+	base.RawPath = strings.TrimRight(base.RawPath, "/")
+	switch {
+	case cfg.APIKey == "":
+		return nil, errors.New("elido: the API key is empty: set ELIDO_API_KEY")
+	case strings.ContainsFunc(cfg.APIKey, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+		return nil, errors.New("elido: the API key contains spaces or control characters (a trailing newline from a secret file?): check ELIDO_API_KEY")
+	case cfg.WorkspaceID == "":
+		return nil, errors.New("elido: the workspace id is empty: set ELIDO_WORKSPACE_ID")
+	case cfg.WorkspaceID == "." || cfg.WorkspaceID == "..":
+		return nil, fmt.Errorf("elido: %q is not a workspace id: check ELIDO_WORKSPACE_ID", cfg.WorkspaceID)
+	case cfg.RatePerMinute < 0:
+		return nil, fmt.Errorf("elido: the rate limit must be positive, got %d requests per minute: check ELIDO_RATE_LIMIT", cfg.RatePerMinute)
+	case cfg.RequestTimeout < 0:
+		return nil, fmt.Errorf("elido: the request timeout must be positive, got %s", cfg.RequestTimeout)
+	case cfg.MaxAttempts < 0:
+		return nil, fmt.Errorf("elido: the number of attempts must be positive, got %d", cfg.MaxAttempts)
+	}
+	if cfg.RatePerMinute == 0 {
+		cfg.RatePerMinute = defaultRatePerMinute
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = defaultRequestTimeout
+	}
+	if cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = defaultMaxAttempts
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Client{
+		base:        base,
+		apiKey:      cfg.APIKey,
+		workspaceID: cfg.WorkspaceID,
+		timeout:     cfg.RequestTimeout,
+		maxAttempts: cfg.MaxAttempts,
+		httpClient:  cfg.HTTPClient,
+		log:         cfg.Logger,
+		limiter:     rate.NewLimiter(rate.Limit(float64(cfg.RatePerMinute)/60), limiterBurst),
+		maxBody:     maxBodyBytes,
+		now:         time.Now,
+		sleep:       sleep,
+		jitter:      func(ceiling time.Duration) time.Duration { return rand.N(ceiling + 1) },
+		requests:    map[string]int{},
+	}
+	for _, opt := range opts {
+		opt(c)
+	}
+	return c, nil
+}
+
+// String describes the client without its API key.
+func (c *Client) String() string {
+	return fmt.Sprintf("elido.Client{base: %s, workspace: %q}", c.base.Redacted(), c.workspaceID)
+}
+
+// Requests returns how many HTTP requests the client has sent per endpoint
+// ("summary", "timeseries", "breakdown/link", "breakdown/country"), every
+// attempt counted, retries included.
+func (c *Client) Requests() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.requests)
+}
+
+func (c *Client) count(endpoint string) {
+	c.mu.Lock()
+	c.requests[endpoint]++
+	c.mu.Unlock()
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// outcome is what one attempt came to.
+type outcome struct {
+	status    int
+	requestID string
+	body      []byte
+	err       error         // nil on a 2xx answer
+	retry     bool          // whether another attempt may succeed
+	wait      time.Duration // the wait the server asked for …
+	asked     bool          // … if it asked
+}
+
+// get sends GET endpoint?q until an answer is decoded, a failure is final,
+// the attempts run out or waiting for the next one would pass ctx's
+// deadline. decode reads a 2xx body; it may run once per attempt. op names
+// the operation in errors ("GET summary 2026-11-26..2026-11-28").
+func (c *Client) get(ctx context.Context, op, endpoint string, q url.Values, decode func([]byte) error) error {
+	u := endpointURL(c.base, c.workspaceID, endpoint, q).String()
+	malformed := 0
+	for attempt := 1; ; attempt++ {
+		limited, err := c.waitLimiter(ctx)
+		if err != nil {
+			return fmt.Errorf("elido: %s: %w", op, err)
+		}
+		start := c.now()
+		o := c.attempt(ctx, endpoint, u)
+		c.logAttempt(ctx, endpoint, attempt, o, limited, c.now().Sub(start))
+		if o.err == nil {
+			err := decode(o.body)
+			if err == nil {
+				return nil
+			}
+			o.err = fmt.Errorf("unusable response%s: %w", requestIDNote(o.requestID), err)
+			if !isMalformed(err) {
+				return fmt.Errorf("elido: %s: %w", op, o.err)
+			}
+			if malformed >= maxMalformedRetries {
+				return c.final(op, o.err, attempt, "")
+			}
+			malformed++
+			o.retry = true
+		}
+		if !o.retry {
+			return c.final(op, o.err, attempt, "")
+		}
+		if attempt >= c.maxAttempts {
+			return c.final(op, o.err, attempt, "")
+		}
+		wait := o.wait
+		if !o.asked {
+			wait = c.backoff(attempt)
+		}
+		if o.asked && wait > maxServerWait {
+			return c.final(op, o.err, attempt, fmt.Sprintf("not retried: Elido asked to wait %s, over the %s the client waits", wait, maxServerWait))
+		}
+		if deadline, ok := ctx.Deadline(); ok {
+			if left := deadline.Sub(c.now()); wait >= left {
+				return c.final(op, o.err, attempt, fmt.Sprintf("not retried: waiting %s would pass the run's deadline, %s away", wait, max(left, 0).Round(time.Millisecond)))
+			}
+		}
+		c.log.LogAttrs(ctx, slog.LevelDebug, "elido retry",
+			slog.String("endpoint", endpoint),
+			slog.Int("attempt", attempt),
+			slog.Int("status", o.status),
+			slog.String("request_id", o.requestID),
+			slog.Duration("wait", wait),
+			slog.Bool("server_asked", o.asked),
+			slog.String("err", o.err.Error()))
+		if err := c.sleep(ctx, wait); err != nil {
+			return fmt.Errorf("elido: %s: waiting %s to retry: %w (last error: %v)", op, wait, err, o.err)
+		}
+	}
+}
+
+// final is the error get returns: an APIError, completed with the
+// operation and how retrying ended, or any other error wrapped with op.
+func (c *Client) final(op string, err error, attempts int, giveUp string) error {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		apiErr.op = op
+		apiErr.attempts = attempts
+		apiErr.giveUp = giveUp
+		return apiErr
+	}
+	var notes []string
+	if attempts > 1 {
+		notes = append(notes, fmt.Sprintf("gave up after %d attempts", attempts))
+	}
+	if giveUp != "" {
+		notes = append(notes, giveUp)
+	}
+	if len(notes) == 0 {
+		return fmt.Errorf("elido: %s: %w", op, err)
+	}
+	return fmt.Errorf("elido: %s: %s: %w", op, strings.Join(notes, "; "), err)
+}
+
+// waitLimiter waits for the client-side rate limiter on the client's clock
+// and returns how long it waited. It gives up at once when the wait would
+// pass ctx's deadline.
+func (c *Client) waitLimiter(ctx context.Context) (time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	now := c.now()
+	r := c.limiter.ReserveN(now, 1)
+	if !r.OK() {
+		return 0, errors.New("the client-side rate limiter cannot grant a request")
+	}
+	d := r.DelayFrom(now)
+	if d <= 0 {
+		return 0, nil
+	}
+	if deadline, ok := ctx.Deadline(); ok && now.Add(d).After(deadline) {
+		r.CancelAt(now)
+		return 0, fmt.Errorf("the client-side rate limit (ELIDO_RATE_LIMIT) delays the request by %s, past the run's deadline", d)
+	}
+	if err := c.sleep(ctx, d); err != nil {
+		r.CancelAt(c.now())
+		return 0, fmt.Errorf("waiting for the client-side rate limit: %w", err)
+	}
+	return d, nil
+}
+
+// attempt sends one request and reads its answer.
+func (c *Client) attempt(ctx context.Context, endpoint, u string) outcome {
+	actx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodGet, u, nil)
+	if err != nil {
+		return outcome{err: err}
+	}
+	req.Header.Set(headerAuthorization, bearerPrefix+c.apiKey)
+	req.Header.Set(headerUserAgent, userAgent)
+	req.Header.Set(headerAccept, mediaJSON)
+	c.count(endpoint)
+	resp, err := c.httpClient.Do(req)
+	if err != nil {
+		return c.transportFailure(ctx, actx, err)
+	}
+	defer resp.Body.Close()
+	o := outcome{status: resp.StatusCode, requestID: c.redact(resp.Header.Get(headerRequestID))}
+
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		o.body, err = readBody(resp.Body, c.maxBody)
+		switch {
+		case errors.Is(err, errBodyTooLarge):
+			o.err = fmt.Errorf("response%s is larger than the client accepts (%d bytes)", requestIDNote(o.requestID), c.maxBody)
+		case err != nil:
+			f := c.transportFailure(ctx, actx, fmt.Errorf("reading the response%s: %w", requestIDNote(o.requestID), err))
+			f.status, f.requestID = o.status, o.requestID
+			return f
+		}
+		return o
+	}
+
+	// The status alone is enough if the body is lost or long: keep what came.
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
+	code, message, bodyID, bodyWait, bodyAsked := apiErrorFields(data)
+	if o.requestID == "" {
+		o.requestID = c.redact(bodyID)
+	}
+	o.err = &APIError{
+		Endpoint:  endpoint,
+		Status:    resp.StatusCode,
+		Code:      c.redact(code),
+		Message:   c.redact(message),
+		RequestID: o.requestID,
+	}
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests:
+		o.retry = true
+		o.wait, o.asked = c.serverWait(resp.Header, bodyWait, bodyAsked)
+	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		o.retry = true
+	}
+	return o
+}
+
+// transportFailure classifies an error from sending or reading: the run's
+// context ending is final, anything else (a timeout of this attempt, a
+// refused or reset connection) may pass.
+func (c *Client) transportFailure(ctx, actx context.Context, err error) outcome {
+	switch {
+	case ctx.Err() != nil:
+		return outcome{err: fmt.Errorf("the run was cancelled or reached its deadline: %w", err)}
+	case errors.Is(actx.Err(), context.DeadlineExceeded):
+		return outcome{err: fmt.Errorf("no answer within the request timeout of %s: %w", c.timeout, err), retry: true}
+	}
+	return outcome{err: err, retry: true}
+}
+
+// serverWait is how long a 429 asks to wait: Retry-After, else
+// X-RateLimit-Reset, else the body's retry_after_seconds.
+func (c *Client) serverWait(h http.Header, bodyWait time.Duration, bodyAsked bool) (time.Duration, bool) {
+	now := c.now()
+	if d, ok := retryAfterHeader(h.Get(headerRetryAfter), now); ok {
+		return d, true
+	}
+	if d, ok := rateLimitResetHeader(h.Get(headerRateLimitReset), now); ok {
+		return d, true
+	}
+	return bodyWait, bodyAsked
+}
+
+// backoff is the wait before attempt n+1 after n failures: full jitter,
+// a random time up to min(backoffCap, backoffBase·2ⁿ⁻¹).
+func (c *Client) backoff(n int) time.Duration {
+	ceiling := backoffBase
+	for i := 1; i < n && ceiling < backoffCap; i++ {
+		ceiling *= 2
+	}
+	return c.jitter(min(ceiling, backoffCap))
+}
+
+func (c *Client) logAttempt(ctx context.Context, endpoint string, attempt int, o outcome, limited, took time.Duration) {
+	attrs := []slog.Attr{
+		slog.String("endpoint", endpoint),
+		slog.Int("attempt", attempt),
+		slog.Int("status", o.status),
+		slog.String("request_id", o.requestID),
+		slog.Duration("limiter_wait", limited),
+		slog.Duration("duration", took),
+	}
+	if o.err != nil {
+		attrs = append(attrs, slog.String("err", o.err.Error()))
+	}
+	c.log.LogAttrs(ctx, slog.LevelDebug, "elido request", attrs...)
+}
+
+// redact removes the API key from text the server sent, in case an error
+// message echoes it.
+func (c *Client) redact(s string) string {
+	return strings.ReplaceAll(s, c.apiKey, "[redacted]")
+}
+
+var errBodyTooLarge = errors.New("response body too large")
+
+func readBody(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, errBodyTooLarge
+	}
+	return data, nil
+}
+
+// isMalformed reports whether a decode error means the body is not JSON or
+// is cut short, as opposed to JSON that breaks the contract.
+func isMalformed(err error) bool {
+	var syntax *json.SyntaxError
+	return errors.As(err, &syntax) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+func requestIDNote(id string) string {
+	if id == "" {
+		return ""
+	}
+	return " (request_id " + id + ")"
+}

@@ -1,0 +1,107 @@
+package elidotest
+
+import "time"
+
+// FaultKind is a way the fake misbehaves.
+type FaultKind int
+
+// The faults the fake can make. Each one is what a real API, or a proxy in
+// front of it, does on a bad day.
+const (
+	// NoFault answers normally.
+	NoFault FaultKind = iota
+
+	// RateLimited answers 429 with Retry-After (RetryAfter, default 1s,
+	// rounded up to whole seconds), X-RateLimit-Scope: workspace and the
+	// usual error body {"error", "code", "request_id"}.
+	RateLimited
+	// RateLimitedBody answers 429 with no Retry-After and no
+	// X-RateLimit-Reset, only the other body shape:
+	// {"error": "rate_limited", "message", "retry_after_seconds"}.
+	RateLimitedBody
+	// RateLimitedReset answers 429 with no Retry-After: only
+	// X-RateLimit-Reset, RetryAfter from the server's clock (see SetNow).
+	RateLimitedReset
+
+	// ServerError answers Status (500 by default; 502, 503 or 504). A 502 or
+	// 504 comes as a gateway's HTML page, the others as a JSON error body.
+	ServerError
+	// Unauthorized answers 401, as for a key revoked during a run.
+	Unauthorized
+	// Forbidden answers 403: the key lacks the analytics:read scope.
+	Forbidden
+	// NotFound answers 404, as an API without the endpoint would; with
+	// Endpoint "breakdown/link" it is the case elido-api.md tells clients
+	// to fall back from.
+	NotFound
+
+	// Slow waits Delay before answering normally (or until the client
+	// gives up).
+	Slow
+	// Truncated answers 200 with the JSON body cut in half.
+	Truncated
+	// MissingField drops the JSON field Field from the answer and from each
+	// of its items: "clicks", "date", "items", "next_cursor", …
+	MissingField
+	// NullField sends Field as null instead, in the answer and its items.
+	NullField
+
+	// SummaryOff adds Offset to summary's clicks, so that the summary and
+	// the sum of the timeseries disagree. It applies to summary only.
+	SummaryOff
+	// MissingDay leaves the second item out of a timeseries (the first if
+	// there is only one). It applies to timeseries only.
+	MissingDay
+	// DuplicateDay sends the first item of a timeseries twice. It applies
+	// to timeseries only.
+	DuplicateDay
+	// RepeatCursor answers a page of breakdown/link asked for with a cursor
+	// with that same cursor as next_cursor, so that a client that does not
+	// guard against it pages for ever. It applies to breakdown/link only.
+	RepeatCursor
+)
+
+// Fault is one misbehaviour of the fake, set with Server.SetFaults.
+type Fault struct {
+	Kind FaultKind
+
+	// Endpoint restricts the fault to one endpoint: "summary",
+	// "timeseries", "breakdown/link", "breakdown/country" or
+	// "clicks/recent". Empty means every endpoint the kind applies to.
+	Endpoint string
+	// Times is how many matching requests the fault affects before it
+	// clears itself; 0 means every one until the faults are set again.
+	Times int
+
+	Status     int           // ServerError: 500, 502, 503 or 504
+	RetryAfter time.Duration // RateLimited*: the wait asked for
+	Delay      time.Duration // Slow
+	Field      string        // MissingField, NullField
+	Offset     int64         // SummaryOff
+}
+
+// appliesTo reports whether f concerns a request to endpoint.
+func (f Fault) appliesTo(endpoint string) bool {
+	if f.Endpoint != "" && f.Endpoint != endpoint {
+		return false
+	}
+	switch f.Kind {
+	case SummaryOff:
+		return endpoint == endpointSummary
+	case MissingDay, DuplicateDay:
+		return endpoint == endpointTimeseries
+	case RepeatCursor:
+		return endpoint == endpointLinkBreakdown
+	}
+	return true
+}
+
+// retryAfterSeconds is the wait f asks for, in the whole seconds the wire
+// carries.
+func (f Fault) retryAfterSeconds() int64 {
+	d := f.RetryAfter
+	if d <= 0 {
+		d = time.Second
+	}
+	return int64((d + time.Second - 1) / time.Second)
+}
