@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/clickrecon/clickrecon/reconcile"
+)
+
+// config is everything the environment can set. Flags override the fields
+// they share with it (see parseFlags).
+type config struct {
+	APIKey      string `env:"ELIDO_API_KEY"`
+	WorkspaceID string `env:"ELIDO_WORKSPACE_ID"`
+	APIBase     string `env:"ELIDO_API_BASE, default=https://api.elido.app/v1"`
+	RateLimit   int    `env:"ELIDO_RATE_LIMIT, default=60"`
+
+	StoreDSN       string `env:"STORE_DSN"`
+	StorePreset    string `env:"STORE_PRESET, default=events"`
+	StoreQueryFile string `env:"STORE_QUERY_FILE"`
+
+	TZ      string        `env:"RECON_TZ, default=UTC"`
+	Days    int           `env:"RECON_DAYS, default=3"`
+	MaxDays int           `env:"RECON_MAX_DAYS, default=400"`
+	Settle  time.Duration `env:"RECON_SETTLE, default=2h"`
+
+	ToleranceAbs int64   `env:"RECON_TOLERANCE_ABS, default=0"`
+	TolerancePct float64 `env:"RECON_TOLERANCE_PCT, default=0"`
+	FailAbs      int64   `env:"RECON_FAIL_ABS, default=100"`
+	FailPct      float64 `env:"RECON_FAIL_PCT, default=1"`
+
+	ReportDir string        `env:"RECON_REPORT_DIR, default=reports"`
+	Timeout   time.Duration `env:"RECON_TIMEOUT, default=30m"`
+	LogLevel  string        `env:"LOG_LEVEL, default=info"`
+	LogFormat string        `env:"LOG_FORMAT, default=json"`
+
+	// The variables behind the flags of the same name.
+	Date      string `env:"RECON_DATE"`
+	From      string `env:"RECON_FROM"`
+	To        string `env:"RECON_TO"`
+	DryRun    bool   `env:"RECON_DRY_RUN, default=false"`
+	FailOn    string `env:"RECON_FAIL_ON, default=none"`
+	Drilldown string `env:"RECON_DRILLDOWN, default=auto"`
+	Format    string `env:"RECON_FORMAT, default=text"`
+	Shard     string `env:"RECON_SHARD"`
+}
+
+// secretVars may also be read from a file named by NAME_FILE (a mounted
+// Kubernetes Secret).
+var secretVars = []string{"ELIDO_API_KEY", "STORE_DSN"}
+
+// loadConfig reads the environment. An error names the variable.
+func loadConfig(ctx context.Context, env envconfig.Lookuper) (config, error) {
+	files, err := secretFiles(env)
+	if err != nil {
+		return config{}, err
+	}
+	var c config
+	err = envconfig.ProcessWith(ctx, &envconfig.Config{
+		Target:   &c,
+		Lookuper: envconfig.MultiLookuper(env, envconfig.MapLookuper(files)),
+	})
+	if err != nil {
+		return config{}, envError(err)
+	}
+	return c, nil
+}
+
+// secretFiles reads NAME_FILE for every secret NAME that is not set
+// directly. Setting both is an error: it is not clear which one wins.
+func secretFiles(env envconfig.Lookuper) (map[string]string, error) {
+	out := map[string]string{}
+	for _, name := range secretVars {
+		path, ok := env.Lookup(name + "_FILE")
+		if !ok || path == "" {
+			continue
+		}
+		if v, ok := env.Lookup(name); ok && v != "" {
+			return nil, fmt.Errorf("both %s and %s_FILE are set: unset one of them", name, name)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s_FILE: cannot read the secret file: %w", name, errors.Unwrap(err))
+		}
+		out[name] = strings.TrimRight(string(b), "\r\n")
+	}
+	return out, nil
+}
+
+// envError rewrites go-envconfig's errors, which name the Go field, to
+// name the environment variable a user sets.
+func envError(err error) error {
+	msg := err.Error()
+	t := reflect.TypeOf(config{})
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if strings.HasPrefix(msg, f.Name+":") {
+			name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+			return fmt.Errorf("%s: %s", name, strings.TrimSpace(strings.TrimPrefix(msg, f.Name+":")))
+		}
+	}
+	return err
+}
+
+// settings is the validated configuration of one run.
+type settings struct {
+	window    reconcile.Window
+	loc       *time.Location
+	tolerance reconcile.Tolerance
+	failOn    reconcile.Severity // "" for --fail-on none
+	apiBase   *url.URL
+}
+
+// validateCommon checks what run and demo share: the tolerances, the
+// output flags and the logging variables.
+func (c config) validateCommon() error {
+	tol := c.tolerance()
+	if err := tol.Validate(); err != nil {
+		return err
+	}
+	switch c.FailOn {
+	case "none", "warn", "fail":
+	default:
+		return fmt.Errorf("--fail-on (RECON_FAIL_ON) must be none, warn or fail, got %q", c.FailOn)
+	}
+	switch c.Drilldown {
+	case "auto", "off":
+	default:
+		return fmt.Errorf("--drilldown (RECON_DRILLDOWN) must be auto or off, got %q", c.Drilldown)
+	}
+	switch c.Format {
+	case "text", "json":
+	default:
+		return fmt.Errorf("--format (RECON_FORMAT) must be text or json, got %q", c.Format)
+	}
+	switch strings.ToLower(c.LogFormat) {
+	case "json", "text":
+	default:
+		return fmt.Errorf("LOG_FORMAT must be json or text, got %q", c.LogFormat)
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		return err
+	}
+	switch {
+	case c.Settle < 0:
+		return fmt.Errorf("RECON_SETTLE must not be negative, got %s", c.Settle)
+	case c.Timeout <= 0:
+		return fmt.Errorf("RECON_TIMEOUT must be positive, got %s", c.Timeout)
+	case c.ReportDir == "":
+		return fmt.Errorf("--report-dir (RECON_REPORT_DIR) must not be empty")
+	case c.MaxDays < 1:
+		return fmt.Errorf("RECON_MAX_DAYS must be at least 1, got %d", c.MaxDays)
+	}
+	return nil
+}
+
+// validateRun checks everything a reconciliation run needs, given the
+// current time, and returns the settings it implies. Nothing here touches
+// the network or a database.
+func (c config) validateRun(now time.Time) (settings, error) {
+	if err := c.validateCommon(); err != nil {
+		return settings{}, err
+	}
+	var s settings
+	switch {
+	case c.APIKey == "":
+		return s, fmt.Errorf("ELIDO_API_KEY is not set: give a workspace API key with the analytics:read scope (or ELIDO_API_KEY_FILE)")
+	case c.WorkspaceID == "":
+		return s, fmt.Errorf("ELIDO_WORKSPACE_ID is not set: give the id of the Elido workspace to reconcile")
+	case c.StoreDSN == "":
+		return s, fmt.Errorf("STORE_DSN is not set: give postgres://USER@HOST/DB or sqlite:PATH (or STORE_DSN_FILE)")
+	case c.RateLimit < 1:
+		return s, fmt.Errorf("ELIDO_RATE_LIMIT must be at least 1 request per minute, got %d", c.RateLimit)
+	}
+	if !strings.HasPrefix(c.StoreDSN, "postgres://") && !strings.HasPrefix(c.StoreDSN, "postgresql://") && !strings.HasPrefix(c.StoreDSN, "sqlite:") {
+		return s, fmt.Errorf("STORE_DSN must start with postgres://, postgresql:// or sqlite:")
+	}
+	base, err := url.Parse(c.APIBase)
+	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
+		return s, fmt.Errorf("ELIDO_API_BASE must be an http(s) URL such as https://api.elido.app/v1, got %q", c.APIBase)
+	}
+	s.apiBase = base
+	if c.StoreQueryFile == "" {
+		switch c.StorePreset {
+		case "events", "daily":
+		default:
+			return s, fmt.Errorf("STORE_PRESET must be events or daily, got %q (or set STORE_QUERY_FILE for a custom query)", c.StorePreset)
+		}
+	}
+	s.loc, err = loadZone(c.TZ)
+	if err != nil {
+		return s, err
+	}
+	s.window, err = reconcile.NewWindow(reconcile.WindowSpec{
+		Date: c.Date, From: c.From, To: c.To, Days: c.Days, MaxDays: c.MaxDays,
+	}, s.loc, now)
+	if err != nil {
+		return s, err
+	}
+	if c.Shard != "" {
+		var i, n int
+		if _, err := fmt.Sscanf(c.Shard, "%d/%d", &i, &n); err != nil || fmt.Sprintf("%d/%d", i, n) != c.Shard {
+			return s, fmt.Errorf("--shard (RECON_SHARD) must be I/N, such as 0/4, got %q", c.Shard)
+		}
+		if s.window, err = s.window.Shard(i, n); err != nil {
+			return s, err
+		}
+	}
+	s.tolerance = c.tolerance()
+	s.failOn = c.failOn()
+	return s, nil
+}
+
+func (c config) tolerance() reconcile.Tolerance {
+	return reconcile.Tolerance{Abs: c.ToleranceAbs, Pct: c.TolerancePct, FailAbs: c.FailAbs, FailPct: c.FailPct}
+}
+
+func (c config) failOn() reconcile.Severity {
+	if c.FailOn == "none" {
+		return ""
+	}
+	return reconcile.Severity(c.FailOn)
+}
+
+// loadZone loads an IANA zone. "Local" is refused: a nightly job's answer
+// must not depend on the machine it runs on.
+func loadZone(name string) (*time.Location, error) {
+	if name == "" || name == "Local" {
+		return nil, fmt.Errorf("--tz (RECON_TZ) must be an IANA zone name such as Europe/Warsaw or UTC, got %q", name)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, fmt.Errorf("--tz (RECON_TZ): unknown time zone %q: use an IANA name such as Europe/Warsaw or America/New_York", name)
+	}
+	return loc, nil
+}

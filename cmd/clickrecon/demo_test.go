@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report"
+)
+
+func TestDemo(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := runWith(context.Background(), []string{"demo", "--report-dir", dir}, envconfig.MapLookuper(nil), &stdout, &stderr,
+		deps{now: func() time.Time { return testNow }})
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	paths, _ := filepath.Glob(filepath.Join(dir, "*", "report.json"))
+	if len(paths) != 1 {
+		t.Fatalf("report.json files: %v", paths)
+	}
+	b, _ := os.ReadFile(paths[0])
+	var got report.Report
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), filepath.Dir(paths[0])) {
+		t.Errorf("stdout does not say where the report is:\n%s", stdout.String())
+	}
+
+	// The demo's own clicks, bucketed independently of the pipeline: by
+	// each click's calendar date in Warsaw.
+	loc, _ := time.LoadLocation(demoZone)
+	from, _ := reconcile.ParseDate(demoFrom)
+	to, _ := reconcile.ParseDate(demoTo)
+	elidoClicks, storeClicks := demoClicks(reconcile.Window{From: from, To: to, Loc: loc})
+	byDay := func(ts []time.Time) map[string]int64 {
+		m := map[string]int64{}
+		for _, t := range ts {
+			m[t.In(loc).Format("2006-01-02")]++
+		}
+		return m
+	}
+	var apiTS, localTS []time.Time
+	for _, c := range elidoClicks {
+		apiTS = append(apiTS, c.TS)
+	}
+	for _, c := range storeClicks {
+		localTS = append(localTS, c.TS)
+	}
+	apiDays, localDays := byDay(apiTS), byDay(localTS)
+
+	type row struct {
+		Date       string
+		Hours      float64
+		API, Local int64
+		Status     string
+	}
+	var want, gotRows []row
+	statuses := []string{"match", "missing", "surplus", "match"}
+	for i, d := range []string{"2026-10-23", "2026-10-24", "2026-10-25", "2026-10-26"} {
+		hours := 24.0
+		if d == "2026-10-25" {
+			hours = 25
+		}
+		want = append(want, row{d, hours, apiDays[d], localDays[d], statuses[i]})
+	}
+	for _, d := range got.Days {
+		gotRows = append(gotRows, row{d.Date, d.Hours, *d.API, *d.Local, d.Status})
+	}
+	if diff := cmp.Diff(want, gotRows); diff != "" {
+		t.Errorf("demo days (-want +got):\n%s", diff)
+	}
+	if got.Status != report.StatusDiscrepancies || got.Window.TZ != "Europe/Warsaw" {
+		t.Errorf("status %q in %s", got.Status, got.Window.TZ)
+	}
+}
+
+func TestVersionAndUsage(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := runWith(context.Background(), []string{"version"}, envconfig.MapLookuper(nil), &stdout, &stderr, deps{now: time.Now}); code != exitOK || !strings.HasPrefix(stdout.String(), "clickrecon ") {
+		t.Errorf("version: exit %d, %q", code, stdout.String())
+	}
+	for _, args := range [][]string{nil, {"frobnicate"}} {
+		stdout.Reset()
+		stderr.Reset()
+		if code := runWith(context.Background(), args, envconfig.MapLookuper(nil), &stdout, &stderr, deps{now: time.Now}); code != exitUsage || !strings.Contains(stderr.String(), "Usage:") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr.String())
+		}
+	}
+	stderr.Reset()
+	if code := runWith(context.Background(), []string{"run", "--help"}, envconfig.MapLookuper(nil), &stdout, &stderr, deps{now: time.Now}); code != exitOK || !strings.Contains(stderr.String(), "ELIDO_API_KEY") {
+		t.Errorf("run --help: exit %d, stderr %q", code, stderr.String())
+	}
+}

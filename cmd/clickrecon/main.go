@@ -1,0 +1,203 @@
+// Command clickrecon checks, day by day, that a click store recorded every
+// click Elido's analytics counted, and says where the gaps are.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+	_ "time/tzdata" // zones work in a scratch or distroless image
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/clickrecon/clickrecon/sources/elido"
+)
+
+// Exit codes (DESIGN.md).
+const (
+	exitOK         = 0 // the run completed
+	exitGaps       = 1 // the run completed and found gaps at or above --fail-on
+	exitUsage      = 2 // usage or configuration error: a retry cannot help
+	exitIncomplete = 3 // the run could not complete: a retry may help
+)
+
+// Set at build time with -ldflags "-X main.version=... -X main.commit=...".
+var (
+	version = "dev"
+	commit  = "none"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], envconfig.OsLookuper(), os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// clock returns the current time.
+type clock func() time.Time
+
+// deps are the parts of the outside world that tests replace: the clock,
+// and options for the Elido client (a sleep that does not wait).
+type deps struct {
+	now   clock
+	elido []elido.Option
+}
+
+// run is the whole program short of exiting: it takes everything from the
+// OS as parameters so that tests drive it directly.
+func run(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer) int {
+	return runWith(ctx, args, env, stdout, stderr, deps{now: time.Now})
+}
+
+func runWith(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(ctx, args[1:], env, stdout, stderr, d)
+	case "demo":
+		return cmdDemo(ctx, args[1:], env, stdout, stderr, d)
+	case "version", "--version", "-version":
+		fmt.Fprintf(stdout, "clickrecon %s (commit %s)\n", version, commit)
+		return exitOK
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "clickrecon: unknown command %q\n\n%s", args[0], usage)
+		return exitUsage
+	}
+}
+
+const usage = `clickrecon checks, day by day, that your click store recorded every click
+Elido counted, and says where the gaps are.
+
+Usage:
+  clickrecon run [flags]     reconcile a window (what the nightly CronJob runs)
+  clickrecon demo [flags]    the whole pipeline on a simulated Elido API and an
+                             embedded SQLite store with known gaps; needs no
+                             network, no server and no secrets
+  clickrecon version         print the version and commit
+
+Run "clickrecon run --help" for the flags and variables.
+
+Exit codes: 0 completed; 1 gaps at or above --fail-on; 2 usage or
+configuration error; 3 could not complete (a retry may help).
+`
+
+// newFlagSet declares the flags of run and demo. Each flag's default is
+// the value its variable already set, so a flag wins over the variable.
+func newFlagSet(name string, c *config, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("clickrecon "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, "folder for the reports; each run writes DIR/<run_key>/ (RECON_REPORT_DIR)")
+	fs.StringVar(&c.Format, "format", c.Format, "what goes to stdout: text or json (RECON_FORMAT)")
+	fs.StringVar(&c.FailOn, "fail-on", c.FailOn, "exit 1 when a settled gap is at least this severe: none, warn or fail (RECON_FAIL_ON)")
+	fs.StringVar(&c.TZ, "tz", c.TZ, "IANA time zone of the calendar days (RECON_TZ)")
+	if name == "run" {
+		fs.StringVar(&c.Date, "date", c.Date, "reconcile one day, YYYY-MM-DD (RECON_DATE)")
+		fs.StringVar(&c.From, "from", c.From, "first day of an inclusive range, YYYY-MM-DD (RECON_FROM)")
+		fs.StringVar(&c.To, "to", c.To, "last day of an inclusive range, YYYY-MM-DD (RECON_TO)")
+		fs.BoolVar(&c.DryRun, "dry-run", c.DryRun, "post nothing and write no history; the report is still written (RECON_DRY_RUN)")
+		fs.StringVar(&c.Drilldown, "drilldown", c.Drilldown, "drill into days that differ: auto or off (RECON_DRILLDOWN)")
+		fs.StringVar(&c.Shard, "shard", c.Shard, "reconcile only the I-th (0-based) of N contiguous slices of the window, as I/N (RECON_SHARD)")
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: clickrecon %s [flags]\n\nFlags (each also set by the variable named in brackets; a flag wins):\n", name)
+		fs.PrintDefaults()
+		if name == "run" {
+			fmt.Fprint(stderr, runVariables)
+		}
+	}
+	return fs
+}
+
+const runVariables = `
+Variables:
+  ELIDO_API_KEY (or ELIDO_API_KEY_FILE)  workspace API key with analytics:read (required)
+  ELIDO_WORKSPACE_ID                     workspace to reconcile (required)
+  ELIDO_API_BASE                         default https://api.elido.app/v1
+  ELIDO_RATE_LIMIT                       requests per minute this job allows itself (default 60)
+  STORE_DSN (or STORE_DSN_FILE)          postgres://... or sqlite:PATH (required)
+  STORE_PRESET                           events (one row per click, default) or daily
+  STORE_QUERY_FILE                       a custom count query replacing the preset
+  RECON_DAYS, RECON_MAX_DAYS             default window length (3) and longest window (400)
+  RECON_SETTLE                           a day is provisional until this long after it ends (2h)
+  RECON_TOLERANCE_ABS, RECON_TOLERANCE_PCT  a day matches when |delta| <= max(ABS, PCT% of Elido) (0, 0)
+  RECON_FAIL_ABS, RECON_FAIL_PCT         a gap is "fail" beyond max(ABS, PCT% of Elido) (100, 1)
+  RECON_TIMEOUT                          deadline for the whole run (30m)
+  LOG_LEVEL, LOG_FORMAT                  debug|info|warn|error (info); json|text (json)
+`
+
+// parseArgs loads the environment, then applies the flags over it. It
+// returns errFlagHelp after printing the help for -h.
+func parseArgs(ctx context.Context, name string, args []string, env envconfig.Lookuper, stderr io.Writer) (config, error) {
+	// Flags are parsed once into a throw-away config first, so that -h
+	// works and a bad flag is reported even when the environment is
+	// broken.
+	var probe config
+	if err := newFlagSet(name, &probe, stderr).Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return config{}, errFlagHelp
+		}
+		return config{}, errFlagReported
+	}
+	c, err := loadConfig(ctx, env)
+	if err != nil {
+		return config{}, err
+	}
+	fs := newFlagSet(name, &c, stderr)
+	if err := fs.Parse(args); err != nil {
+		return config{}, errFlagReported
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected argument %q: clickrecon %s takes flags only (see --help)", fs.Arg(0), name)
+	}
+	return c, nil
+}
+
+var (
+	errFlagHelp     = errors.New("help requested")
+	errFlagReported = errors.New("bad flag, already reported by the flag package")
+)
+
+// usageExit reports a usage or configuration error and returns exit 2.
+func usageExit(stderr io.Writer, err error) int {
+	switch {
+	case errors.Is(err, errFlagHelp):
+		return exitOK
+	case errors.Is(err, errFlagReported):
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "clickrecon: %v\n", err)
+	return exitUsage
+}
+
+// newLogger builds the run's logger on stderr.
+func newLogger(w io.Writer, format, level string) *slog.Logger {
+	lvl, _ := parseLevel(level)
+	opts := &slog.HandlerOptions{Level: lvl}
+	if strings.EqualFold(format, "text") {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("LOG_LEVEL must be debug, info, warn or error, got %q", s)
+	}
+	return l, nil
+}

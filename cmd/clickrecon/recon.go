@@ -1,0 +1,337 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/sources/elido"
+	"github.com/clickrecon/clickrecon/sources/store"
+)
+
+// cmdRun is "clickrecon run": everything is checked before the first
+// request or query, so a usage error exits 2 having touched nothing.
+func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) int {
+	c, err := parseArgs(ctx, "run", args, env, stderr)
+	if err != nil {
+		return usageExit(stderr, err)
+	}
+	s, err := c.validateRun(d.now())
+	if err != nil {
+		return usageExit(stderr, err)
+	}
+	query, err := loadQuery(c)
+	if err != nil {
+		return usageExit(stderr, err)
+	}
+	client, err := elido.New(elido.Config{
+		BaseURL:       c.APIBase,
+		APIKey:        c.APIKey,
+		WorkspaceID:   c.WorkspaceID,
+		RatePerMinute: c.RateLimit,
+	}, d.elido...)
+	if err != nil {
+		return usageExit(stderr, err)
+	}
+	log := newLogger(stderr, c.LogFormat, c.LogLevel)
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	defer cancel()
+
+	j := job{
+		client:      client,
+		query:       query,
+		workspaceID: c.WorkspaceID,
+		settings:    s,
+		settle:      c.Settle,
+		timeout:     c.Timeout,
+		reportDir:   c.ReportDir,
+		format:      c.Format,
+		storeID:     store.RedactDSN(c.StoreDSN) + " " + query.Name(),
+		log:         log,
+		now:         d.now,
+	}
+	st, err := store.Open(ctx, c.StoreDSN)
+	if err != nil {
+		j.storeErr = err
+	} else {
+		defer st.Close()
+		j.store = st
+	}
+	return j.run(ctx, stdout)
+}
+
+// loadQuery returns the store query: STORE_QUERY_FILE when set, else the
+// preset.
+func loadQuery(c config) (store.Query, error) {
+	if c.StoreQueryFile == "" {
+		return store.PresetQuery(c.StorePreset)
+	}
+	b, err := os.ReadFile(c.StoreQueryFile)
+	if err != nil {
+		return store.Query{}, fmt.Errorf("STORE_QUERY_FILE: %w", err)
+	}
+	q, err := store.CustomQuery(string(b))
+	if err != nil {
+		return store.Query{}, fmt.Errorf("STORE_QUERY_FILE %s: %w", c.StoreQueryFile, err)
+	}
+	return q, nil
+}
+
+// job is one reconciliation of a window: read both sides, compare, write
+// the report, say what was found. run and demo both end here.
+type job struct {
+	client      *elido.Client
+	store       *store.Store
+	storeErr    error // why the store could not be opened
+	query       store.Query
+	workspaceID string
+	settings
+	settle    time.Duration
+	timeout   time.Duration
+	reportDir string
+	format    string
+	storeID   string // the store's identity in the run key: no secret
+	log       *slog.Logger
+	now       clock
+}
+
+// elidoChunkDays bounds the days fetched in one /timeseries and /summary
+// pair: a long backfill is read in pieces, so a disagreement between the
+// two, or a failed request, costs only its own piece.
+const elidoChunkDays = 31
+
+func (j job) run(ctx context.Context, stdout io.Writer) int {
+	started := j.now()
+	w := j.window
+	runKey := report.RunKey(j.workspaceID, w, j.storeID)
+	log := j.log.With("run_key", runKey)
+	log.Info("run started", "workspace_id", j.workspaceID, "from", w.From.String(), "to", w.To.String(),
+		"tz", w.Loc.String(), "days", w.Len())
+
+	api, summaries, apiErr := j.readElido(ctx, log)
+	local, storeErr := j.readStore(ctx, log)
+
+	res := reconcile.Compare(reconcile.Input{
+		Window:    w,
+		Now:       j.now(),
+		Settle:    j.settle,
+		Tolerance: j.tolerance,
+		API:       api,
+		Local:     local,
+		Summaries: summaries,
+	})
+	interrupted := interruption(ctx, j.timeout)
+	rep := report.New(res, w, report.Meta{
+		RunKey:      runKey,
+		WorkspaceID: j.workspaceID,
+		GeneratedAt: j.now(),
+		Interrupted: interrupted,
+		Requests:    j.client.Requests(),
+	})
+	dir, err := report.Write(j.reportDir, rep)
+	if err != nil {
+		log.Error("report not written", "err", err)
+		return exitIncomplete
+	}
+	code := j.exitCode(res, interrupted, apiErr, storeErr)
+	log.Info("run finished", "status", rep.Status, "exit_code", code, "report", dir,
+		"days", rep.Coverage.Days, "missing", rep.Coverage.Missing, "surplus", rep.Coverage.Surplus,
+		"provisional", rep.Coverage.Provisional, "unverifiable", rep.Coverage.Unverifiable,
+		"api", rep.Totals.API, "local", rep.Totals.Local, "delta", rep.Totals.Delta,
+		"requests", rep.Requests, "duration_ms", j.now().Sub(started).Milliseconds())
+	if err := printSummary(stdout, j.format, rep, dir); err != nil {
+		log.Error("summary not printed", "err", err)
+		return exitIncomplete
+	}
+	return code
+}
+
+// readElido reads Elido's daily buckets and the matching /summary totals,
+// a chunk at a time. A chunk that cannot be read leaves its days unknown;
+// the first such error is returned for the exit code.
+func (j job) readElido(ctx context.Context, log *slog.Logger) (map[reconcile.Date]reconcile.Reading, []reconcile.SummaryCheck, error) {
+	api := map[reconcile.Date]reconcile.Reading{}
+	var summaries []reconcile.SummaryCheck
+	var firstErr error
+	started := time.Now()
+	tz := j.window.Loc.String()
+	for from := j.window.From; !from.After(j.window.To); from = from.AddDays(elidoChunkDays) {
+		to := from.AddDays(elidoChunkDays - 1)
+		if to.After(j.window.To) {
+			to = j.window.To
+		}
+		days, total, err := j.readElidoChunk(ctx, from, to, tz)
+		if err != nil {
+			firstErr = cmpErr(firstErr, err)
+			log.Error("elido read failed", "from", from.String(), "to", to.String(), "err", err)
+			for d := from; !d.After(to); d = d.AddDays(1) {
+				api[d] = reconcile.Unknown(err)
+			}
+			continue
+		}
+		for _, dc := range days {
+			api[dc.Date] = reconcile.Known(dc.Clicks)
+		}
+		summaries = append(summaries, reconcile.SummaryCheck{From: from, To: to, Clicks: total})
+	}
+	log.Info("elido read", "days", len(api), "requests", j.client.Requests(), "duration_ms", time.Since(started).Milliseconds())
+	return api, summaries, firstErr
+}
+
+// readElidoChunk reads one chunk's /timeseries and /summary. When they
+// disagree it reads both once more: a click that landed between the two
+// requests is not an inconsistency. A disagreement that persists is left
+// for Compare to report.
+func (j job) readElidoChunk(ctx context.Context, from, to reconcile.Date, tz string) ([]elido.DayCount, int64, error) {
+	var days []elido.DayCount
+	var sum elido.Summary
+	for attempt := 0; attempt < 2; attempt++ {
+		var err error
+		days, err = j.client.Timeseries(ctx, from, to, tz)
+		if err != nil {
+			return nil, 0, err
+		}
+		sum, err = j.client.Summary(ctx, from, to, tz)
+		if err != nil {
+			return nil, 0, err
+		}
+		var total int64
+		for _, d := range days {
+			total += d.Clicks
+		}
+		if total == sum.Clicks {
+			break
+		}
+	}
+	return days, sum.Clicks, nil
+}
+
+// readStore counts each day in the store. A day whose query fails is left
+// unknown; the first error is returned for the exit code.
+func (j job) readStore(ctx context.Context, log *slog.Logger) (map[reconcile.Date]reconcile.Reading, error) {
+	local := map[reconcile.Date]reconcile.Reading{}
+	if j.storeErr != nil {
+		log.Error("store not opened", "err", j.storeErr)
+		for _, d := range j.window.Days() {
+			local[d] = reconcile.Unknown(j.storeErr)
+		}
+		return local, j.storeErr
+	}
+	var firstErr error
+	started := time.Now()
+	for _, d := range j.window.Days() {
+		counts, err := j.store.Counts(ctx, j.query, d, j.window.Loc)
+		if err != nil {
+			firstErr = cmpErr(firstErr, err)
+			log.Error("store read failed", "date", d.String(), "err", err)
+			local[d] = reconcile.Unknown(err)
+			continue
+		}
+		local[d] = reconcile.Known(counts.Total)
+	}
+	log.Info("store read", "days", len(local), "duration_ms", time.Since(started).Milliseconds())
+	return local, firstErr
+}
+
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+// interruption says why the run stopped early, or "" if it did not.
+func interruption(ctx context.Context, timeout time.Duration) string {
+	switch {
+	case ctx.Err() == nil:
+		return ""
+	case errors.Is(context.Cause(ctx), context.DeadlineExceeded):
+		return fmt.Sprintf("the run's deadline (RECON_TIMEOUT=%s) passed", timeout)
+	default:
+		return "the run was stopped (SIGTERM or interrupt)"
+	}
+}
+
+// exitCode maps the outcome to DESIGN.md's exit codes, in one place.
+func (j job) exitCode(res reconcile.Result, interrupted string, apiErr, storeErr error) int {
+	if interrupted != "" {
+		return exitIncomplete
+	}
+	var ae *elido.APIError
+	if errors.As(apiErr, &ae) && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden) {
+		return exitUsage // the key is wrong: retrying cannot help
+	}
+	if apiErr != nil || storeErr != nil {
+		return exitIncomplete
+	}
+	if j.failOn != "" {
+		for _, d := range res.Gaps() {
+			if d.Settled && d.Severity.AtLeast(j.failOn) {
+				return exitGaps
+			}
+		}
+	}
+	return exitOK
+}
+
+// printSummary writes what a person (text) or a script (json: the report
+// itself, plus where it was written) reads on stdout.
+func printSummary(w io.Writer, format string, rep report.Report, dir string) error {
+	if format == "json" {
+		b, err := json.Marshal(struct {
+			report.Report
+			ReportDir string `json:"report_dir"`
+		}{rep, dir})
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	fmt.Fprintf(w, "clickrecon: workspace %s, %s..%s (%s): %s\n\n", rep.WorkspaceID, rep.Window.From, rep.Window.To, rep.Window.TZ, rep.Status)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "date\thours\telido\tlocal\tdelta\t status\t severity\t")
+	for _, d := range rep.Days {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t %s\t %s\t\n", d.Date, report.Hours(d.Hours), optNum(d.API, false), optNum(d.Local, false), optNum(d.Delta, true), d.Status, report.DaySeverity(d))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	summary := "not read"
+	if rep.Totals.APISummary != nil {
+		summary = fmt.Sprint(*rep.Totals.APISummary)
+	}
+	fmt.Fprintf(w, "\ntotals over verified days: elido %d (summary for the window %s), local %d, delta %+d\n",
+		rep.Totals.API, summary, rep.Totals.Local, rep.Totals.Delta)
+	for _, f := range rep.Findings {
+		fmt.Fprintf(w, "finding (%s): %s\n", f.Kind, f.Message)
+	}
+	for _, d := range rep.Days {
+		if d.Status == string(reconcile.Unverifiable) {
+			fmt.Fprintf(w, "%s unverifiable: %s\n", d.Date, d.Reason)
+		}
+	}
+	_, err := fmt.Fprintf(w, "report: %s\n", dir)
+	return err
+}
+
+func optNum(n *int64, signed bool) string {
+	switch {
+	case n == nil:
+		return "-"
+	case signed:
+		return fmt.Sprintf("%+d", *n)
+	}
+	return fmt.Sprint(*n)
+}

@@ -1,0 +1,508 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/jmoiron/sqlx"
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/clickrecon/clickrecon/internal/pgtest"
+	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/sources/elido"
+	"github.com/clickrecon/clickrecon/sources/elidotest"
+)
+
+const (
+	testWorkspace = "48213"
+	testKey       = "sk_live_NEVER_PRINT_ME_1234567890"
+)
+
+// testNow is 04:00 in Warsaw on 2026-11-29: every day before it has
+// settled under the default RECON_SETTLE of 2h.
+var testNow = time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+
+func utc(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func clicksAt(link string, stamps ...string) []elidotest.Click {
+	var out []elidotest.Click
+	for _, s := range stamps {
+		out = append(out, elidotest.Click{TS: utc(s), LinkID: link, CountryCode: "PL"})
+	}
+	return out
+}
+
+// dstWindowClicks is Elido's view of 2026-10-24..26 in Warsaw, with
+// clicks on each day's boundaries and in the hour that happens twice on
+// the 25th (the day has 25 hours).
+func dstWindowClicks() []elidotest.Click {
+	var c []elidotest.Click
+	// 2026-10-24 (CEST, UTC+2): 00:00:00.000 local is 22:00Z the day before.
+	c = append(c, clicksAt("lnk_a", "2026-10-23T22:00:00.000Z", "2026-10-24T08:00:00Z", "2026-10-24T21:59:59.999Z")...)
+	c = append(c, clicksAt("lnk_b", "2026-10-24T12:00:00Z")...)
+	// 2026-10-25: 02:30 CEST (00:30Z) and 02:30 CET (01:30Z) are both on it.
+	c = append(c, clicksAt("lnk_a", "2026-10-24T22:00:00.000Z", "2026-10-25T00:30:00Z", "2026-10-25T01:30:00Z")...)
+	c = append(c, clicksAt("lnk_b", "2026-10-25T10:00:00Z", "2026-10-25T22:59:59.999Z")...)
+	// 2026-10-26 (CET, UTC+1).
+	c = append(c, clicksAt("lnk_a", "2026-10-25T23:00:00.000Z", "2026-10-26T09:00:00Z")...)
+	c = append(c, clicksAt("lnk_b", "2026-10-26T15:00:00Z", "2026-10-26T22:59:59.999Z")...)
+	// Outside the window on both sides.
+	c = append(c, clicksAt("lnk_a", "2026-10-23T21:59:59.999Z", "2026-10-26T23:00:00.000Z")...)
+	return c
+}
+
+// lossAndDuplicate is the store's view: the click in the repeated hour of
+// the 25th was lost, and one on the 26th was recorded twice.
+func lossAndDuplicate(api []elidotest.Click) []elidotest.Click {
+	var out []elidotest.Click
+	for _, c := range api {
+		if c.TS.Equal(utc("2026-10-25T01:30:00Z")) {
+			continue
+		}
+		out = append(out, c)
+		if c.TS.Equal(utc("2026-10-26T09:00:00Z")) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+type fixture struct {
+	t         *testing.T
+	elido     *elidotest.Server
+	env       map[string]string
+	reportDir string
+	waits     *waitLog
+}
+
+// waitLog records the client's waits instead of sleeping, so retry tests
+// are fast and can see what was waited for.
+type waitLog struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (w *waitLog) sleep(ctx context.Context, d time.Duration) error {
+	w.mu.Lock()
+	w.waits = append(w.waits, d)
+	w.mu.Unlock()
+	return ctx.Err()
+}
+
+// newFixture starts a fake Elido serving api and builds a click store
+// holding local, on backend "postgres" or "sqlite".
+func newFixture(t *testing.T, backend string, api, local []elidotest.Click) *fixture {
+	t.Helper()
+	srv := elidotest.NewServer(testWorkspace, testKey, api)
+	t.Cleanup(srv.Close)
+	f := &fixture{t: t, elido: srv, reportDir: filepath.Join(t.TempDir(), "reports"), waits: &waitLog{}}
+	f.env = map[string]string{
+		"ELIDO_API_KEY":      testKey,
+		"ELIDO_WORKSPACE_ID": testWorkspace,
+		"ELIDO_API_BASE":     srv.URL(),
+		"ELIDO_RATE_LIMIT":   "6000",
+		"STORE_DSN":          buildStore(t, backend, local),
+		"RECON_TZ":           "Europe/Warsaw",
+		"RECON_REPORT_DIR":   f.reportDir,
+		"LOG_LEVEL":          "debug",
+	}
+	return f
+}
+
+func buildStore(t *testing.T, backend string, clicks []elidotest.Click) string {
+	t.Helper()
+	var db *sqlx.DB
+	var dsn string
+	switch backend {
+	case "postgres":
+		db, dsn = pgtest.New(t)
+	case "sqlite":
+		path := filepath.Join(t.TempDir(), "clicks.db")
+		var err error
+		if db, err = sqlx.Open("sqlite", path); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		dsn = "sqlite:" + path
+	}
+	schema, err := os.ReadFile(filepath.Join("..", "..", "sql", "store", backend, "events.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(string(schema)); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	insert := db.Rebind(`INSERT INTO clicks (ts, link_id, country_code) VALUES (?, ?, ?)`)
+	for _, c := range clicks {
+		var ts any = c.TS
+		if backend == "sqlite" {
+			ts = c.TS.UTC().Format("2006-01-02T15:04:05.000Z")
+		}
+		if _, err := db.Exec(insert, ts, c.LinkID, c.CountryCode); err != nil {
+			t.Fatalf("insert click: %v", err)
+		}
+	}
+	return dsn
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func (f *fixture) run(args ...string) result {
+	f.t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := runWith(context.Background(), append([]string{"run"}, args...), envconfig.MapLookuper(f.env), &stdout, &stderr,
+		deps{now: func() time.Time { return testNow }, elido: []elido.Option{elido.WithClock(time.Now, f.waits.sleep)}})
+	r := result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	for _, out := range []string{r.stdout, r.stderr} {
+		if strings.Contains(out, testKey) {
+			f.t.Errorf("the API key appears in the output:\n%s", out)
+		}
+	}
+	return r
+}
+
+// readReport reads the single report the runs wrote.
+func (f *fixture) readReport() report.Report {
+	f.t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(f.reportDir, "*", "report.json"))
+	if len(paths) != 1 {
+		f.t.Fatalf("want one report.json, found %v", paths)
+	}
+	b, err := os.ReadFile(paths[0])
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte(testKey)) {
+		f.t.Errorf("the API key appears in report.json")
+	}
+	var r report.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		f.t.Fatalf("report.json: %v", err)
+	}
+	return r
+}
+
+func n(v int64) *int64 { return &v }
+
+func TestRunReportsLossAndDuplicateExactly(t *testing.T) {
+	for _, backend := range []string{"postgres", "sqlite"} {
+		t.Run(backend, func(t *testing.T) {
+			api := dstWindowClicks()
+			f := newFixture(t, backend, api, lossAndDuplicate(api))
+			r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
+			if r.code != exitOK {
+				t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			got := f.readReport()
+			want := report.Report{
+				SchemaVersion: 1,
+				WorkspaceID:   testWorkspace,
+				Window:        report.Window{From: "2026-10-24", To: "2026-10-26", TZ: "Europe/Warsaw"},
+				GeneratedAt:   testNow,
+				Status:        "discrepancies",
+				Totals:        report.Totals{API: 13, Local: 13, Delta: 0, APISummary: n(13)},
+				Coverage:      report.Coverage{Days: 3, Match: 1, Missing: 1, Surplus: 1},
+				Days: []report.Day{
+					{Date: "2026-10-24", Hours: 24, API: n(4), Local: n(4), Delta: n(0), Status: "match", Severity: "ok", Settled: true},
+					{Date: "2026-10-25", Hours: 25, API: n(5), Local: n(4), Delta: n(-1), Status: "missing", Severity: "warn", Settled: true},
+					{Date: "2026-10-26", Hours: 24, API: n(4), Local: n(5), Delta: n(1), Status: "surplus", Severity: "warn", Settled: true},
+				},
+				Links:     []report.Link{},
+				Countries: []report.Country{},
+				Findings:  []report.Finding{},
+				Requests:  map[string]int{"summary": 1, "timeseries": 1},
+			}
+			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(report.Report{}, "RunKey")); diff != "" {
+				t.Errorf("report.json (-want +got):\n%s", diff)
+			}
+			for _, s := range []string{"2026-10-25", "missing", "surplus", "-1", "+1"} {
+				if !strings.Contains(r.stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, r.stdout)
+				}
+			}
+
+			// A rerun of the same window has the same key and replaces
+			// the report in place.
+			if r2 := f.run("--from", "2026-10-24", "--to", "2026-10-26"); r2.code != exitOK {
+				t.Fatalf("rerun exit %d", r2.code)
+			}
+			if again := f.readReport(); again.RunKey != got.RunKey || got.RunKey == "" {
+				t.Errorf("run keys %q and %q, want the same non-empty key", got.RunKey, again.RunKey)
+			}
+		})
+	}
+}
+
+func TestRunFailOn(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
+	for _, tt := range []struct {
+		failOn string
+		want   int
+	}{{"none", exitOK}, {"warn", exitGaps}, {"fail", exitOK}} {
+		if r := f.run("--from", "2026-10-24", "--to", "2026-10-26", "--fail-on", tt.failOn); r.code != tt.want {
+			t.Errorf("--fail-on %s: exit %d, want %d", tt.failOn, r.code, tt.want)
+		}
+	}
+	f.env["RECON_FAIL_ABS"] = "0"
+	if r := f.run("--from", "2026-10-24", "--to", "2026-10-26", "--fail-on", "fail"); r.code != exitGaps {
+		t.Errorf("--fail-on fail with RECON_FAIL_ABS=0: exit %d, want 1", r.code)
+	}
+	f.env["RECON_TOLERANCE_ABS"] = "1"
+	if r := f.run("--from", "2026-10-24", "--to", "2026-10-26", "--fail-on", "warn"); r.code != exitOK {
+		t.Errorf("a one-click tolerance: exit %d, want 0", r.code)
+	}
+}
+
+func TestRunDefaultWindowAndJSONOutput(t *testing.T) {
+	api := clicksAt("lnk_a", "2026-11-25T23:00:00Z", "2026-11-27T12:00:00Z", "2026-11-28T22:59:59.999Z", "2026-11-28T23:00:00Z")
+	f := newFixture(t, "sqlite", api, api)
+	r := f.run("--format", "json")
+	if r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var out struct {
+		report.Report
+		ReportDir string `json:"report_dir"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("stdout is not one JSON document: %v\n%s", err, r.stdout)
+	}
+	var dates []string
+	var apiCounts []int64
+	for _, d := range out.Days {
+		dates = append(dates, d.Date)
+		apiCounts = append(apiCounts, *d.API)
+	}
+	if diff := cmp.Diff([]string{"2026-11-26", "2026-11-27", "2026-11-28"}, dates); diff != "" {
+		t.Errorf("default window (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int64{1, 1, 1}, apiCounts); diff != "" {
+		t.Errorf("api counts (-want +got):\n%s", diff)
+	}
+	if out.Status != "ok" || out.ReportDir == "" {
+		t.Errorf("status %q, report_dir %q", out.Status, out.ReportDir)
+	}
+}
+
+// A bad flag or variable exits 2 before any request or query, and writes
+// no report.
+func TestRunRejectsBadInputBeforeAnyRequest(t *testing.T) {
+	queryFile := filepath.Join(t.TempDir(), "bad.sql")
+	if err := os.WriteFile(queryFile, []byte("SELECT link_id, count(*) AS clicks FROM clicks WHERE ts >= :since GROUP BY link_id"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{name: "from_after_to", args: []string{"--from", "2026-11-28", "--to", "2026-11-26"}, want: "after --to"},
+		{name: "day_not_ended", args: []string{"--date", "2026-11-29"}, want: "has not ended"},
+		{name: "malformed_date", args: []string{"--date", "2026-13-01"}, want: "--date"},
+		{name: "unknown_zone", args: []string{"--tz", "Mars/Olympus"}, want: "unknown time zone"},
+		{name: "window_too_long", args: []string{"--from", "2025-01-01", "--to", "2026-11-28"}, want: "RECON_MAX_DAYS=400"},
+		{name: "date_with_range", args: []string{"--date", "2026-11-26", "--from", "2026-11-25", "--to", "2026-11-26"}, want: "cannot be combined"},
+		{name: "unknown_flag", args: []string{"--bogus"}, want: "flag provided but not defined"},
+		{name: "bad_fail_on", args: []string{"--fail-on", "sometimes"}, want: "--fail-on"},
+		{name: "bad_shard", args: []string{"--shard", "4/4"}, want: "--shard"},
+		{name: "stray_argument", args: []string{"yesterday"}, want: "unexpected argument"},
+		{name: "days_not_a_number", env: map[string]string{"RECON_DAYS": "three"}, want: "RECON_DAYS"},
+		{name: "no_api_key", env: map[string]string{"ELIDO_API_KEY": ""}, want: "ELIDO_API_KEY"},
+		{name: "no_workspace", env: map[string]string{"ELIDO_WORKSPACE_ID": ""}, want: "ELIDO_WORKSPACE_ID"},
+		{name: "unsupported_store", env: map[string]string{"STORE_DSN": "mysql://u:pw@db/clicks"}, want: "STORE_DSN"},
+		{name: "bad_preset", env: map[string]string{"STORE_PRESET": "hourly"}, want: "STORE_PRESET"},
+		{name: "tolerance_over_100", env: map[string]string{"RECON_TOLERANCE_PCT": "150"}, want: "RECON_TOLERANCE_PCT"},
+		{name: "bad_settle", env: map[string]string{"RECON_SETTLE": "soon"}, want: "RECON_SETTLE"},
+		{name: "query_file_missing", env: map[string]string{"STORE_QUERY_FILE": "/nonexistent/count.sql"}, want: "STORE_QUERY_FILE"},
+		{name: "query_unknown_parameter", env: map[string]string{"STORE_QUERY_FILE": queryFile}, want: ":since"},
+		{name: "bad_api_base", env: map[string]string{"ELIDO_API_BASE": "api.elido.app"}, want: "ELIDO_API_BASE"},
+		{name: "bad_log_format", env: map[string]string{"LOG_FORMAT": "xml"}, want: "LOG_FORMAT"},
+		{name: "key_and_key_file", env: map[string]string{"ELIDO_API_KEY_FILE": queryFile}, want: "both ELIDO_API_KEY and ELIDO_API_KEY_FILE"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, "sqlite", nil, nil)
+			for k, v := range tt.env {
+				f.env[k] = v
+			}
+			r := f.run(tt.args...)
+			if r.code != exitUsage {
+				t.Errorf("exit %d, want 2\nstderr:\n%s", r.code, r.stderr)
+			}
+			if !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("stderr does not mention %q:\n%s", tt.want, r.stderr)
+			}
+			if log := f.elido.RequestLog(); len(log) != 0 {
+				t.Errorf("requests were made: %v", log)
+			}
+			if _, err := os.Stat(f.reportDir); !os.IsNotExist(err) {
+				t.Errorf("a report folder was created (%v)", err)
+			}
+		})
+	}
+}
+
+func TestRunSecretsFromFiles(t *testing.T) {
+	api := clicksAt("lnk_a", "2026-11-27T12:00:00Z")
+	f := newFixture(t, "sqlite", api, api)
+	dir := t.TempDir()
+	keyFile, dsnFile := filepath.Join(dir, "key"), filepath.Join(dir, "dsn")
+	os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600)
+	os.WriteFile(dsnFile, []byte(f.env["STORE_DSN"]+"\n"), 0o600)
+	delete(f.env, "ELIDO_API_KEY")
+	delete(f.env, "STORE_DSN")
+	f.env["ELIDO_API_KEY_FILE"], f.env["STORE_DSN_FILE"] = keyFile, dsnFile
+	if r := f.run("--date", "2026-11-27"); r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if got := f.readReport().Days[0].Status; got != "match" {
+		t.Errorf("status %q, want match", got)
+	}
+}
+
+// Faults of the API: transient ones are survived; persistent ones and
+// misread answers make days unverifiable, never missing or surplus.
+func TestRunUnderAPIFaults(t *testing.T) {
+	tests := []struct {
+		name         string
+		faults       []elidotest.Fault
+		wantCode     int
+		wantStatuses []string
+		wantStatus   string
+		wantText     string // in a day's reason or a finding
+	}{
+		{name: "transient_503_survived", faults: []elidotest.Fault{{Kind: elidotest.ServerError, Status: 503, Times: 2}},
+			wantCode: exitOK, wantStatuses: []string{"match", "missing", "surplus"}, wantStatus: "discrepancies"},
+		{name: "transient_429_survived", faults: []elidotest.Fault{{Kind: elidotest.RateLimited, RetryAfter: 7 * time.Second, Times: 1}},
+			wantCode: exitOK, wantStatuses: []string{"match", "missing", "surplus"}, wantStatus: "discrepancies"},
+		{name: "summary_settles_on_second_read", faults: []elidotest.Fault{{Kind: elidotest.SummaryOff, Offset: 3, Times: 1}},
+			wantCode: exitOK, wantStatuses: []string{"match", "missing", "surplus"}, wantStatus: "discrepancies"},
+		{name: "persistent_500", faults: []elidotest.Fault{{Kind: elidotest.ServerError, Status: 500}},
+			wantCode: exitIncomplete, wantStatuses: []string{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "500"},
+		{name: "persistent_timeseries_502", faults: []elidotest.Fault{{Kind: elidotest.ServerError, Status: 502, Endpoint: "timeseries"}},
+			wantCode: exitIncomplete, wantStatuses: []string{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "502"},
+		{name: "truncated_json", faults: []elidotest.Fault{{Kind: elidotest.Truncated}},
+			wantCode: exitIncomplete, wantStatuses: []string{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete"},
+		{name: "missing_clicks_field", faults: []elidotest.Fault{{Kind: elidotest.MissingField, Field: "clicks", Endpoint: "timeseries"}},
+			wantCode: exitIncomplete, wantStatuses: []string{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "clicks"},
+		{name: "null_clicks_field", faults: []elidotest.Fault{{Kind: elidotest.NullField, Field: "clicks", Endpoint: "summary"}},
+			wantCode: exitIncomplete, wantStatuses: []string{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "clicks"},
+		{name: "missing_day", faults: []elidotest.Fault{{Kind: elidotest.MissingDay}},
+			wantCode: exitIncomplete, wantStatuses: []string{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete"},
+		{name: "summary_disagrees", faults: []elidotest.Fault{{Kind: elidotest.SummaryOff, Offset: 40}},
+			wantCode: exitOK, wantStatuses: []string{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "/summary"},
+		{name: "key_revoked", faults: []elidotest.Fault{{Kind: elidotest.Unauthorized}},
+			wantCode: exitUsage, wantStatuses: []string{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "ELIDO_API_KEY"},
+		{name: "key_lacks_scope", faults: []elidotest.Fault{{Kind: elidotest.Forbidden}},
+			wantCode: exitUsage, wantStatuses: []string{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "analytics:read"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api := dstWindowClicks()
+			f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
+			f.elido.SetFaults(tt.faults...)
+			r := f.run("--from", "2026-10-24", "--to", "2026-10-26", "--fail-on", "warn")
+			if tt.wantCode == exitOK && tt.wantStatus == "discrepancies" {
+				tt.wantCode = exitGaps // --fail-on warn
+			}
+			if r.code != tt.wantCode {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, tt.wantCode, r.stdout, r.stderr)
+			}
+			got := f.readReport()
+			var statuses []string
+			var text strings.Builder
+			for _, d := range got.Days {
+				statuses = append(statuses, d.Status)
+				text.WriteString(d.Reason + "\n")
+				if d.Status == "unverifiable" && d.API != nil && tt.name != "summary_disagrees" {
+					t.Errorf("%s: unverifiable with an api count %d", d.Date, *d.API)
+				}
+			}
+			for _, fi := range got.Findings {
+				text.WriteString(fi.Message + "\n")
+			}
+			if diff := cmp.Diff(tt.wantStatuses, statuses); diff != "" {
+				t.Errorf("statuses (-want +got):\n%s", diff)
+			}
+			if got.Status != tt.wantStatus {
+				t.Errorf("report status %q, want %q", got.Status, tt.wantStatus)
+			}
+			if !strings.Contains(text.String(), tt.wantText) {
+				t.Errorf("reasons and findings do not mention %q:\n%s", tt.wantText, text.String())
+			}
+			if strings.Contains(text.String(), testKey) {
+				t.Errorf("the key appears in the report")
+			}
+		})
+	}
+}
+
+func TestRunHonoursRetryAfter(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "sqlite", api, api)
+	f.elido.SetFaults(elidotest.Fault{Kind: elidotest.RateLimited, RetryAfter: 7 * time.Second, Times: 1})
+	if r := f.run("--date", "2026-10-25"); r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	found := false
+	for _, w := range f.waits.waits {
+		if w >= 7*time.Second && w < 9*time.Second {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("waits %v: none honours Retry-After: 7", f.waits.waits)
+	}
+}
+
+func TestRunStoreUnavailable(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "sqlite", api, api)
+	f.env["STORE_DSN"] = "sqlite:" + filepath.Join(t.TempDir(), "no-such.db")
+	r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
+	if r.code != exitIncomplete {
+		t.Fatalf("exit %d, want 3\n%s", r.code, r.stderr)
+	}
+	got := f.readReport()
+	for _, d := range got.Days {
+		if d.Status != "unverifiable" || d.Local != nil || d.API == nil {
+			t.Errorf("%s: status %s, local %v, api %v; want unverifiable with Elido's count kept", d.Date, d.Status, d.Local, d.API)
+		}
+	}
+}
+
+func TestRunPostgresPasswordNeverShown(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "sqlite", api, api)
+	f.env["STORE_DSN"] = "postgres://recon:s3cr3t-pw@127.0.0.1:1/clicks?sslmode=disable&connect_timeout=1"
+	r := f.run("--date", "2026-10-25")
+	if r.code != exitIncomplete {
+		t.Fatalf("exit %d, want 3\n%s", r.code, r.stderr)
+	}
+	b, _ := json.Marshal(f.readReport())
+	for _, out := range []string{r.stdout, r.stderr, string(b)} {
+		if strings.Contains(out, "s3cr3t-pw") {
+			t.Errorf("the store password appears in:\n%s", out)
+		}
+	}
+}
