@@ -149,6 +149,8 @@ type DayResult struct {
 	Severity Severity
 	Settled  bool
 	Reason   string // why the day is unverifiable or provisional
+
+	HoursWithGap []HourDiff // from the drill-down: the hours that differ
 }
 
 // IsGap reports whether the day is a settled discrepancy.
@@ -176,9 +178,11 @@ const (
 
 // Result is the outcome of Compare.
 type Result struct {
-	Days     []DayResult
-	Totals   Totals
-	Findings []Finding
+	Days      []DayResult
+	Totals    Totals
+	Findings  []Finding
+	Links     []LinkDiff     // from the drill-down (Explain)
+	Countries []CountryCount // from the drill-down (Explain)
 }
 
 // Coverage counts the days of each status.

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -45,10 +46,16 @@ func Markdown(r Report) ([]byte, error) {
 	}
 
 	if len(r.Links) > 0 {
-		p("\n## Links that differ\n\n| date | link | Elido | local | delta | status |\n|---|---|---:|---:|---:|---|\n")
-		for _, l := range r.Links {
+		p("\n## Links that differ most\n\n| date | link | Elido | local | delta | status |\n|---|---|---:|---:|---:|---|\n")
+		for _, l := range worstLinks(r.Links, maxMarkdownLinks) {
 			p("| %s | `%s` | %s | %s | %s | %s |\n", l.Date, mdEscape(l.LinkID), Num(l.API), Num(l.Local), Signed(l.Delta), l.Status)
 		}
+		if more := len(r.Links) - maxMarkdownLinks; more > 0 {
+			p("\nAnd %d more links: see report.csv.\n", more)
+		}
+	}
+	if r.Drilldown.Mode == "fallback" || r.Drilldown.UncheckedLinks > 0 {
+		p("\nDrill-down: %s, %d requests, %d links unchecked.\n", r.Drilldown.Mode, r.Drilldown.Requests, r.Drilldown.UncheckedLinks)
 	}
 	if len(r.Findings) > 0 {
 		p("\n## Findings\n\n")
@@ -69,6 +76,19 @@ func Markdown(r Report) ([]byte, error) {
 		}
 	}
 	return b.Bytes(), nil
+}
+
+// maxMarkdownLinks bounds the link table of report.md.
+const maxMarkdownLinks = 20
+
+// worstLinks returns at most n link rows, the largest |delta| first.
+func worstLinks(links []Link, n int) []Link {
+	sorted := append([]Link(nil), links...)
+	sort.SliceStable(sorted, func(i, j int) bool { return abs(sorted[i].Delta) > abs(sorted[j].Delta) })
+	if len(sorted) > n {
+		sorted = sorted[:n]
+	}
+	return sorted
 }
 
 // mdEscape keeps a link id from breaking a table row or its code span.

@@ -42,6 +42,17 @@ type Report struct {
 	Countries     []Country      `json:"countries"`
 	Findings      []Finding      `json:"findings"`
 	Requests      map[string]int `json:"requests"` // Elido API requests per endpoint, retries included
+	Drilldown     Drilldown      `json:"drilldown"`
+}
+
+// Drilldown says how the days that differ were drilled into.
+type Drilldown struct {
+	// Mode is off (--drilldown off), none_needed (no settled day differs,
+	// no request made), breakdown (Elido's /breakdown/link) or fallback
+	// (/timeseries?link_id= per link the store knows).
+	Mode           string `json:"mode"`
+	Requests       int    `json:"requests"`        // API requests the drill-down made
+	UncheckedLinks int    `json:"unchecked_links"` // links the fallback could not check
 }
 
 // Window is the reconciled range of calendar days, both inclusive.
@@ -81,6 +92,19 @@ type Day struct {
 	Severity string  `json:"severity"`
 	Settled  bool    `json:"settled"`
 	Reason   string  `json:"reason,omitempty"`
+	// HoursWithGap are the hours of a drilled-into day whose counts
+	// differ; absent when the hours were not compared.
+	HoursWithGap []Hour `json:"hours_with_gap,omitempty"`
+}
+
+// Hour is one hour of a day whose counts differ. Start is the hour's first
+// instant in the window's zone, with its offset, so the two 02:00 hours of
+// an autumn DST day are told apart.
+type Hour struct {
+	Start string `json:"start"`
+	API   int64  `json:"api"`
+	Local int64  `json:"local"`
+	Delta int64  `json:"delta"`
 }
 
 // Link is one link's counts on a day where they differ.
@@ -93,11 +117,14 @@ type Link struct {
 	Status string `json:"status"`
 }
 
-// Country is Elido's count for one country on a day that differs.
+// Country is one country's counts on a day that differs. Local and Delta
+// are null when the store has no country column.
 type Country struct {
 	Date        string `json:"date"`
 	CountryCode string `json:"country_code"`
 	API         int64  `json:"api"`
+	Local       *int64 `json:"local"`
+	Delta       *int64 `json:"delta"`
 }
 
 // Finding is an observation beyond a single day.
@@ -113,6 +140,7 @@ type Meta struct {
 	GeneratedAt time.Time
 	Interrupted string // non-empty when the run was cut short
 	Requests    map[string]int
+	Drilldown   Drilldown
 }
 
 // New builds a report from a comparison.
@@ -135,6 +163,7 @@ func New(res reconcile.Result, w reconcile.Window, meta Meta) Report {
 		Countries: []Country{},
 		Findings:  []Finding{},
 		Requests:  map[string]int{},
+		Drilldown: meta.Drilldown,
 	}
 	for k, v := range meta.Requests {
 		r.Requests[k] = v
@@ -151,6 +180,17 @@ func New(res reconcile.Result, w reconcile.Window, meta Meta) Report {
 			Settled:  d.Settled,
 			Reason:   d.Reason,
 		})
+		for _, h := range d.HoursWithGap {
+			r.Days[len(r.Days)-1].HoursWithGap = append(r.Days[len(r.Days)-1].HoursWithGap, Hour{
+				Start: h.Start.In(w.Loc).Format(time.RFC3339), API: h.API, Local: h.Local, Delta: h.Delta,
+			})
+		}
+	}
+	for _, l := range res.Links {
+		r.Links = append(r.Links, Link{Date: l.Date.String(), LinkID: l.LinkID, API: l.API, Local: l.Local, Delta: l.Delta, Status: string(l.Status)})
+	}
+	for _, c := range res.Countries {
+		r.Countries = append(r.Countries, Country{Date: c.Date.String(), CountryCode: c.CountryCode, API: c.API, Local: c.Local, Delta: c.Delta})
 	}
 	cov := res.Coverage()
 	r.Coverage = Coverage{

@@ -1,10 +1,14 @@
 package report
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"flag"
+	"html"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,11 +59,31 @@ func sample(t *testing.T) Report {
 			date("2026-10-28"): reconcile.Known(12),
 		},
 	})
+	// The drill-down of the DST day: two links lost clicks between 02:00
+	// CET and 03:00 CET, one link only Elido knows.
+	dstHour := time.Date(2026, 10, 25, 1, 0, 0, 0, time.UTC) // 02:00 CET, the second 02:00
+	res = reconcile.Explain(res, map[reconcile.Date]reconcile.DayDetail{
+		date("2026-10-25"): {
+			APILinks:       map[string]int64{"lnk_spring_sale": 9000, "lnk_docs": 3000, "lnk_only_elido": 12, "lnk_same": 333},
+			LinksComplete:  true,
+			LocalLinks:     map[string]int64{"lnk_spring_sale": 8602, "lnk_docs": 2998, "lnk_same": 333},
+			APIHours:       []reconcile.HourCount{{Start: dstHour.Add(-time.Hour), Clicks: 500}, {Start: dstHour, Clicks: 900}},
+			LocalHours:     []reconcile.HourCount{{Start: dstHour.Add(-time.Hour), Clicks: 500}, {Start: dstHour, Clicks: 488}},
+			APICountries:   map[string]int64{"PL": 10000, "DE": 2345},
+			LocalCountries: map[string]int64{"PL": 9600, "DE": 2333},
+		},
+		date("2026-10-26"): {
+			APILinks:      map[string]int64{"lnk_docs": 900},
+			LinksComplete: true,
+			LocalLinks:    map[string]int64{"lnk_docs": 900, "lnk_only_store": 7},
+		},
+	}, loc)
 	return New(res, w, Meta{
 		RunKey:      RunKey("48213", w, "postgres://recon@db/clicks events"),
 		WorkspaceID: "48213",
 		GeneratedAt: time.Date(2026, 10, 28, 23, 30, 12, 345, time.UTC),
-		Requests:    map[string]int{"summary": 1, "timeseries": 3},
+		Requests:    map[string]int{"summary": 1, "timeseries": 3, "breakdown/link": 2, "breakdown/country": 1},
+		Drilldown:   Drilldown{Mode: "breakdown", Requests: 4},
 	})
 }
 
@@ -167,7 +191,7 @@ func TestStatus(t *testing.T) {
 
 func TestCSV(t *testing.T) {
 	r := sample(t)
-	r.Links = []Link{{Date: "2026-10-25", LinkID: "=HYPERLINK(\"x\")", API: 500, Local: 88, Delta: -412, Status: "missing"}}
+	r.Links = append(r.Links, Link{Date: "2026-10-25", LinkID: "=HYPERLINK(\"x\")", API: 500, Local: 88, Delta: -412, Status: "missing"})
 	b, err := CSV(r)
 	if err != nil {
 		t.Fatal(err)
@@ -183,6 +207,10 @@ func TestCSV(t *testing.T) {
 		{"2026-10-26", "", "900", "907", "7", "surplus"},
 		{"2026-10-27", "", "", "800", "", "unverifiable"},
 		{"2026-10-28", "", "40", "12", "-28", "provisional"},
+		{"2026-10-25", "lnk_spring_sale", "9000", "8602", "-398", "missing"},
+		{"2026-10-25", "lnk_only_elido", "12", "0", "-12", "missing"},
+		{"2026-10-25", "lnk_docs", "3000", "2998", "-2", "missing"},
+		{"2026-10-26", "lnk_only_store", "0", "7", "7", "surplus"},
 		{"2026-10-25", "'=HYPERLINK(\"x\")", "500", "88", "-412", "missing"},
 	}
 	if diff := cmp.Diff(want, rows); diff != "" {
@@ -209,7 +237,7 @@ func TestWriteReplacesWholeFiles(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if diff := cmp.Diff([]string{"report.csv", "report.json", "report.md"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"report.csv", "report.html", "report.json", "report.md"}, names); diff != "" {
 		t.Errorf("files (-want +got):\n%s", diff)
 	}
 	var back Report
@@ -238,6 +266,102 @@ func TestRunKey(t *testing.T) {
 	for _, o := range others {
 		if o == k {
 			t.Errorf("a different run has the same key %q", k)
+		}
+	}
+}
+
+func TestHTMLGolden(t *testing.T) {
+	b, err := HTML(sample(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.html.golden", b)
+}
+
+// report.html is well-formed (it parses as XML, strictly), needs nothing
+// from outside, and its chart has one group per day with the gaps marked.
+func TestHTMLParsesAndHoldsTheChart(t *testing.T) {
+	r := sample(t)
+	b, err := HTML(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	dec.Strict = true
+	var days, marks, svgs int
+	status := map[string]string{}
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("report.html does not parse: %v", err)
+		}
+		el, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		attr := map[string]string{}
+		for _, a := range el.Attr {
+			attr[a.Name.Local] = a.Value
+		}
+		switch {
+		case el.Name.Local == "svg":
+			svgs++
+		case el.Name.Local == "g" && attr["class"] == "day":
+			days++
+			status[attr["data-date"]] = attr["data-status"]
+		case el.Name.Local == "rect" && strings.HasPrefix(attr["class"], "mark-"):
+			marks++
+		case el.Name.Local == "script", el.Name.Local == "link":
+			t.Errorf("report.html has a <%s>: it must be self-contained", el.Name.Local)
+		}
+		for _, k := range []string{"src", "href"} {
+			if v := attr[k]; v != "" {
+				t.Errorf("<%s %s=%q>: report.html must not load anything", el.Name.Local, k, v)
+			}
+		}
+	}
+	if svgs != 1 || days != len(r.Days) {
+		t.Errorf("%d svg, %d day groups; want 1 and %d", svgs, days, len(r.Days))
+	}
+	want := map[string]string{"2026-10-24": "match", "2026-10-25": "missing", "2026-10-26": "surplus", "2026-10-27": "unverifiable", "2026-10-28": "provisional"}
+	if diff := cmp.Diff(want, status); diff != "" {
+		t.Errorf("chart days (-want +got):\n%s", diff)
+	}
+	if marks != 4 {
+		t.Errorf("%d gap marks, want 4 (missing, surplus, unverifiable, provisional)", marks)
+	}
+}
+
+// The four files say the same thing: every day and link row of the JSON
+// is in the CSV, and every gap day and worst link in the Markdown.
+func TestReportsAgree(t *testing.T) {
+	r := sample(t)
+	csvBytes, _ := CSV(r)
+	md, _ := Markdown(r)
+	escaped, _ := HTML(r)
+	page := []byte(html.UnescapeString(string(escaped))) // html/template writes + as &#43;
+	rows, err := csv.NewReader(bytes.NewReader(csvBytes)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1+len(r.Days)+len(r.Links) {
+		t.Errorf("CSV has %d rows, want %d", len(rows), 1+len(r.Days)+len(r.Links))
+	}
+	for _, l := range r.Links {
+		for name, doc := range map[string][]byte{"md": md, "html": page} {
+			if !bytes.Contains(doc, []byte(l.LinkID)) || !bytes.Contains(doc, []byte(Signed(l.Delta))) {
+				t.Errorf("report.%s lacks link %s with delta %s", name, l.LinkID, Signed(l.Delta))
+			}
+		}
+	}
+	for _, d := range r.Days {
+		for name, doc := range map[string][]byte{"md": md, "html": page} {
+			if !bytes.Contains(doc, []byte(d.Date)) || !bytes.Contains(doc, []byte(OptSigned(d.Delta))) {
+				t.Errorf("report.%s lacks day %s with delta %s", name, d.Date, OptSigned(d.Delta))
+			}
 		}
 	}
 }

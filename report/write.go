@@ -11,7 +11,7 @@ import (
 )
 
 // Files written by Write, in the order they are written.
-var Files = []string{"report.json", "report.csv", "report.md"}
+var Files = []string{"report.json", "report.csv", "report.md", "report.html"}
 
 // Write writes every report file into dir/<run key>/ and returns that
 // folder. Each file is written to a temporary name and renamed, so a
@@ -25,6 +25,7 @@ func Write(dir string, r Report) (string, error) {
 		"report.json": JSON,
 		"report.csv":  CSV,
 		"report.md":   Markdown,
+		"report.html": HTML,
 	}
 	for _, name := range Files {
 		b, err := renderers[name](r)

@@ -37,6 +37,8 @@ type config struct {
 	FailAbs      int64   `env:"RECON_FAIL_ABS, default=100"`
 	FailPct      float64 `env:"RECON_FAIL_PCT, default=1"`
 
+	DrillMax int `env:"RECON_DRILLDOWN_MAX_REQUESTS, default=500"`
+
 	ReportDir string        `env:"RECON_REPORT_DIR, default=reports"`
 	Timeout   time.Duration `env:"RECON_TIMEOUT, default=30m"`
 	LogLevel  string        `env:"LOG_LEVEL, default=info"`
@@ -158,6 +160,8 @@ func (c config) validateCommon() error {
 		return fmt.Errorf("--report-dir (RECON_REPORT_DIR) must not be empty")
 	case c.MaxDays < 1:
 		return fmt.Errorf("RECON_MAX_DAYS must be at least 1, got %d", c.MaxDays)
+	case c.DrillMax < 0:
+		return fmt.Errorf("RECON_DRILLDOWN_MAX_REQUESTS must not be negative, got %d", c.DrillMax)
 	}
 	return nil
 }

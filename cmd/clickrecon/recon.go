@@ -55,6 +55,8 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 		settings:    s,
 		settle:      c.Settle,
 		timeout:     c.Timeout,
+		drilldown:   c.Drilldown == "auto",
+		drillMax:    c.DrillMax,
 		reportDir:   c.ReportDir,
 		format:      c.Format,
 		storeID:     store.RedactDSN(c.StoreDSN) + " " + query.Name(),
@@ -99,6 +101,8 @@ type job struct {
 	settings
 	settle    time.Duration
 	timeout   time.Duration
+	drilldown bool // --drilldown auto
+	drillMax  int  // RECON_DRILLDOWN_MAX_REQUESTS
 	reportDir string
 	format    string
 	storeID   string // the store's identity in the run key: no secret
@@ -120,7 +124,7 @@ func (j job) run(ctx context.Context, stdout io.Writer) int {
 		"tz", w.Loc.String(), "days", w.Len())
 
 	api, summaries, apiErr := j.readElido(ctx, log)
-	local, storeErr := j.readStore(ctx, log)
+	local, localLinks, storeErr := j.readStore(ctx, log)
 
 	res := reconcile.Compare(reconcile.Input{
 		Window:    w,
@@ -131,6 +135,12 @@ func (j job) run(ctx context.Context, stdout io.Writer) int {
 		Local:     local,
 		Summaries: summaries,
 	})
+	drill := report.Drilldown{Mode: drillOff}
+	if j.drilldown && ctx.Err() == nil {
+		var details map[reconcile.Date]reconcile.DayDetail
+		details, drill = j.drill(ctx, log, res, localLinks)
+		res = reconcile.Explain(res, details, w.Loc)
+	}
 	interrupted := interruption(ctx, j.timeout)
 	rep := report.New(res, w, report.Meta{
 		RunKey:      runKey,
@@ -138,6 +148,7 @@ func (j job) run(ctx context.Context, stdout io.Writer) int {
 		GeneratedAt: j.now(),
 		Interrupted: interrupted,
 		Requests:    j.client.Requests(),
+		Drilldown:   drill,
 	})
 	dir, err := report.Write(j.reportDir, rep)
 	if err != nil {
@@ -217,16 +228,18 @@ func (j job) readElidoChunk(ctx context.Context, from, to reconcile.Date, tz str
 	return days, sum.Clicks, nil
 }
 
-// readStore counts each day in the store. A day whose query fails is left
-// unknown; the first error is returned for the exit code.
-func (j job) readStore(ctx context.Context, log *slog.Logger) (map[reconcile.Date]reconcile.Reading, error) {
+// readStore counts each day in the store, in all and per link. A day
+// whose query fails is left unknown; the first error is returned for the
+// exit code.
+func (j job) readStore(ctx context.Context, log *slog.Logger) (map[reconcile.Date]reconcile.Reading, map[reconcile.Date]map[string]int64, error) {
 	local := map[reconcile.Date]reconcile.Reading{}
+	links := map[reconcile.Date]map[string]int64{}
 	if j.storeErr != nil {
 		log.Error("store not opened", "err", j.storeErr)
 		for _, d := range j.window.Days() {
 			local[d] = reconcile.Unknown(j.storeErr)
 		}
-		return local, j.storeErr
+		return local, links, j.storeErr
 	}
 	var firstErr error
 	started := time.Now()
@@ -239,9 +252,10 @@ func (j job) readStore(ctx context.Context, log *slog.Logger) (map[reconcile.Dat
 			continue
 		}
 		local[d] = reconcile.Known(counts.Total)
+		links[d] = counts.Links
 	}
 	log.Info("store read", "days", len(local), "duration_ms", time.Since(started).Milliseconds())
-	return local, firstErr
+	return local, links, firstErr
 }
 
 func cmpErr(first, err error) error {
@@ -314,6 +328,20 @@ func printSummary(w io.Writer, format string, rep report.Report, dir string) err
 	}
 	fmt.Fprintf(w, "\ntotals over verified days: elido %d (summary for the window %s), local %d, delta %+d\n",
 		rep.Totals.API, summary, rep.Totals.Local, rep.Totals.Delta)
+	if len(rep.Links) > 0 {
+		fmt.Fprintf(w, "\nlinks that differ (%d; the largest first):\n", len(rep.Links))
+		for i, l := range rep.Links {
+			if i == maxTextLinks {
+				fmt.Fprintf(w, "  and %d more: see report.csv\n", len(rep.Links)-maxTextLinks)
+				break
+			}
+			fmt.Fprintf(w, "  %s  %-24s elido %d, local %d, delta %+d (%s)\n", l.Date, l.LinkID, l.API, l.Local, l.Delta, l.Status)
+		}
+	}
+	if rep.Drilldown.Mode != drillOff && rep.Drilldown.Mode != drillNone {
+		fmt.Fprintf(w, "drill-down: %s, %d requests, %d links unchecked\n", rep.Drilldown.Mode, rep.Drilldown.Requests, rep.Drilldown.UncheckedLinks)
+	}
+	fmt.Fprintln(w)
 	for _, f := range rep.Findings {
 		fmt.Fprintf(w, "finding (%s): %s\n", f.Kind, f.Message)
 	}
@@ -325,6 +353,9 @@ func printSummary(w io.Writer, format string, rep report.Report, dir string) err
 	_, err := fmt.Fprintf(w, "report: %s\n", dir)
 	return err
 }
+
+// maxTextLinks bounds the link rows printed on stdout.
+const maxTextLinks = 10
 
 func optNum(n *int64, signed bool) string {
 	switch {

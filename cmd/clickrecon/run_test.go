@@ -222,13 +222,28 @@ func TestRunReportsLossAndDuplicateExactly(t *testing.T) {
 				Coverage:      report.Coverage{Days: 3, Match: 1, Missing: 1, Surplus: 1},
 				Days: []report.Day{
 					{Date: "2026-10-24", Hours: 24, API: n(4), Local: n(4), Delta: n(0), Status: "match", Severity: "ok", Settled: true},
-					{Date: "2026-10-25", Hours: 25, API: n(5), Local: n(4), Delta: n(-1), Status: "missing", Severity: "warn", Settled: true},
-					{Date: "2026-10-26", Hours: 24, API: n(4), Local: n(5), Delta: n(1), Status: "surplus", Severity: "warn", Settled: true},
+					{Date: "2026-10-25", Hours: 25, API: n(5), Local: n(4), Delta: n(-1), Status: "missing", Severity: "warn", Settled: true,
+						// 01:30Z is 02:30 in the second 02:00 hour (CET).
+						HoursWithGap: []report.Hour{{Start: "2026-10-25T02:00:00+01:00", API: 1, Local: 0, Delta: -1}}},
+					{Date: "2026-10-26", Hours: 24, API: n(4), Local: n(5), Delta: n(1), Status: "surplus", Severity: "warn", Settled: true,
+						HoursWithGap: []report.Hour{{Start: "2026-10-26T10:00:00+01:00", API: 1, Local: 2, Delta: 1}}},
 				},
-				Links:     []report.Link{},
-				Countries: []report.Country{},
-				Findings:  []report.Finding{},
-				Requests:  map[string]int{"summary": 1, "timeseries": 1},
+				Links: []report.Link{
+					{Date: "2026-10-25", LinkID: "lnk_a", API: 3, Local: 2, Delta: -1, Status: "missing"},
+					{Date: "2026-10-26", LinkID: "lnk_a", API: 2, Local: 3, Delta: 1, Status: "surplus"},
+				},
+				Countries: []report.Country{
+					{Date: "2026-10-25", CountryCode: "PL", API: 5, Local: n(4), Delta: n(-1)},
+					{Date: "2026-10-26", CountryCode: "PL", API: 4, Local: n(5), Delta: n(1)},
+				},
+				Findings: []report.Finding{
+					{Kind: "gap_window", Message: "2026-10-25: the gap is 02:00 CET–03:00 CET (Europe/Warsaw): -1 of the day's -1 clicks; the other hours match"},
+					{Kind: "gap_window", Message: "2026-10-26: the gap is 10:00–11:00 (Europe/Warsaw): +1 of the day's +1 clicks; the other hours match"},
+				},
+				// Per day that differs: one page of links, one of countries,
+				// one of hours.
+				Requests:  map[string]int{"summary": 1, "timeseries": 3, "breakdown/link": 2, "breakdown/country": 2},
+				Drilldown: report.Drilldown{Mode: "breakdown", Requests: 6},
 			}
 			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(report.Report{}, "RunKey")); diff != "" {
 				t.Errorf("report.json (-want +got):\n%s", diff)
