@@ -312,16 +312,17 @@ func acrossDays(res Result, details map[Date]DayDetail, loc *time.Location) []Fi
 		if !a.IsGap() || !b.IsGap() || a.Status == b.Status || paired[a.Date] {
 			continue
 		}
-		if msg, ok := boundaryShift(a, b, details[a.Date], details[b.Date], loc); ok {
+		if msg, ok := boundaryShift(a, b, details, loc); ok {
 			paired[a.Date], paired[b.Date] = true, true
 			out = append(out, Finding{Kind: FindingBoundaryShift, Message: msg})
 		}
 	}
 
 	// The window adding up while its days do not points at day
-	// boundaries, unless the gaps are a handful of clicks (an unrelated
-	// loss and duplicate cancel by chance), or the hourly counts of those
-	// days were compared and showed no shift.
+	// boundaries, unless a shift was already found above, the gaps are a
+	// handful of clicks (an unrelated loss and duplicate cancel by
+	// chance), or the hourly counts of those days were compared and showed
+	// no shift.
 	var differing int
 	var moved int64
 	hourlyRefutes := false
@@ -332,11 +333,11 @@ func acrossDays(res Result, details map[Date]DayDetail, loc *time.Location) []Fi
 		differing++
 		moved += abs64(*d.Delta)
 		det := details[d.Date]
-		if det.APIHours != nil && det.LocalHours != nil && len(out) == 0 {
+		if det.APIHours != nil && det.LocalHours != nil {
 			hourlyRefutes = true
 		}
 	}
-	if differing >= 2 && moved >= 2*minShifted && !hourlyRefutes && abs64(res.Totals.Delta) <= max(1, res.Totals.API/1000) {
+	if len(out) == 0 && differing >= 2 && moved >= 2*minShifted && !hourlyRefutes && abs64(res.Totals.Delta) <= max(1, res.Totals.API/1000) {
 		out = append(out, Finding{Kind: FindingWindowBalances, Message: fmt.Sprintf(
 			"%d days differ but the window's totals match (delta %+d of %d): the clicks are there, counted on other days; check the store's day boundaries and time zone before looking for lost data",
 			differing, res.Totals.Delta, res.Totals.API)})
@@ -365,16 +366,21 @@ func acrossDays(res Result, details map[Date]DayDetail, loc *time.Location) []Fi
 }
 
 // minShifted is the fewest clicks that must cross midnight before a pair
-// of opposite gaps is called a boundary shift on magnitudes alone: below
-// it, an unrelated loss and duplicate cancel by chance too easily.
+// of opposite gaps is called a boundary shift on daily counts: below it, an
+// unrelated loss and duplicate cancel by chance too easily.
 const minShifted = 10
+
+// maxShift bounds the offsets tried, in whole hours either way.
+const maxShift = 14
 
 // boundaryShift decides whether a's and b's opposite gaps are clicks
 // counted on the wrong side of midnight. With both sides' hourly counts it
-// looks for the offset that lines the store's hours up with Elido's;
-// without them it needs the two gaps to nearly cancel, enough clicks, and
-// Elido's hours at midnight to hold about that many.
-func boundaryShift(a, b DayResult, da, db DayDetail, loc *time.Location) (string, bool) {
+// looks for the offset that lines the store's hours up with Elido's.
+// Without the store's hours it needs the two gaps to nearly cancel and
+// enough clicks, and then estimates the offset from Elido's hours around
+// the days (details may hold the days next to a and b with APIHours only).
+func boundaryShift(a, b DayResult, details map[Date]DayDetail, loc *time.Location) (string, bool) {
+	da, db := details[a.Date], details[b.Date]
 	dA, dB := *a.Delta, *b.Delta
 	moved := min(abs64(dA), abs64(dB))
 	lead := fmt.Sprintf("%s is %+d and %s is %+d: about %d clicks are counted on the wrong side of midnight, a day-boundary or time zone mismatch (the store's days are not calendar days in %s), not lost data",
@@ -395,13 +401,75 @@ func boundaryShift(a, b DayResult, da, db DayDetail, loc *time.Location) (string
 	if moved < minShifted || float64(abs64(dA+dB)) > 0.2*float64(max(abs64(dA), abs64(dB))) {
 		return "", false
 	}
-	if off, ok := likelyOffset(dA, da.APIHours, db.APIHours, moved); ok {
-		return lead + "; " + off, true
+	shift, ok := predictedShift([]DayResult{a, b}, details, loc)
+	if !ok {
+		return lead + " (Elido's hourly counts around these days were not all read, so the offset is not estimated)", true
 	}
-	if da.APIHours == nil && db.APIHours == nil {
-		return lead + " (Elido's hourly counts were not read, so the offset is not estimated)", true
+	dir := "early"
+	if shift < 0 {
+		dir = "late"
 	}
-	return "", false
+	return fmt.Sprintf("%s; the store's days likely run %s %s: counting Elido's clicks over days shifted so explains both gaps (a store that buckets days in UTC, or in a zone %s from %s)",
+		lead, shortDuration(absDuration(shift)), dir, shortDuration(absDuration(shift)), loc), true
+}
+
+// predictedShift finds the whole-hour offset s for which days that run
+// from start−s to end−s (s > 0: s hours early) would show the gaps
+// observed, counting Elido's hourly clicks. It needs Elido's hours for the
+// days and the ones next to them, and a fit within a fifth of the gaps.
+func predictedShift(days []DayResult, details map[Date]DayDetail, loc *time.Location) (time.Duration, bool) {
+	at := map[int64]int64{}
+	for _, det := range details {
+		for _, h := range det.APIHours {
+			at[h.Start.Unix()] += h.Clicks
+		}
+	}
+	// sum counts Elido's clicks in [from, to), or says an hour is missing.
+	sum := func(from, to time.Time) (int64, bool) {
+		var n int64
+		for t := from; t.Before(to); t = t.Add(time.Hour) {
+			c, ok := at[t.Unix()]
+			if !ok {
+				return 0, false
+			}
+			n += c
+		}
+		return n, true
+	}
+	var observed int64
+	for _, d := range days {
+		observed += abs64(*d.Delta)
+	}
+	best, bestMisfit := time.Duration(0), int64(math.MaxInt64)
+	for h := -maxShift; h <= maxShift; h++ {
+		if h == 0 {
+			continue
+		}
+		s := time.Duration(h) * time.Hour
+		var misfit int64
+		complete := true
+		for _, d := range days {
+			start, end := d.Date.Bounds(loc)
+			gained, ok1 := sum(start.Add(-s), start)
+			lost, ok2 := sum(end.Add(-s), end)
+			if s < 0 {
+				gained, ok1 = sum(end, end.Add(-s))
+				lost, ok2 = sum(start, start.Add(-s))
+			}
+			if !ok1 || !ok2 {
+				complete = false
+				break
+			}
+			misfit += abs64(*d.Delta - (gained - lost))
+		}
+		if complete && misfit < bestMisfit {
+			best, bestMisfit = s, misfit
+		}
+	}
+	if best == 0 || float64(bestMisfit) > 0.2*float64(observed) {
+		return 0, false
+	}
+	return best, true
 }
 
 // hourShift finds the whole-hour offset s (up to 14 h either way) for
@@ -449,42 +517,6 @@ func absDuration(d time.Duration) time.Duration {
 		return -d
 	}
 	return d
-}
-
-// likelyOffset estimates how many hours of clicks moved across midnight,
-// from Elido's hourly buckets: with a deficit on the first day, the last
-// hours of the first day went to the second; with a surplus, the first
-// hours of the second day came to the first.
-func likelyOffset(firstDelta int64, firstHours, secondHours []HourCount, moved int64) (string, bool) {
-	var hours []HourCount
-	if firstDelta < 0 {
-		for i := len(firstHours) - 1; i >= 0; i-- {
-			hours = append(hours, firstHours[i])
-		}
-	} else {
-		hours = secondHours
-	}
-	if len(hours) == 0 {
-		return "", false
-	}
-	best, bestErr := 0, int64(math.MaxInt64)
-	var sum int64
-	for k, h := range hours {
-		if k >= 14 {
-			break
-		}
-		sum += h.Clicks
-		if e := abs64(sum - moved); e < bestErr {
-			best, bestErr = k+1, e
-		}
-	}
-	if best == 0 || float64(bestErr) > 0.25*float64(moved) {
-		return "", false
-	}
-	if firstDelta < 0 {
-		return fmt.Sprintf("the store's days likely end about %d h early (Elido counted about that many clicks in the last %d h of %s)", best, best, "the first day"), true
-	}
-	return fmt.Sprintf("the store's days likely end about %d h late (Elido counted about that many clicks in the first %d h of %s)", best, best, "the second day"), true
 }
 
 func mean(xs []int64) float64 {

@@ -117,6 +117,7 @@ func (j job) drill(ctx context.Context, log *slog.Logger, res reconcile.Result, 
 	if summary.Mode == drillFallback {
 		summary.UncheckedLinks = j.drillLinksOneByOne(ctx, log, b, days, details, localLinks)
 	}
+	j.drillNeighbourHours(ctx, b, res, details)
 	out := map[reconcile.Date]reconcile.DayDetail{}
 	for d, det := range details {
 		out[d] = *det
@@ -173,6 +174,37 @@ func (j job) drillHours(ctx context.Context, b *budget, d reconcile.Date, tz str
 		det.LocalHours = []reconcile.HourCount{}
 		for _, h := range local {
 			det.LocalHours = append(det.LocalHours, reconcile.HourCount{Start: h.Start, Clicks: h.Clicks})
+		}
+	}
+}
+
+// drillNeighbourHours reads Elido's hours of the days around each pair of
+// adjacent opposite gaps whose store has no hourly counts, which is what
+// estimating a day-boundary offset from Elido's side alone needs
+// (reconcile.Explain). Days that have not ended are left out.
+func (j job) drillNeighbourHours(ctx context.Context, b *budget, res reconcile.Result, details map[reconcile.Date]*reconcile.DayDetail) {
+	today := reconcile.DateOf(j.now().In(j.window.Loc))
+	for i := 0; i+1 < len(res.Days); i++ {
+		a, c := res.Days[i], res.Days[i+1]
+		if !a.IsGap() || !c.IsGap() || a.Status == c.Status {
+			continue
+		}
+		if details[a.Date].LocalHours != nil && details[c.Date].LocalHours != nil {
+			continue // the store's own hours decide it (reconcile.Explain)
+		}
+		for _, d := range []reconcile.Date{a.Date.AddDays(-1), c.Date.AddDays(1)} {
+			if _, ok := details[d]; ok || !d.Before(today) || !b.take() {
+				continue
+			}
+			hours, err := j.client.HourlyTimeseries(ctx, d, j.window.Loc.String(), "")
+			if err != nil {
+				continue // the estimate says it lacks hours; the pair is still reported
+			}
+			det := &reconcile.DayDetail{}
+			for _, h := range hours {
+				det.APIHours = append(det.APIHours, reconcile.HourCount{Start: h.Start, Clicks: h.Clicks})
+			}
+			details[d] = det
 		}
 	}
 }
