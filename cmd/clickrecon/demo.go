@@ -15,6 +15,7 @@ import (
 
 	"github.com/clickrecon/clickrecon"
 	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 	"github.com/clickrecon/clickrecon/sources/store"
@@ -60,7 +61,8 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	from, _ := reconcile.ParseDate(demoFrom)
 	to, _ := reconcile.ParseDate(demoTo)
 	w := reconcile.Window{From: from, To: to, Loc: loc}
-	log := newLogger(stderr, c.LogFormat, c.LogLevel)
+	bar := newProgress(stderr)
+	log := newLogger(bar, c.LogFormat, c.LogLevel)
 
 	elidoClicks, storeClicks := demoClicks(w)
 	srv := elidotest.NewServer(demoWorkspace, demoKey, elidoClicks)
@@ -78,7 +80,9 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 		return exitIncomplete
 	}
 
-	client, err := elido.New(elido.Config{BaseURL: srv.URL(), APIKey: demoKey, WorkspaceID: demoWorkspace, RatePerMinute: 6000}, d.elido...)
+	runKey := report.RunKey(demoWorkspace, w, "demo")
+	log = log.With("run_key", runKey)
+	client, err := elido.New(elido.Config{BaseURL: srv.URL(), APIKey: demoKey, WorkspaceID: demoWorkspace, RatePerMinute: 6000, Logger: log}, d.elido...)
 	if err != nil {
 		fmt.Fprintf(stderr, "clickrecon demo: %v\n", err)
 		return exitIncomplete
@@ -105,6 +109,7 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 		store:       st,
 		query:       query,
 		workspaceID: demoWorkspace,
+		runKey:      runKey,
 		settings:    settings{window: w, loc: loc, tolerance: c.tolerance(), failOn: c.failOn()},
 		settle:      c.Settle,
 		timeout:     c.Timeout,
@@ -112,8 +117,8 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 		drillMax:    c.DrillMax,
 		reportDir:   c.ReportDir,
 		format:      c.Format,
-		storeID:     "demo",
 		log:         log,
+		bar:         bar,
 		now:         d.now,
 	}
 	return j.run(ctx, stdout)

@@ -89,7 +89,8 @@ func (j job) drill(ctx context.Context, log *slog.Logger, res reconcile.Result, 
 	tz := j.window.Loc.String()
 	details := map[reconcile.Date]*reconcile.DayDetail{}
 	summary.Mode = drillBreakdown
-	for _, d := range days {
+	for i, d := range days {
+		j.bar.Step("drill-down", i, len(days))
 		det := &reconcile.DayDetail{LocalLinks: localLinks[d]}
 		details[d] = det
 		if summary.Mode == drillBreakdown {

@@ -35,16 +35,20 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	if err != nil {
 		return usageExit(stderr, err)
 	}
+	storeID := store.RedactDSN(c.StoreDSN) + " " + query.Name()
+	runKey := report.RunKey(c.WorkspaceID, s.window, storeID)
+	bar := newProgress(stderr)
+	log := newLogger(bar, c.LogFormat, c.LogLevel).With("run_key", runKey)
 	client, err := elido.New(elido.Config{
 		BaseURL:       c.APIBase,
 		APIKey:        c.APIKey,
 		WorkspaceID:   c.WorkspaceID,
 		RatePerMinute: c.RateLimit,
+		Logger:        log,
 	}, d.elido...)
 	if err != nil {
 		return usageExit(stderr, err)
 	}
-	log := newLogger(stderr, c.LogFormat, c.LogLevel)
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 
@@ -52,6 +56,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 		client:      client,
 		query:       query,
 		workspaceID: c.WorkspaceID,
+		runKey:      runKey,
 		settings:    s,
 		settle:      c.Settle,
 		timeout:     c.Timeout,
@@ -59,8 +64,8 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 		drillMax:    c.DrillMax,
 		reportDir:   c.ReportDir,
 		format:      c.Format,
-		storeID:     store.RedactDSN(c.StoreDSN) + " " + query.Name(),
 		log:         log,
+		bar:         bar,
 		now:         d.now,
 	}
 	st, err := store.Open(ctx, c.StoreDSN)
@@ -98,6 +103,7 @@ type job struct {
 	storeErr    error // why the store could not be opened
 	query       store.Query
 	workspaceID string
+	runKey      string // report.RunKey of the workspace, window and store
 	settings
 	settle    time.Duration
 	timeout   time.Duration
@@ -105,10 +111,14 @@ type job struct {
 	drillMax  int  // RECON_DRILLDOWN_MAX_REQUESTS
 	reportDir string
 	format    string
-	storeID   string // the store's identity in the run key: no secret
-	log       *slog.Logger
+	log       *slog.Logger // carries the run key
+	bar       *progress
 	now       clock
 }
+
+// progressDays is the window length past which each day's count is
+// logged as it is read, so a long backfill shows its progress.
+const progressDays = 7
 
 // elidoChunkDays bounds the days fetched in one /timeseries and /summary
 // pair: a long backfill is read in pieces, so a disagreement between the
@@ -118,8 +128,7 @@ const elidoChunkDays = 31
 func (j job) run(ctx context.Context, stdout io.Writer) int {
 	started := j.now()
 	w := j.window
-	runKey := report.RunKey(j.workspaceID, w, j.storeID)
-	log := j.log.With("run_key", runKey)
+	log := j.log
 	log.Info("run started", "workspace_id", j.workspaceID, "from", w.From.String(), "to", w.To.String(),
 		"tz", w.Loc.String(), "days", w.Len())
 
@@ -143,13 +152,14 @@ func (j job) run(ctx context.Context, stdout io.Writer) int {
 	}
 	interrupted := interruption(ctx, j.timeout)
 	rep := report.New(res, w, report.Meta{
-		RunKey:      runKey,
+		RunKey:      j.runKey,
 		WorkspaceID: j.workspaceID,
 		GeneratedAt: j.now(),
 		Interrupted: interrupted,
 		Requests:    j.client.Requests(),
 		Drilldown:   drill,
 	})
+	j.bar.Done()
 	dir, err := report.Write(j.reportDir, rep)
 	if err != nil {
 		log.Error("report not written", "err", err)
@@ -177,7 +187,9 @@ func (j job) readElido(ctx context.Context, log *slog.Logger) (map[reconcile.Dat
 	var firstErr error
 	started := time.Now()
 	tz := j.window.Loc.String()
-	for from := j.window.From; !from.After(j.window.To); from = from.AddDays(elidoChunkDays) {
+	chunks := (j.window.Len() + elidoChunkDays - 1) / elidoChunkDays
+	for from, i := j.window.From, 0; !from.After(j.window.To); from, i = from.AddDays(elidoChunkDays), i+1 {
+		j.bar.Step("elido", i, chunks)
 		to := from.AddDays(elidoChunkDays - 1)
 		if to.After(j.window.To) {
 			to = j.window.To
@@ -243,7 +255,9 @@ func (j job) readStore(ctx context.Context, log *slog.Logger) (map[reconcile.Dat
 	}
 	var firstErr error
 	started := time.Now()
-	for _, d := range j.window.Days() {
+	days := j.window.Days()
+	for i, d := range days {
+		j.bar.Step("store", i, len(days))
 		counts, err := j.store.Counts(ctx, j.query, d, j.window.Loc)
 		if err != nil {
 			firstErr = cmpErr(firstErr, err)
@@ -253,7 +267,11 @@ func (j job) readStore(ctx context.Context, log *slog.Logger) (map[reconcile.Dat
 		}
 		local[d] = reconcile.Known(counts.Total)
 		links[d] = counts.Links
+		if len(days) > progressDays {
+			log.Info("store day counted", "date", d.String(), "day", i+1, "of", len(days), "clicks", counts.Total)
+		}
 	}
+	j.bar.Step("store", len(days), len(days))
 	log.Info("store read", "days", len(local), "duration_ms", time.Since(started).Milliseconds())
 	return local, links, firstErr
 }
