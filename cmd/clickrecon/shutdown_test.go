@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/clickrecon/clickrecon/sources/elido"
+	"github.com/clickrecon/clickrecon/sources/elidotest"
+)
+
+// SIGTERM (a cancelled context, as main's signal.NotifyContext makes it)
+// or the run's deadline stops a run stuck on a slow API (each answer takes
+// a minute; a run that waited for them would hit the test timeout): exit
+// 3, the report written and marked incomplete, no day called a gap.
+func TestRunStopsPromptly(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		timeout  string
+		cancelIn time.Duration
+		want     string
+	}{
+		{name: "sigterm", timeout: "30m", cancelIn: 300 * time.Millisecond, want: "stopped (SIGTERM or interrupt)"},
+		{name: "deadline", timeout: "300ms", want: "RECON_TIMEOUT=300ms"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := dstWindowClicks()
+			f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
+			f.elido.SetFaults(elidotest.Fault{Kind: elidotest.Slow, Delay: time.Minute})
+			f.env["RECON_TIMEOUT"] = tt.timeout
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancelIn > 0 {
+				time.AfterFunc(tt.cancelIn, cancel)
+			}
+			var stdout, stderr bytes.Buffer
+			code := runWith(ctx, []string{"run", "--from", "2026-10-24", "--to", "2026-10-26"}, envconfig.MapLookuper(f.env), &stdout, &stderr,
+				deps{now: func() time.Time { return testNow }, elido: []elido.Option{elido.WithClock(time.Now, f.waits.sleep)}})
+			if code != exitIncomplete {
+				t.Fatalf("exit %d, want 3\n%s", code, stderr.String())
+			}
+			got := f.readReport()
+			if got.Status != "incomplete" || !strings.Contains(got.Interrupted, tt.want) {
+				t.Errorf("status %q, interrupted %q; want incomplete, %q", got.Status, got.Interrupted, tt.want)
+			}
+			for _, d := range got.Days {
+				if d.Status == "missing" || d.Status == "surplus" {
+					t.Errorf("%s reported as %s after the run was stopped", d.Date, d.Status)
+				}
+			}
+		})
+	}
+}
