@@ -2,16 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jmoiron/sqlx"
 
-	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
@@ -267,27 +263,7 @@ func TestDrilldownFindsBoundaryShift(t *testing.T) {
 // for one link.
 func buildDailyStore(t *testing.T, backend string, daily map[string]int64) string {
 	t.Helper()
-	var db *sqlx.DB
-	var dsn string
-	switch backend {
-	case "postgres":
-		db, dsn = pgtest.New(t)
-	case "sqlite":
-		path := filepath.Join(t.TempDir(), "daily.db")
-		var err error
-		if db, err = sqlx.Open("sqlite", path); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		dsn = "sqlite:" + path
-	}
-	schema, err := os.ReadFile(filepath.Join("..", "..", "sql", "store", backend, "daily.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(string(schema)); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
+	db, dsn := newStoreDB(t, backend, "daily")
 	for day, n := range daily {
 		if _, err := db.Exec(db.Rebind(`INSERT INTO click_counts (day, link_id, clicks) VALUES (?, 'lnk_a', ?)`), day, n); err != nil {
 			t.Fatal(err)

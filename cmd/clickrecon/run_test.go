@@ -124,7 +124,27 @@ func newFixture(t *testing.T, backend string, api, local []elidotest.Click) *fix
 	return f
 }
 
+// buildStore makes an events-preset store on backend ("postgres" or
+// "sqlite") holding clicks, from the reference schema users adopt.
 func buildStore(t *testing.T, backend string, clicks []elidotest.Click) string {
+	t.Helper()
+	db, dsn := newStoreDB(t, backend, "events")
+	insert := db.Rebind(`INSERT INTO clicks (ts, link_id, country_code) VALUES (?, ?, ?)`)
+	for _, c := range clicks {
+		var ts any = c.TS
+		if backend == "sqlite" {
+			ts = c.TS.UTC().Format("2006-01-02T15:04:05.000Z")
+		}
+		if _, err := db.Exec(insert, ts, c.LinkID, c.CountryCode); err != nil {
+			t.Fatalf("insert click: %v", err)
+		}
+	}
+	return dsn
+}
+
+// newStoreDB creates an empty store on backend with the reference schema
+// of preset, and returns a handle to fill it and the DSN to give the job.
+func newStoreDB(t *testing.T, backend, preset string) (*sqlx.DB, string) {
 	t.Helper()
 	var db *sqlx.DB
 	var dsn string
@@ -139,25 +159,17 @@ func buildStore(t *testing.T, backend string, clicks []elidotest.Click) string {
 		}
 		t.Cleanup(func() { db.Close() })
 		dsn = "sqlite:" + path
+	default:
+		t.Fatalf("unknown backend %q", backend)
 	}
-	schema, err := os.ReadFile(filepath.Join("..", "..", "sql", "store", backend, "events.sql"))
+	schema, err := os.ReadFile(filepath.Join("..", "..", "sql", "store", backend, preset+".sql"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec(string(schema)); err != nil {
 		t.Fatalf("create schema: %v", err)
 	}
-	insert := db.Rebind(`INSERT INTO clicks (ts, link_id, country_code) VALUES (?, ?, ?)`)
-	for _, c := range clicks {
-		var ts any = c.TS
-		if backend == "sqlite" {
-			ts = c.TS.UTC().Format("2006-01-02T15:04:05.000Z")
-		}
-		if _, err := db.Exec(insert, ts, c.LinkID, c.CountryCode); err != nil {
-			t.Fatalf("insert click: %v", err)
-		}
-	}
-	return dsn
+	return db, dsn
 }
 
 type result struct {
