@@ -1,0 +1,476 @@
+package alert
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+
+	"github.com/clickrecon/clickrecon/report"
+)
+
+// Slack's Block Kit limits. Text lengths are measured in bytes, which is
+// never less than the characters (or UTF-16 units) Slack counts, so a
+// message within these limits is within Slack's.
+const (
+	maxBlocks     = 50
+	maxText       = 3000 // a section's text, a context element
+	maxHeaderText = 150
+	maxFallback   = 3000 // the top-level text: Slack allows more, notifications show less
+)
+
+// How much of each list a message shows before it says "and N more".
+const (
+	mostDays     = 10
+	mostLinks    = 10
+	mostFindings = 5
+	mostChanges  = 10
+)
+
+// Message is one Slack message: Block Kit blocks and the plain-text
+// fallback that notifications, screen readers and old clients show. Its
+// JSON is the payload Slack receives.
+type Message struct {
+	Text   string        `json:"text"`
+	Blocks []slack.Block `json:"blocks"`
+}
+
+// State is a day's status and counts, as alerted or as read now.
+type State struct {
+	Status   string
+	Severity string
+	API      int64
+	Local    int64
+	Delta    int64
+}
+
+// What became of an alerted day, the Kind of a Change.
+const (
+	ChangeHealed  = "healed"  // it matches now
+	ChangeChanged = "changed" // still a gap, with other numbers
+	ChangeOpen    = "open"    // still a gap as alerted
+)
+
+// Change is what became of a day Slack was told about earlier.
+type Change struct {
+	Date string
+	Kind string // ChangeHealed, ChangeChanged or ChangeOpen
+	Was  State  // as alerted
+	Now  *State // as read by this run; nil when this run did not read the day
+}
+
+// Update is an earlier alert's days, as a later run sees them: the content
+// of a chat.update of that alert, or of a short message after it.
+type Update struct {
+	WorkspaceID string
+	TZ          string
+	From, To    string // the window of the earlier alert
+	RunKey      string // the run that saw the change
+	GeneratedAt time.Time
+	Days        []Change
+}
+
+// Render builds the alert for rep: a header naming the workspace and
+// window, the totals, the worst days and links, the findings, what became
+// of days alerted earlier (since), the coverage, the command that
+// re-checks the gaps and the run key. Long lists are cut to what fits, with
+// the number left out, so the message always fits Slack's limits.
+func Render(rep report.Report, since []Change) Message {
+	gaps := alertable(rep.Days)
+	sortGaps(gaps)
+	ws := clipRunes(rep.WorkspaceID, 60)
+
+	var title, lead string
+	switch {
+	case len(gaps) > 0:
+		title = fmt.Sprintf("%s Click gaps in workspace %s: %s", gapEmoji(gaps), ws, span(rep.Window.From, rep.Window.To))
+		lead = fmt.Sprintf("Click gaps in workspace %s, %s (%s): %s", ws, span(rep.Window.From, rep.Window.To), rep.Window.TZ, gapSummary(gaps))
+	case rep.Status == report.StatusIncomplete:
+		title = fmt.Sprintf("⚠️ Clicks not fully verified in workspace %s: %s", ws, span(rep.Window.From, rep.Window.To))
+		lead = fmt.Sprintf("No click gaps found in workspace %s, %s (%s), but not every day could be verified", ws, span(rep.Window.From, rep.Window.To), rep.Window.TZ)
+	default:
+		title = fmt.Sprintf("✅ No click gaps in workspace %s: %s", ws, span(rep.Window.From, rep.Window.To))
+		lead = fmt.Sprintf("No click gaps in workspace %s, %s (%s): the store recorded what Elido counted", ws, span(rep.Window.From, rep.Window.To), rep.Window.TZ)
+	}
+
+	blocks := []slack.Block{header(title), section(summary(rep))}
+	if len(gaps) > 0 {
+		lines := make([]string, len(gaps))
+		for i, d := range gaps {
+			lines[i] = fmt.Sprintf("• *%s* %s *%s* (Elido %s · store %s) · %s",
+				d.Date, d.Status, report.Signed(*d.Delta), report.Num(*d.API), report.Num(*d.Local), d.Severity)
+		}
+		blocks = append(blocks, section(list("*Days with gaps*, worst first", lines, mostDays, "day", "days")))
+	}
+	if links := worstLinks(rep.Links); len(links) > 0 {
+		lines := make([]string, len(links))
+		for i, l := range links {
+			lines[i] = fmt.Sprintf("• %s on %s: *%s* (Elido %s · store %s) · %s",
+				code(clipRunes(l.LinkID, 100)), l.Date, report.Signed(l.Delta), report.Num(l.API), report.Num(l.Local), l.Status)
+		}
+		blocks = append(blocks, section(list("*Links with gaps*, worst first", lines, mostLinks, "link", "links")))
+	}
+	if len(rep.Findings) > 0 {
+		lines := make([]string, len(rep.Findings))
+		for i, f := range rep.Findings {
+			lines[i] = fmt.Sprintf("• *%s*: %s", esc(clipRunes(f.Kind, 60)), esc(clipRunes(f.Message, 400)))
+		}
+		blocks = append(blocks, section(list("*Findings*", lines, mostFindings, "finding", "findings")))
+	}
+	if len(since) > 0 {
+		blocks = append(blocks, section(list("*Since the last alert*", changeLines(since), mostChanges, "day", "days")))
+	}
+	blocks = append(blocks,
+		note(coverage(rep)),
+		section("*Re-check*\n```"+recheck(rep, gaps)+"```"),
+		note(fmt.Sprintf("Run %s · generated %s · the full list is in the report", code(rep.RunKey), stamp(rep.GeneratedAt))),
+	)
+	text := lead + ". Run " + rep.RunKey + "."
+	return Message{Text: clipBytes(esc(text), maxFallback), Blocks: capBlocks(blocks)}
+}
+
+// RenderUpdate builds what an earlier alert becomes when its days change:
+// all healed, or some updated, with the numbers as alerted and as now.
+func RenderUpdate(u Update) Message {
+	days := append([]Change(nil), u.Days...)
+	sort.Slice(days, func(i, j int) bool { return days[i].Date < days[j].Date })
+	ws := clipRunes(u.WorkspaceID, 60)
+	healed := true
+	for _, c := range days {
+		healed = healed && c.Kind == ChangeHealed
+	}
+	title := fmt.Sprintf("🔄 Updated: click gaps in workspace %s: %s", ws, span(u.From, u.To))
+	lead := "Click gaps updated"
+	if healed {
+		title = fmt.Sprintf("✅ Healed: click gaps in workspace %s: %s", ws, span(u.From, u.To))
+		lead = "Click gaps healed"
+	}
+	var heals, changes []string
+	for _, c := range days {
+		switch c.Kind {
+		case ChangeHealed:
+			heals = append(heals, c.Date)
+		case ChangeChanged:
+			changes = append(changes, c.Date)
+		}
+	}
+	var what []string
+	if len(heals) > 0 {
+		what = append(what, "healed "+strings.Join(heals, ", "))
+	}
+	if len(changes) > 0 {
+		what = append(what, "changed "+strings.Join(changes, ", "))
+	}
+	text := fmt.Sprintf("%s in workspace %s, %s (%s): %s. Run %s.", lead, ws, span(u.From, u.To), u.TZ, strings.Join(what, "; "), u.RunKey)
+
+	first, last := u.From, u.To
+	if len(days) > 0 {
+		first, last = days[0].Date, days[len(days)-1].Date
+	}
+	blocks := []slack.Block{
+		header(title),
+		section(list("*Days alerted earlier*", changeLines(days), mostChanges*2, "day", "days")),
+		section("*Re-check*\n```" + command(first, last, u.TZ) + "```"),
+		note(fmt.Sprintf("Updated by run %s at %s", code(u.RunKey), stamp(u.GeneratedAt))),
+	}
+	return Message{Text: clipBytes(esc(text), maxFallback), Blocks: capBlocks(blocks)}
+}
+
+// Validate reports the first Slack limit m breaks: more than 50 blocks, a
+// header over 150 characters, a text over 3000, an empty text or fallback.
+func (m Message) Validate() error {
+	if strings.TrimSpace(m.Text) == "" {
+		return errors.New("the message has no fallback text")
+	}
+	if len(m.Blocks) == 0 || len(m.Blocks) > maxBlocks {
+		return fmt.Errorf("the message has %d blocks, want 1 to %d", len(m.Blocks), maxBlocks)
+	}
+	if len(m.Text) > maxFallback {
+		return fmt.Errorf("the fallback text has %d bytes, more than %d", len(m.Text), maxFallback)
+	}
+	for i, b := range m.Blocks {
+		for _, t := range texts(b) {
+			limit := maxText
+			if b.BlockType() == slack.MBTHeader {
+				limit = maxHeaderText
+			}
+			if t == "" || len(t) > limit {
+				return fmt.Errorf("block %d (%s) has a text of %d bytes, want 1 to %d", i, b.BlockType(), len(t), limit)
+			}
+		}
+	}
+	return nil
+}
+
+// texts returns the text objects of a block Render makes.
+func texts(b slack.Block) []string {
+	switch b := b.(type) {
+	case *slack.HeaderBlock:
+		return []string{b.Text.Text}
+	case *slack.SectionBlock:
+		return []string{b.Text.Text}
+	case *slack.ContextBlock:
+		var ts []string
+		for _, e := range b.ContextElements.Elements {
+			if t, ok := e.(*slack.TextBlockObject); ok {
+				ts = append(ts, t.Text)
+			}
+		}
+		return ts
+	}
+	return nil
+}
+
+// minimal is the message sent if a rendered one ever broke a limit: the
+// fallback text alone, so the alert still goes out.
+func minimal(m Message) Message {
+	return Message{Text: clipBytes(m.Text, maxFallback), Blocks: []slack.Block{section(clipBytes(m.Text, maxText))}}
+}
+
+func header(text string) slack.Block {
+	return slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, clipBytes(text, maxHeaderText), true, false))
+}
+
+func section(mrkdwn string) slack.Block {
+	return slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, clipBytes(mrkdwn, maxText), false, false), nil, nil)
+}
+
+func note(mrkdwn string) slack.Block {
+	return slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, clipBytes(mrkdwn, maxText), false, false))
+}
+
+// capBlocks keeps a message within the block limit. Render makes far fewer
+// blocks than that; this is the guarantee, not the plan.
+func capBlocks(blocks []slack.Block) []slack.Block {
+	if len(blocks) <= maxBlocks {
+		return blocks
+	}
+	return append(blocks[:maxBlocks-1:maxBlocks-1], note("_More in the report._"))
+}
+
+// alertable returns the days a message reports as gaps: settled, missing
+// or surplus, at warn or fail severity, with both counts known.
+func alertable(days []report.Day) []report.Day {
+	var gaps []report.Day
+	for _, d := range days {
+		if isGap(d) {
+			gaps = append(gaps, d)
+		}
+	}
+	return gaps
+}
+
+func isGap(d report.Day) bool {
+	return d.Settled && (d.Status == "missing" || d.Status == "surplus") &&
+		(d.Severity == "warn" || d.Severity == "fail") &&
+		d.API != nil && d.Local != nil && d.Delta != nil
+}
+
+// sortGaps orders gaps largest |delta| first, then by date.
+func sortGaps(gaps []report.Day) {
+	sort.SliceStable(gaps, func(i, j int) bool {
+		a, b := abs(*gaps[i].Delta), abs(*gaps[j].Delta)
+		if a != b {
+			return a > b
+		}
+		return gaps[i].Date < gaps[j].Date
+	})
+}
+
+func worstLinks(links []report.Link) []report.Link {
+	ls := append([]report.Link(nil), links...)
+	sort.SliceStable(ls, func(i, j int) bool {
+		a, b := abs(ls[i].Delta), abs(ls[j].Delta)
+		switch {
+		case a != b:
+			return a > b
+		case ls[i].Date != ls[j].Date:
+			return ls[i].Date < ls[j].Date
+		}
+		return ls[i].LinkID < ls[j].LinkID
+	})
+	return ls
+}
+
+func gapEmoji(gaps []report.Day) string {
+	for _, d := range gaps {
+		if d.Severity == "fail" {
+			return "🔴"
+		}
+	}
+	return "🟠"
+}
+
+func gapSummary(gaps []report.Day) string {
+	var missing, surplus int64
+	for _, d := range gaps {
+		if *d.Delta < 0 {
+			missing -= *d.Delta
+		} else {
+			surplus += *d.Delta
+		}
+	}
+	noun := "days differ"
+	if len(gaps) == 1 {
+		noun = "day differs"
+	}
+	s := fmt.Sprintf("%d %s", len(gaps), noun)
+	if missing > 0 {
+		s += fmt.Sprintf(", %s clicks missing from the store", report.Num(missing))
+	}
+	if surplus > 0 {
+		s += fmt.Sprintf(", %s clicks too many", report.Num(surplus))
+	}
+	return s + ", worst " + gaps[0].Date
+}
+
+func summary(rep report.Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*Window* %s (%s) · status *%s*\n", span(rep.Window.From, rep.Window.To), esc(rep.Window.TZ), esc(rep.Status))
+	fmt.Fprintf(&b, "*Elido* %s · *store* %s · *delta* %s clicks (store − Elido, days both sides were read)",
+		report.Num(rep.Totals.API), report.Num(rep.Totals.Local), report.Signed(rep.Totals.Delta))
+	if s := rep.Totals.APISummary; s != nil && *s != rep.Totals.API {
+		fmt.Fprintf(&b, " · Elido /summary %s", report.Num(*s))
+	}
+	if rep.Interrupted != "" {
+		fmt.Fprintf(&b, "\n:warning: The run stopped before it finished: %s", esc(clipRunes(rep.Interrupted, 300)))
+	}
+	return b.String()
+}
+
+func coverage(rep report.Report) string {
+	c := rep.Coverage
+	return fmt.Sprintf("Coverage: %d %s · %d verified (%d match, %d missing, %d surplus) · %d provisional · %d unverifiable. "+
+		"Provisional and unverifiable days are never alerted as gaps.",
+		c.Days, plural(c.Days, "day", "days"), c.Match+c.Missing+c.Surplus, c.Match, c.Missing, c.Surplus, c.Provisional, c.Unverifiable)
+}
+
+func changeLines(cs []Change) []string {
+	lines := make([]string, len(cs))
+	for i, c := range cs {
+		was := fmt.Sprintf("alerted as %s %s", c.Was.Status, report.Signed(c.Was.Delta))
+		switch {
+		case c.Kind == ChangeHealed && c.Now != nil:
+			lines[i] = fmt.Sprintf("• ✅ *%s* healed: %s now (Elido %s · store %s); %s",
+				c.Date, c.Now.Status, report.Num(c.Now.API), report.Num(c.Now.Local), was)
+		case c.Kind == ChangeHealed:
+			lines[i] = fmt.Sprintf("• ✅ *%s* healed; %s", c.Date, was)
+		case c.Kind == ChangeChanged && c.Now != nil:
+			lines[i] = fmt.Sprintf("• 🔄 *%s* %s *%s* now (Elido %s · store %s) · %s; %s",
+				c.Date, c.Now.Status, report.Signed(c.Now.Delta), report.Num(c.Now.API), report.Num(c.Now.Local), c.Now.Severity, was)
+		default:
+			lines[i] = fmt.Sprintf("• 🔴 *%s* still %s *%s* (Elido %s · store %s), as alerted",
+				c.Date, c.Was.Status, report.Signed(c.Was.Delta), report.Num(c.Was.API), report.Num(c.Was.Local))
+		}
+	}
+	return lines
+}
+
+// recheck is the command that reconciles the gap days again: from the
+// first to the last, or the whole window when there is no gap.
+func recheck(rep report.Report, gaps []report.Day) string {
+	first, last := rep.Window.From, rep.Window.To
+	if len(gaps) > 0 {
+		first, last = gaps[0].Date, gaps[0].Date
+		for _, d := range gaps {
+			first, last = min(first, d.Date), max(last, d.Date)
+		}
+	}
+	return command(first, last, rep.Window.TZ)
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_/+.:-]+$`)
+
+func command(from, to, tz string) string {
+	if !shellSafe.MatchString(tz) {
+		tz = "'" + strings.ReplaceAll(tz, "'", `'\''`) + "'"
+	}
+	return esc(fmt.Sprintf("clickrecon run --from %s --to %s --tz %s", from, to, tz))
+}
+
+// list renders title and as many lines as fit one text object (at most
+// most), then how many were left out.
+func list(title string, lines []string, most int, one, many string) string {
+	reserve := len(more(len(lines), one, many)) + 1
+	var b strings.Builder
+	b.WriteString(title)
+	shown := 0
+	for _, l := range lines {
+		if shown == most || b.Len()+1+len(l)+reserve > maxText {
+			break
+		}
+		b.WriteString("\n")
+		b.WriteString(l)
+		shown++
+	}
+	if left := len(lines) - shown; left > 0 {
+		b.WriteString("\n")
+		b.WriteString(more(left, one, many))
+	}
+	return b.String()
+}
+
+func more(n int, one, many string) string {
+	return fmt.Sprintf("_…and %s more %s; see the report_", report.Num(int64(n)), plural(n, one, many))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func span(from, to string) string {
+	if from == to {
+		return from
+	}
+	return from + " to " + to
+}
+
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+
+// esc escapes the three characters Slack's mrkdwn reserves, so text from a
+// report (a link id, a finding) can neither format nor mention (<!here>).
+func esc(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// code puts s in a code span that it cannot close early.
+func code(s string) string {
+	return "`" + esc(strings.NewReplacer("`", "'", "\n", " ", "\r", " ").Replace(s)) + "`"
+}
+
+// clipRunes shortens s to at most n characters, marking the cut with "…".
+func clipRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// clipBytes shortens s to at most n bytes without splitting a character,
+// marking the cut with "…".
+func clipBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func abs(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
+}

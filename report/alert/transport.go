@@ -1,0 +1,268 @@
+package alert
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+)
+
+// Retry policy. A call is retried only when a retry cannot post twice:
+//
+//   - 429: Slack did not act on the request. Wait Retry-After and retry,
+//     whatever the call.
+//   - The connection failed before the request was sent (refused, DNS): it
+//     never reached Slack. Retry with backoff, whatever the call.
+//   - 5xx, a timeout or a connection lost after the request was sent, and
+//     Slack's own internal_error, fatal_error and service_unavailable: Slack
+//     may or may not have acted. Retried only for calls that are safe to
+//     repeat (chat.update, files.getUploadURLExternal, the upload itself);
+//     never for a post (the webhook, chat.postMessage,
+//     files.completeUploadExternal), which then fails the send. A failed
+//     send ends the run with exit 3 and a Job retry may post again, which is
+//     a duplicate only if Slack had in fact posted despite the error.
+const (
+	maxAttempts   = 4 // per call, the first included
+	backoffBase   = time.Second
+	maxServerWait = 10 * time.Minute // a longer Retry-After is not waited for
+)
+
+// call names one Slack request for logs, errors and the retry policy.
+type call struct {
+	name       string // webhook, chat.postMessage, …
+	repeatable bool   // repeating it cannot post twice
+}
+
+var (
+	callWebhook    = call{name: "webhook"}
+	callPost       = call{name: "chat.postMessage"}
+	callUpdate     = call{name: "chat.update", repeatable: true}
+	callUploadURL  = call{name: "files.getUploadURLExternal", repeatable: true}
+	callUpload     = call{name: "file upload", repeatable: true}
+	callCompleteUp = call{name: "files.completeUploadExternal"}
+)
+
+// do runs fn until it succeeds, fails in a way the retry policy does not
+// retry, runs out of attempts, or ctx ends. Its error never holds a secret.
+func (n *Notifier) do(ctx context.Context, c call, fn func(ctx context.Context) error, secrets ...string) error {
+	for attempt := 1; ; attempt++ {
+		err := fn(ctx)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return n.redact(fmt.Errorf("%s: %w", c.name, err), ctx.Err(), secrets)
+		}
+		wait, retry := n.retryAfter(err, c, attempt)
+		if !retry || attempt == maxAttempts {
+			if retry {
+				err = fmt.Errorf("%w (gave up after %d attempts)", err, attempt)
+			} else if _, ambiguous := n.retryAfter(err, call{repeatable: true}, attempt); ambiguous {
+				err = fmt.Errorf("%w (not retried: Slack may have acted on it, and a retry could post twice)", err)
+			}
+			if h := hint(err); h != "" {
+				err = fmt.Errorf("%w: %s", err, h)
+			}
+			return n.redact(fmt.Errorf("%s: %w", c.name, err), nil, secrets)
+		}
+		if wait > maxServerWait {
+			return n.redact(fmt.Errorf("%s: Slack asked to wait %s, longer than clickrecon waits (%s): %w", c.name, wait, maxServerWait, err), nil, secrets)
+		}
+		if deadline, ok := ctx.Deadline(); ok && n.now().Add(wait).After(deadline) {
+			return n.redact(fmt.Errorf("%s: Slack asked to wait %s, beyond the run's deadline: %w", c.name, wait, err), context.DeadlineExceeded, secrets)
+		}
+		n.log.Warn("slack call failed, retrying", "call", c.name, "attempt", attempt, "wait", wait,
+			"err", n.redact(err, nil, secrets).Error())
+		if err := n.sleep(ctx, wait); err != nil {
+			return n.redact(fmt.Errorf("%s: waiting to retry: %w", c.name, err), err, secrets)
+		}
+	}
+}
+
+// retryAfter says whether err may be retried under the policy above, and
+// after how long.
+func (n *Notifier) retryAfter(err error, c call, attempt int) (time.Duration, bool) {
+	backoff := backoffBase << (attempt - 1)
+	var rl *slack.RateLimitedError
+	if errors.As(err, &rl) {
+		return max(rl.RetryAfter, time.Second), true
+	}
+	var sc slack.StatusCodeError
+	if errors.As(err, &sc) {
+		switch {
+		case sc.Code == http.StatusTooManyRequests: // no Retry-After header
+			return backoff, true
+		case sc.Code >= 500:
+			return backoff, c.repeatable
+		}
+		return 0, false
+	}
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) {
+		switch se.Err {
+		case "ratelimited", "rate_limited":
+			return backoff, true
+		case "request_timeout": // Slack did not receive the whole request
+			return backoff, true
+		case "internal_error", "fatal_error", "service_unavailable":
+			return backoff, c.repeatable
+		}
+		return 0, false
+	}
+	if notSent(err) {
+		return backoff, true
+	}
+	// Any other transport failure (a timeout, a reset, EOF: net/http wraps
+	// them all in a *url.Error, a net.Error) may have reached Slack.
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return backoff, c.repeatable
+	}
+	return 0, false
+}
+
+// hint says what to do about a failure a retry cannot fix.
+func hint(err error) string {
+	var sc slack.StatusCodeError
+	if errors.As(err, &sc) { // the webhook answers with a status
+		switch sc.Code {
+		case http.StatusBadRequest:
+			return "Slack refused the message (invalid_payload or invalid_blocks)"
+		case http.StatusForbidden:
+			return "the webhook may not post here (action_prohibited)"
+		case http.StatusNotFound:
+			return "the webhook was removed or the URL is wrong (no_service): create a new one and update SLACK_WEBHOOK_URL"
+		case http.StatusGone:
+			return "the webhook's channel was archived (channel_is_archived): create a webhook for another channel"
+		}
+		return ""
+	}
+	switch slackErrorCode(err) {
+	case "not_authed", "invalid_auth", "token_revoked", "token_expired", "account_inactive":
+		return "SLACK_BOT_TOKEN is not valid: install the app again and update it"
+	case "missing_scope":
+		return "the bot token lacks a scope: add chat:write and files:write, then reinstall the app"
+	case "channel_not_found", "not_in_channel":
+		return "check SLACK_CHANNEL and invite the bot to the channel (/invite @app)"
+	case "is_archived":
+		return "SLACK_CHANNEL is archived: choose another channel"
+	case "invalid_blocks", "invalid_blocks_format", "msg_too_long":
+		return "Slack refused the message's blocks"
+	}
+	return ""
+}
+
+func slackErrorCode(err error) string {
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) {
+		return se.Err
+	}
+	return ""
+}
+
+// notSent reports whether err happened before the request left: a refused
+// connection or a name that did not resolve.
+func notSent(err error) bool {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return true
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// redact returns err's message with every secret replaced, as a new error
+// that keeps only cause (a context error, or nil) in its chain: the errors
+// slack-go and net/http return quote the URL, which for a webhook is the
+// secret. Slack's error code (message_not_found, …), which holds no
+// secret, is kept for slackCode.
+func (n *Notifier) redact(err error, cause error, extra []string) error {
+	msg := err.Error()
+	for _, s := range append(append([]string(nil), n.secrets...), extra...) {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, "[redacted]")
+		}
+	}
+	return &redactedError{msg: msg, cause: cause, code: slackErrorCode(err)}
+}
+
+type redactedError struct {
+	msg   string
+	cause error
+	code  string
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.cause }
+
+// slackCode returns the error code of the Web API answer behind err, or "".
+func slackCode(err error) string {
+	var re *redactedError
+	if errors.As(err, &re) {
+		return re.code
+	}
+	return ""
+}
+
+// postWebhook posts m to the incoming webhook.
+func (n *Notifier) postWebhook(ctx context.Context, m Message) error {
+	msg := &slack.WebhookMessage{Text: m.Text, Blocks: &slack.Blocks{BlockSet: m.Blocks}}
+	return n.do(ctx, callWebhook, func(ctx context.Context) error {
+		return slack.PostWebhookCustomHTTPContext(ctx, n.webhookURL, n.httpClient, msg)
+	})
+}
+
+// postMessage posts m to channel with the bot token and returns the
+// channel's ID and the message's ts.
+func (n *Notifier) postMessage(ctx context.Context, channel string, m Message) (string, string, error) {
+	var ch, ts string
+	err := n.do(ctx, callPost, func(ctx context.Context) error {
+		var err error
+		ch, ts, err = n.api.PostMessageContext(ctx, channel, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
+		return err
+	})
+	return ch, ts, err
+}
+
+// updateMessage replaces the message ts in channel with m.
+func (n *Notifier) updateMessage(ctx context.Context, channel, ts string, m Message) error {
+	return n.do(ctx, callUpdate, func(ctx context.Context) error {
+		_, _, _, err := n.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
+		return err
+	})
+}
+
+// attach uploads content as a file into the thread of the message ts in
+// channel, with files upload v2: get an upload URL, upload, complete.
+func (n *Notifier) attach(ctx context.Context, channel, ts, filename, title string, content []byte) error {
+	var up *slack.GetUploadURLExternalResponse
+	err := n.do(ctx, callUploadURL, func(ctx context.Context) error {
+		var err error
+		up, err = n.api.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{FileName: filename, FileSize: len(content)})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	// The upload URL is a capability: it stays out of errors too.
+	err = n.do(ctx, callUpload, func(ctx context.Context) error {
+		return n.api.UploadToURL(ctx, slack.UploadToURLParameters{UploadURL: up.UploadURL, Reader: bytes.NewReader(content), Filename: filename})
+	}, up.UploadURL)
+	if err != nil {
+		return err
+	}
+	return n.do(ctx, callCompleteUp, func(ctx context.Context) error {
+		_, err := n.api.CompleteUploadExternalContext(ctx, slack.CompleteUploadExternalParameters{
+			Files:           []slack.FileSummary{{ID: up.FileID, Title: title}},
+			Channel:         channel,
+			ThreadTimestamp: ts,
+		})
+		return err
+	})
+}

@@ -1,0 +1,110 @@
+package history
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Slack transports, as recorded.
+const (
+	TransportWebhook = "webhook" // an incoming webhook: no channel, no ts, no edits
+	TransportBot     = "bot"     // a bot token: messages can be edited in place
+)
+
+// Kinds of Slack message, as recorded.
+const (
+	KindAlert  = "alert"  // a run's report: totals, gaps, findings
+	KindUpdate = "update" // the numbers of alerted days changed
+	KindHealed = "healed" // every day of an alert matches now
+)
+
+// Actions on a Slack message, as recorded.
+const (
+	ActionPosted  = "posted"
+	ActionUpdated = "updated" // chat.update of an earlier message
+)
+
+// Alert is what Slack was last told about one day of a workspace in a
+// zone: the key of de-duplication.
+type Alert struct {
+	Date      string `db:"day"`
+	Status    string `db:"status"` // missing or surplus, as alerted
+	Severity  string `db:"severity"`
+	API       int64  `db:"api_clicks"` // the counts as alerted
+	Local     int64  `db:"local_clicks"`
+	Delta     int64  `db:"delta_clicks"`
+	Healed    bool   `db:"healed"` // the day matched after it was alerted
+	Transport string `db:"transport"`
+	// Channel and TS name the newest message that shows the day, the one
+	// a later run edits; both are empty for a webhook.
+	Channel string `db:"channel"`
+	TS      string `db:"ts"`
+	// From and To are the window of that message.
+	From   string `db:"window_from"`
+	To     string `db:"window_to"`
+	RunKey string `db:"run_key"` // the run that last set the row
+}
+
+// Message is a Slack message a run posted or edited.
+type Message struct {
+	RunKey      string
+	WorkspaceID string
+	TZ          string
+	Kind        string // KindAlert, KindUpdate or KindHealed
+	Action      string // ActionPosted or ActionUpdated
+	Transport   string // TransportWebhook or TransportBot
+	Channel     string // empty for a webhook
+	TS          string
+}
+
+// Alerts returns what was last alerted for each day from from to to
+// (YYYY-MM-DD, inclusive) of workspaceID in zone tz, healed days included,
+// by date.
+func (h *History) Alerts(ctx context.Context, workspaceID, tz, from, to string) (map[string]Alert, error) {
+	var rows []Alert
+	if err := h.db.SelectContext(ctx, &rows, h.q.alertsInWindow, workspaceID, tz, from, to); err != nil {
+		return nil, fmt.Errorf("read alerts of %s to %s: %w", from, to, err)
+	}
+	byDay := make(map[string]Alert, len(rows))
+	for _, a := range rows {
+		byDay[a.Date] = a
+	}
+	return byDay, nil
+}
+
+// MessageAlerts returns the days of workspaceID in zone tz whose newest
+// alert is the message ts in channel, by date: what an edit of that message
+// has to show.
+func (h *History) MessageAlerts(ctx context.Context, workspaceID, tz, channel, ts string) ([]Alert, error) {
+	var rows []Alert
+	if err := h.db.SelectContext(ctx, &rows, h.q.alertsOfMessage, workspaceID, tz, channel, ts); err != nil {
+		return nil, fmt.Errorf("read alerts of message %s in %s: %w", ts, channel, err)
+	}
+	return rows, nil
+}
+
+// SaveAlerts records that m was sent and sets the alert state of the days
+// it told Slack about, in one transaction: either history knows about the
+// message and every day it showed, or about none of them.
+func (h *History) SaveAlerts(ctx context.Context, m Message, alerts []Alert) error {
+	err := h.inTx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, h.q.insertMessage,
+			m.RunKey, m.WorkspaceID, m.TZ, m.Kind, m.Action, m.Transport, m.Channel, m.TS); err != nil {
+			return fmt.Errorf("insert message: %w", err)
+		}
+		for _, a := range alerts {
+			if _, err := tx.ExecContext(ctx, h.q.upsertAlert,
+				m.WorkspaceID, m.TZ, a.Date, a.Status, a.Severity, a.API, a.Local, a.Delta,
+				a.Healed, a.Transport, a.Channel, a.TS, a.From, a.To, a.RunKey); err != nil {
+				return fmt.Errorf("save alert of %s: %w", a.Date, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("record Slack %s of run %s: %w", m.Kind, m.RunKey, err)
+	}
+	return nil
+}

@@ -1,0 +1,178 @@
+// Package history keeps clickrecon's memory between runs in HISTORY_DSN, a
+// PostgreSQL (postgres://…) or SQLite (sqlite:PATH) database of the job's
+// own: every run with its window, status and per-day results, the Slack
+// messages sent, and what was last alerted for each day, which is what lets
+// a later run stay quiet about a gap already reported, edit an alert whose
+// numbers changed and report a gap that healed.
+//
+// Migrate creates and upgrades the tables from the numbered files of
+// sql/history (embedded in the binary); Open refuses a database that was
+// not migrated. Errors never contain the DSN's password, and the package
+// logs nothing.
+package history
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	"modernc.org/sqlite"
+)
+
+// History is an open connection pool to a migrated history database. It is
+// safe for concurrent use.
+type History struct {
+	db      *sqlx.DB
+	dialect dialect
+	q       queries
+}
+
+//go:embed queries
+var queryFiles embed.FS
+
+// queries holds the SQL of one dialect, one statement per file of
+// queries/<dialect>/.
+type queries struct {
+	migrateLock       string // PostgreSQL only
+	migrationsTable   string
+	migrationsExist   string
+	migrationsApplied string
+	migrationRecord   string
+	insertRun         string
+	insertRunDay      string
+	latestAPI         string
+	alertsInWindow    string
+	alertsOfMessage   string
+	upsertAlert       string
+	insertMessage     string
+}
+
+func loadQueries(d dialect) (queries, error) {
+	var q queries
+	files := map[string]*string{
+		"migrations_table":   &q.migrationsTable,
+		"migrations_exist":   &q.migrationsExist,
+		"migrations_applied": &q.migrationsApplied,
+		"migration_record":   &q.migrationRecord,
+		"insert_run":         &q.insertRun,
+		"insert_run_day":     &q.insertRunDay,
+		"latest_api":         &q.latestAPI,
+		"alerts_in_window":   &q.alertsInWindow,
+		"alerts_of_message":  &q.alertsOfMessage,
+		"upsert_alert":       &q.upsertAlert,
+		"insert_message":     &q.insertMessage,
+	}
+	if d == dialectPostgres {
+		files["migrate_lock"] = &q.migrateLock
+	}
+	for name, dst := range files {
+		b, err := fs.ReadFile(queryFiles, "queries/"+d.String()+"/"+name+".sql")
+		if err != nil {
+			return queries{}, fmt.Errorf("load query %s: %w", name, err)
+		}
+		*dst = string(b)
+	}
+	return q, nil
+}
+
+// Open connects to the history database at dsn and checks that Migrate has
+// brought it up to the version this binary needs.
+func Open(ctx context.Context, dsn string) (*History, error) {
+	t, err := parseDSN(dsn, false)
+	if err != nil {
+		return nil, fmt.Errorf("open history: %w", err)
+	}
+	h, err := open(ctx, t)
+	if err != nil {
+		return nil, fmt.Errorf("open history %s: %w", redactDSN(dsn), redactError(err, t.secrets))
+	}
+	if err := h.checkMigrated(ctx); err != nil {
+		h.Close()
+		return nil, fmt.Errorf("open history %s: %w", redactDSN(dsn), redactError(err, t.secrets))
+	}
+	return h, nil
+}
+
+func open(ctx context.Context, t target) (*History, error) {
+	q, err := loadQueries(t.dialect)
+	if err != nil {
+		return nil, err
+	}
+	var db *sql.DB
+	switch t.dialect {
+	case dialectPostgres:
+		c, err := pq.NewConnector(t.conn)
+		if err != nil {
+			return nil, err
+		}
+		db = sql.OpenDB(c)
+	case dialectSQLite:
+		c, err := sqlite.NewConnector(t.conn)
+		if err != nil {
+			return nil, err
+		}
+		db = sql.OpenDB(c)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &History{db: sqlx.NewDb(db, t.dialect.String()), dialect: t.dialect, q: q}, nil
+}
+
+// ErrNotMigrated is returned by Open for a database whose tables are
+// missing or older than this binary needs.
+var ErrNotMigrated = errors.New("the history tables are missing or out of date: run clickrecon migrate")
+
+func (h *History) checkMigrated(ctx context.Context) error {
+	var exists bool
+	if err := h.db.GetContext(ctx, &exists, h.q.migrationsExist); err != nil {
+		return fmt.Errorf("read schema_migrations: %w", err)
+	}
+	if !exists {
+		return ErrNotMigrated
+	}
+	var applied []string
+	if err := h.db.SelectContext(ctx, &applied, h.q.migrationsApplied); err != nil {
+		return fmt.Errorf("read schema_migrations: %w", err)
+	}
+	ms, err := migrations(h.dialect)
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, v := range applied {
+		have[v] = true
+	}
+	for _, m := range ms {
+		if !have[m.version] {
+			return fmt.Errorf("migration %s is not applied: %w", m.version, ErrNotMigrated)
+		}
+	}
+	return nil
+}
+
+// Close closes the connection pool.
+func (h *History) Close() error { return h.db.Close() }
+
+// inTx runs fn in a transaction and commits it when fn returns nil: the
+// rows fn writes are all kept or all dropped.
+func (h *History) inTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	tx, err := h.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	defer tx.Rollback() // a no-op after Commit
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
