@@ -13,6 +13,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report/alert"
 )
 
 // config is everything the environment can set. Flags override the fields
@@ -39,6 +40,14 @@ type config struct {
 
 	DrillMax int `env:"RECON_DRILLDOWN_MAX_REQUESTS, default=500"`
 
+	HistoryDSN string `env:"HISTORY_DSN"`
+
+	SlackWebhookURL string `env:"SLACK_WEBHOOK_URL"`
+	SlackBotToken   string `env:"SLACK_BOT_TOKEN"`
+	SlackChannel    string `env:"SLACK_CHANNEL"`
+	SlackAPIURL     string `env:"SLACK_API_URL"`
+	SlackNotify     string `env:"SLACK_NOTIFY, default=gaps"`
+
 	ReportDir string        `env:"RECON_REPORT_DIR, default=reports"`
 	Timeout   time.Duration `env:"RECON_TIMEOUT, default=30m"`
 	LogLevel  string        `env:"LOG_LEVEL, default=info"`
@@ -56,8 +65,8 @@ type config struct {
 }
 
 // secretVars may also be read from a file named by NAME_FILE (a mounted
-// Kubernetes Secret).
-var secretVars = []string{"ELIDO_API_KEY", "STORE_DSN"}
+// Kubernetes Secret). A file's trailing line break is dropped.
+var secretVars = []string{"ELIDO_API_KEY", "STORE_DSN", "HISTORY_DSN", "SLACK_WEBHOOK_URL", "SLACK_BOT_TOKEN", "PUSHGATEWAY_URL", "HEALTHCHECK_URL"}
 
 // loadConfig reads the environment. An error names the variable.
 func loadConfig(ctx context.Context, env envconfig.Lookuper) (config, error) {
@@ -184,8 +193,11 @@ func (c config) validateRun(now time.Time) (settings, error) {
 	case c.RateLimit < 1:
 		return s, fmt.Errorf("ELIDO_RATE_LIMIT must be at least 1 request per minute, got %d", c.RateLimit)
 	}
-	if !strings.HasPrefix(c.StoreDSN, "postgres://") && !strings.HasPrefix(c.StoreDSN, "postgresql://") && !strings.HasPrefix(c.StoreDSN, "sqlite:") {
+	if !dsnForm(c.StoreDSN) {
 		return s, fmt.Errorf("STORE_DSN must start with postgres://, postgresql:// or sqlite:")
+	}
+	if c.HistoryDSN != "" && !dsnForm(c.HistoryDSN) {
+		return s, fmt.Errorf("HISTORY_DSN must start with postgres://, postgresql:// or sqlite:")
 	}
 	base, err := url.Parse(c.APIBase)
 	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
@@ -221,6 +233,27 @@ func (c config) validateRun(now time.Time) (settings, error) {
 	s.tolerance = c.tolerance()
 	s.failOn = c.failOn()
 	return s, nil
+}
+
+// dsnForm reports whether dsn names a database clickrecon can open.
+func dsnForm(dsn string) bool {
+	for _, prefix := range []string{"postgres://", "postgresql://", "sqlite:"} {
+		if strings.HasPrefix(dsn, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// slack returns the notifier's configuration.
+func (c config) slack() alert.Config {
+	return alert.Config{
+		WebhookURL: c.SlackWebhookURL,
+		BotToken:   c.SlackBotToken,
+		Channel:    c.SlackChannel,
+		APIURL:     c.SlackAPIURL,
+		Notify:     c.SlackNotify,
+	}
 }
 
 func (c config) tolerance() reconcile.Tolerance {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/sources/elido"
 )
 
@@ -46,10 +47,12 @@ func main() {
 type clock func() time.Time
 
 // deps are the parts of the outside world that tests replace: the clock,
-// and options for the Elido client (a sleep that does not wait).
+// and options for the Elido client and the Slack notifier (a sleep that
+// does not wait).
 type deps struct {
 	now   clock
 	elido []elido.Option
+	alert []alert.Option
 }
 
 // run is the whole program short of exiting: it takes everything from the
@@ -68,6 +71,8 @@ func runWith(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 		return cmdRun(ctx, args[1:], env, stdout, stderr, d)
 	case "demo":
 		return cmdDemo(ctx, args[1:], env, stdout, stderr, d)
+	case "migrate":
+		return cmdMigrate(ctx, args[1:], env, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "clickrecon %s (commit %s)\n", version, commit)
 		return exitOK
@@ -88,6 +93,8 @@ Usage:
   clickrecon demo [flags]    the whole pipeline on a simulated Elido API and an
                              embedded SQLite store with known gaps; needs no
                              network, no server and no secrets
+  clickrecon migrate         create or upgrade the run history's tables at
+                             HISTORY_DSN (idempotent)
   clickrecon version         print the version and commit
 
 Run "clickrecon run --help" for the flags and variables.
@@ -101,6 +108,10 @@ configuration error; 3 could not complete (a retry may help).
 func newFlagSet(name string, c *config, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("clickrecon "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	if name == "migrate" {
+		fs.Usage = func() { fmt.Fprint(stderr, migrateUsage) }
+		return fs
+	}
 	fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, "folder for the reports; each run writes DIR/<run_key>/ (RECON_REPORT_DIR)")
 	fs.StringVar(&c.Format, "format", c.Format, "what goes to stdout: text or json (RECON_FORMAT)")
 	fs.StringVar(&c.FailOn, "fail-on", c.FailOn, "exit 1 when a settled gap is at least this severe: none, warn or fail (RECON_FAIL_ON)")
@@ -123,6 +134,12 @@ func newFlagSet(name string, c *config, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+const migrateUsage = `Usage: clickrecon migrate
+
+Creates or upgrades the run history's tables at HISTORY_DSN (or
+HISTORY_DSN_FILE); running it again changes nothing.
+`
+
 const runVariables = `
 Variables:
   ELIDO_API_KEY (or ELIDO_API_KEY_FILE)  workspace API key with analytics:read (required)
@@ -136,7 +153,14 @@ Variables:
   RECON_SETTLE                           a day is provisional until this long after it ends (2h)
   RECON_TOLERANCE_ABS, RECON_TOLERANCE_PCT  a day matches when |delta| <= max(ABS, PCT% of Elido) (0, 0)
   RECON_FAIL_ABS, RECON_FAIL_PCT         a gap is "fail" beyond max(ABS, PCT% of Elido) (100, 1)
+  RECON_DRILLDOWN_MAX_REQUESTS           API requests the drill-down may spend (500)
   RECON_TIMEOUT                          deadline for the whole run (30m)
+  HISTORY_DSN (or _FILE)                 run history (postgres://... or sqlite:PATH; run "clickrecon
+                                         migrate" first); unset: no history, no alert de-duplication
+  SLACK_WEBHOOK_URL (or _FILE)           post alerts through an incoming webhook, or:
+  SLACK_BOT_TOKEN (or _FILE), SLACK_CHANNEL  post with a bot token (edits alerts in place, attaches the CSV)
+  SLACK_API_URL                          Web API base for a bot token (https://slack.com/api/)
+  SLACK_NOTIFY                           gaps (settled gaps and heals, default) or always
   LOG_LEVEL, LOG_FORMAT                  debug|info|warn|error (info); json|text (json)
 `
 

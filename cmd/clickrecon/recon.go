@@ -16,6 +16,8 @@ import (
 
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/alert"
+	"github.com/clickrecon/clickrecon/report/history"
 	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
@@ -49,10 +51,18 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	if err != nil {
 		return usageExit(stderr, err)
 	}
+	slackCfg := c.slack()
+	slackCfg.Logger = log
+	notifier, err := alert.New(slackCfg, d.alert...)
+	if err != nil {
+		return usageExit(stderr, err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 
 	j := job{
+		notifier:    notifier,
+		dryRun:      c.DryRun,
 		client:      client,
 		query:       query,
 		workspaceID: c.WorkspaceID,
@@ -74,6 +84,15 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	} else {
 		defer st.Close()
 		j.store = st
+	}
+	if c.HistoryDSN != "" {
+		h, err := history.Open(ctx, c.HistoryDSN)
+		if err != nil {
+			j.historyErr = err
+		} else {
+			defer h.Close()
+			j.history = h
+		}
 	}
 	return j.run(ctx, stdout)
 }
@@ -99,6 +118,11 @@ func loadQuery(c config) (store.Query, error) {
 // the report, say what was found. run and demo both end here.
 type job struct {
 	client      *elido.Client
+	notifier    *alert.Notifier  // nil: no Slack
+	history     *history.History // nil: no history
+	historyErr  error            // why HISTORY_DSN could not be opened
+	dryRun      bool             // no Slack, no history writes
+	showSlack   bool             // print the Slack message (the demo)
 	store       *store.Store
 	storeErr    error // why the store could not be opened
 	query       store.Query
@@ -160,12 +184,16 @@ func (j job) run(ctx context.Context, stdout io.Writer) int {
 		Drilldown:   drill,
 	})
 	j.bar.Done()
+	historyErr := j.revisions(ctx, log, &rep, interrupted)
 	dir, err := report.Write(j.reportDir, rep)
 	if err != nil {
 		log.Error("report not written", "err", err)
 		return exitIncomplete
 	}
-	code := j.exitCode(res, interrupted, apiErr, storeErr)
+	log.Info("report written", "report", dir)
+	slackErr := j.notify(ctx, log, rep, interrupted, historyErr)
+	historyErr = cmpErr(historyErr, j.record(ctx, log, rep, interrupted))
+	code := j.exitCode(res, interrupted, apiErr, cmpErr(storeErr, historyErr), slackErr)
 	log.Info("run finished", "status", rep.Status, "exit_code", code, "report", dir,
 		"days", rep.Coverage.Days, "missing", rep.Coverage.Missing, "surplus", rep.Coverage.Surplus,
 		"provisional", rep.Coverage.Provisional, "unverifiable", rep.Coverage.Unverifiable,
@@ -175,7 +203,73 @@ func (j job) run(ctx context.Context, stdout io.Writer) int {
 		log.Error("summary not printed", "err", err)
 		return exitIncomplete
 	}
+	if j.showSlack && j.format == "text" {
+		fmt.Fprintf(stdout, "\nThe Slack message this run would send:\n\n%s\n", alert.RenderMarkdown(alert.Render(rep, nil)))
+	}
 	return code
+}
+
+// revisions adds to the report the days whose Elido count changed since an
+// earlier run (the provider revised it), before the report is written. It
+// returns the history's error, if any: without a readable history the run
+// posts nothing, so that it cannot repeat an alert.
+func (j job) revisions(ctx context.Context, log *slog.Logger, rep *report.Report, interrupted string) error {
+	if j.historyErr != nil {
+		log.Error("history not opened: nothing will be posted to Slack", "err", j.historyErr)
+		return j.historyErr
+	}
+	if j.history == nil || interrupted != "" {
+		return nil
+	}
+	found, err := j.history.Revisions(ctx, *rep)
+	if err != nil {
+		log.Error("history not read: nothing will be posted to Slack", "err", err)
+		return err
+	}
+	rep.Findings = append(rep.Findings, found...)
+	return nil
+}
+
+// notify posts what Slack should hear of the report, once. It posts
+// nothing on a dry run, after an interruption (no half-finished post), or
+// when the history that de-duplicates alerts could not be read.
+func (j job) notify(ctx context.Context, log *slog.Logger, rep report.Report, interrupted string, historyErr error) error {
+	switch {
+	case j.notifier == nil:
+		return nil
+	case j.dryRun:
+		log.Info("slack skipped: --dry-run")
+		return nil
+	case interrupted != "":
+		log.Warn("slack skipped: the run was stopped")
+		return nil
+	case historyErr != nil:
+		return nil
+	}
+	csv, err := report.CSV(rep)
+	if err != nil {
+		return err
+	}
+	out, err := j.notifier.Send(ctx, rep, csv, j.history)
+	if err != nil {
+		log.Error("slack failed; the report is on disk", "err", err)
+		return err
+	}
+	log.Info("slack", "outcome", out)
+	return nil
+}
+
+// record writes the run to the history, all or nothing; never on a dry
+// run or after an interruption.
+func (j job) record(ctx context.Context, log *slog.Logger, rep report.Report, interrupted string) error {
+	if j.history == nil || j.dryRun || interrupted != "" {
+		return nil
+	}
+	if err := j.history.RecordRun(ctx, rep); err != nil {
+		log.Error("run not recorded in the history", "err", err)
+		return err
+	}
+	return nil
 }
 
 // readElido reads Elido's daily buckets and the matching /summary totals,
@@ -296,7 +390,7 @@ func interruption(ctx context.Context, timeout time.Duration) string {
 }
 
 // exitCode maps the outcome to DESIGN.md's exit codes, in one place.
-func (j job) exitCode(res reconcile.Result, interrupted string, apiErr, storeErr error) int {
+func (j job) exitCode(res reconcile.Result, interrupted string, apiErr, storeErr, slackErr error) int {
 	if interrupted != "" {
 		return exitIncomplete
 	}
@@ -304,7 +398,7 @@ func (j job) exitCode(res reconcile.Result, interrupted string, apiErr, storeErr
 	if errors.As(apiErr, &ae) && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden) {
 		return exitUsage // the key is wrong: retrying cannot help
 	}
-	if apiErr != nil || storeErr != nil {
+	if apiErr != nil || storeErr != nil || slackErr != nil {
 		return exitIncomplete
 	}
 	if j.failOn != "" {

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/clickrecon/clickrecon/internal/pgtest"
+	"github.com/clickrecon/clickrecon/report/history"
+)
+
+// fakeWebhook is a Slack incoming webhook: it records every message
+// posted, or answers status when it is set.
+type fakeWebhook struct {
+	*httptest.Server
+	mu       sync.Mutex
+	status   int
+	messages []string // the "text" fallback of each message
+}
+
+func newFakeWebhook(t *testing.T) *fakeWebhook {
+	f := &fakeWebhook{status: http.StatusOK}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.status != http.StatusOK {
+			http.Error(w, "internal_error", f.status)
+			return
+		}
+		var msg struct {
+			Text   string            `json:"text"`
+			Blocks []json.RawMessage `json:"blocks"`
+		}
+		if err := json.Unmarshal(b, &msg); err != nil || msg.Text == "" || len(msg.Blocks) == 0 || len(msg.Blocks) > 50 {
+			http.Error(w, "invalid_blocks", http.StatusBadRequest)
+			return
+		}
+		f.messages = append(f.messages, msg.Text)
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func (f *fakeWebhook) posted() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.messages...)
+}
+
+const webhookPath = "/services/T000/B000/SECRETPART"
+
+func withSlack(t *testing.T, f *fixture, historyBackend string) *fakeWebhook {
+	t.Helper()
+	hook := newFakeWebhook(t)
+	f.env["SLACK_WEBHOOK_URL"] = hook.URL + webhookPath
+	switch historyBackend {
+	case "sqlite":
+		f.env["HISTORY_DSN"] = "sqlite:" + filepath.Join(t.TempDir(), "history.db")
+	case "postgres":
+		_, dsn := pgtest.New(t)
+		f.env["HISTORY_DSN"] = dsn
+	}
+	if historyBackend != "" {
+		if _, err := history.Migrate(t.Context(), f.env["HISTORY_DSN"]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return hook
+}
+
+// A gap is posted once; a rerun with history posts nothing; once the store
+// is repaired the alert is healed.
+func TestSlackOncePerGapThenHealed(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			api := dstWindowClicks()
+			f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
+			hook := withSlack(t, f, backend)
+			window := []string{"--from", "2026-10-24", "--to", "2026-10-26"}
+
+			if r := f.run(window...); r.code != exitOK {
+				t.Fatalf("first run: exit %d\n%s", r.code, r.stderr)
+			}
+			if got := hook.posted(); len(got) != 1 || !strings.Contains(got[0], "2026-10-25") {
+				t.Fatalf("first run posted %q, want one alert naming 2026-10-25", got)
+			}
+			if r := f.run(window...); r.code != exitOK {
+				t.Fatalf("rerun: exit %d\n%s", r.code, r.stderr)
+			}
+			if got := hook.posted(); len(got) != 1 {
+				t.Fatalf("the rerun posted again: %q", got[1:])
+			}
+
+			// The store is repaired: both days now match.
+			f.env["STORE_DSN"] = buildStore(t, "sqlite", api)
+			if r := f.run(window...); r.code != exitOK {
+				t.Fatalf("after repair: exit %d\n%s", r.code, r.stderr)
+			}
+			got := hook.posted()
+			if len(got) != 2 || !strings.Contains(strings.ToLower(got[1]), "healed") {
+				t.Fatalf("after repair posted %q, want one healed message", got[1:])
+			}
+			if r := f.run(window...); r.code != exitOK || len(hook.posted()) != 2 {
+				t.Errorf("a run after the heal posted again: %q", hook.posted()[2:])
+			}
+		})
+	}
+}
+
+// Slack failing for good never loses the report: exit 3, report on disk,
+// and neither the webhook URL nor its secret path in any output.
+func TestSlackFailureKeepsTheReport(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
+	hook := withSlack(t, f, "")
+	hook.status = http.StatusInternalServerError
+	r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
+	if r.code != exitIncomplete {
+		t.Fatalf("exit %d, want 3\n%s", r.code, r.stderr)
+	}
+	if got := f.readReport(); got.Status != "discrepancies" {
+		t.Errorf("report status %q", got.Status)
+	}
+	for _, out := range []string{r.stdout, r.stderr} {
+		if strings.Contains(out, "SECRETPART") || strings.Contains(out, webhookPath) {
+			t.Errorf("the webhook URL appears in the output:\n%s", out)
+		}
+	}
+	if !strings.Contains(r.stderr, "slack failed") {
+		t.Errorf("stderr does not say Slack failed:\n%s", r.stderr)
+	}
+}
+
+// --dry-run writes the report but posts nothing and records no history,
+// so a later real run still alerts.
+func TestDryRunPostsNothing(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
+	hook := withSlack(t, f, "sqlite")
+	if r := f.run("--from", "2026-10-24", "--to", "2026-10-26", "--dry-run"); r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if got := hook.posted(); len(got) != 0 {
+		t.Fatalf("--dry-run posted %q", got)
+	}
+	f.readReport()
+	if r := f.run("--from", "2026-10-24", "--to", "2026-10-26"); r.code != exitOK || len(hook.posted()) != 1 {
+		t.Errorf("the real run after a dry run: exit %d, %d posts; want 0 and 1", r.code, len(hook.posted()))
+	}
+}
+
+// A history that cannot be read means nothing is posted (it could repeat
+// an alert) and the run exits 3 to be retried; the report is written.
+func TestHistoryUnreadablePostsNothing(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
+	hook := withSlack(t, f, "")
+	f.env["HISTORY_DSN"] = "sqlite:" + filepath.Join(t.TempDir(), "not-migrated.db")
+	r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
+	if r.code != exitIncomplete {
+		t.Fatalf("exit %d, want 3\n%s", r.code, r.stderr)
+	}
+	if got := hook.posted(); len(got) != 0 {
+		t.Errorf("posted %q without a history", got)
+	}
+	if f.readReport().Status != "discrepancies" {
+		t.Error("the report was not written")
+	}
+}
