@@ -14,6 +14,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report/alert"
+	"github.com/clickrecon/clickrecon/report/monitor"
 )
 
 // config is everything the environment can set. Flags override the fields
@@ -47,6 +48,9 @@ type config struct {
 	SlackChannel    string `env:"SLACK_CHANNEL"`
 	SlackAPIURL     string `env:"SLACK_API_URL"`
 	SlackNotify     string `env:"SLACK_NOTIFY, default=gaps"`
+
+	PushgatewayURL string `env:"PUSHGATEWAY_URL"`
+	HealthcheckURL string `env:"HEALTHCHECK_URL"`
 
 	ReportDir string        `env:"RECON_REPORT_DIR, default=reports"`
 	Timeout   time.Duration `env:"RECON_TIMEOUT, default=30m"`
@@ -128,6 +132,8 @@ type settings struct {
 	tolerance reconcile.Tolerance
 	failOn    reconcile.Severity // "" for --fail-on none
 	apiBase   *url.URL
+	push      *monitor.Pushgateway // nil: PUSHGATEWAY_URL unset
+	health    *monitor.Healthcheck // nil: HEALTHCHECK_URL unset
 }
 
 // validateCommon checks what run and demo share: the tolerances, the
@@ -230,9 +236,31 @@ func (c config) validateRun(now time.Time) (settings, error) {
 			return s, err
 		}
 	}
+	if c.PushgatewayURL != "" {
+		if s.push, err = monitor.NewPushgateway(c.PushgatewayURL); err != nil {
+			return s, err
+		}
+	}
+	if c.HealthcheckURL != "" {
+		if s.health, err = monitor.NewHealthcheck(c.HealthcheckURL); err != nil {
+			return s, err
+		}
+	}
 	s.tolerance = c.tolerance()
 	s.failOn = c.failOn()
 	return s, nil
+}
+
+// lockDSN is the Postgres database that holds the advisory lock keeping
+// two runs of a workspace apart: the history's, else the store's; "" when
+// neither is Postgres (an embedded SQLite setup has one runner).
+func (c config) lockDSN() string {
+	for _, dsn := range []string{c.HistoryDSN, c.StoreDSN} {
+		if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+			return dsn
+		}
+	}
+	return ""
 }
 
 // dsnForm reports whether dsn names a database clickrecon can open.

@@ -122,7 +122,8 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 		bar:         bar,
 		now:         d.now,
 	}
-	return j.run(ctx, stdout)
+	code, _ := j.run(ctx, stdout)
+	return code
 }
 
 // demoClicks makes a few days of realistic traffic (busy afternoons, quiet

@@ -161,6 +161,8 @@ Variables:
   SLACK_BOT_TOKEN (or _FILE), SLACK_CHANNEL  post with a bot token (edits alerts in place, attaches the CSV)
   SLACK_API_URL                          Web API base for a bot token (https://slack.com/api/)
   SLACK_NOTIFY                           gaps (settled gaps and heals, default) or always
+  PUSHGATEWAY_URL (or _FILE)             push the run's gauges (push-add, grouped by job and workspace)
+  HEALTHCHECK_URL (or _FILE)             ping URL/start at boot and URL/<exit code> at the end
   LOG_LEVEL, LOG_FORMAT                  debug|info|warn|error (info); json|text (json)
 `
 

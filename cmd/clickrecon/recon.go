@@ -18,6 +18,7 @@ import (
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/history"
+	"github.com/clickrecon/clickrecon/report/monitor"
 	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
@@ -78,6 +79,44 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 		bar:         bar,
 		now:         d.now,
 	}
+	started := time.Now()
+	if s.health != nil {
+		if err := s.health.Start(context.WithoutCancel(ctx)); err != nil {
+			log.Warn("healthcheck start ping failed", "healthcheck", s.health.String(), "err", err)
+		}
+	}
+	code, rep := j.locked(ctx, c, stdout)
+	j.monitor(ctx, s, code, rep, time.Since(started))
+	return code
+}
+
+// locked runs the job under the workspace's advisory lock. A second run of
+// the same workspace is refused with exit 3 (the CronJob retries it later)
+// and does nothing else.
+func (j job) locked(ctx context.Context, c config, stdout io.Writer) (int, *report.Report) {
+	if dsn := c.lockDSN(); dsn != "" {
+		release, err := store.Lock(ctx, dsn, c.WorkspaceID)
+		switch {
+		case errors.Is(err, store.ErrLocked):
+			j.log.Error("another clickrecon run of this workspace holds the lock; this one does nothing and exits 3", "workspace_id", c.WorkspaceID)
+			if c.Format == "text" {
+				fmt.Fprintf(stdout, "clickrecon: another run of workspace %s is in progress (it holds the lock); nothing was done\n", c.WorkspaceID)
+			}
+			return exitIncomplete, nil
+		case err != nil:
+			// The database is unreachable: the run goes on to report what
+			// it can, but posts nothing and records nothing, which is what
+			// the lock protects, and exits 3.
+			j.log.Error("the run lock could not be taken: nothing will be posted or recorded", "err", err)
+			j.lockErr = err
+		default:
+			defer func() {
+				if err := release(); err != nil {
+					j.log.Warn("the run lock was not released cleanly (it ends with the connection)", "err", err)
+				}
+			}()
+		}
+	}
 	st, err := store.Open(ctx, c.StoreDSN)
 	if err != nil {
 		j.storeErr = err
@@ -94,7 +133,34 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 			j.history = h
 		}
 	}
-	return j.run(ctx, stdout)
+	code, rep := j.run(ctx, stdout)
+	return code, &rep
+}
+
+// monitor reports the run's outcome to the Pushgateway and the
+// healthcheck, when they are set. Their failures are logged and never
+// change the exit code; they run even after SIGTERM, briefly.
+func (j job) monitor(ctx context.Context, s settings, code int, rep *report.Report, took time.Duration) {
+	ctx = context.WithoutCancel(ctx)
+	m := monitor.Metrics{Finished: time.Now(), Duration: took, ExitCode: code}
+	summary := fmt.Sprintf("exit %d", code)
+	if rep != nil && rep.RunKey != "" {
+		m.DaysChecked = rep.Coverage.Days
+		m.DaysDiscrepant = rep.Coverage.Missing + rep.Coverage.Surplus
+		m.DaysUnverifiable = rep.Coverage.Unverifiable
+		summary = fmt.Sprintf("exit %d: %s %s..%s %s, %d days, %d gaps, %d unverifiable, delta %+d, run %s",
+			code, rep.Status, rep.Window.From, rep.Window.To, rep.Window.TZ, m.DaysChecked, m.DaysDiscrepant, m.DaysUnverifiable, rep.Totals.Delta, rep.RunKey)
+	}
+	if s.push != nil {
+		if err := s.push.Push(ctx, j.workspaceID, m); err != nil {
+			j.log.Warn("pushgateway push failed", "pushgateway", s.push.String(), "err", err)
+		}
+	}
+	if s.health != nil {
+		if err := s.health.Finish(ctx, code, summary); err != nil {
+			j.log.Warn("healthcheck ping failed", "healthcheck", s.health.String(), "err", err)
+		}
+	}
 }
 
 // loadQuery returns the store query: STORE_QUERY_FILE when set, else the
@@ -121,6 +187,7 @@ type job struct {
 	notifier    *alert.Notifier  // nil: no Slack
 	history     *history.History // nil: no history
 	historyErr  error            // why HISTORY_DSN could not be opened
+	lockErr     error            // why the run lock could not be taken
 	dryRun      bool             // no Slack, no history writes
 	showSlack   bool             // print the Slack message (the demo)
 	store       *store.Store
@@ -149,7 +216,7 @@ const progressDays = 7
 // two, or a failed request, costs only its own piece.
 const elidoChunkDays = 31
 
-func (j job) run(ctx context.Context, stdout io.Writer) int {
+func (j job) run(ctx context.Context, stdout io.Writer) (int, report.Report) {
 	started := j.now()
 	w := j.window
 	log := j.log
@@ -184,11 +251,11 @@ func (j job) run(ctx context.Context, stdout io.Writer) int {
 		Drilldown:   drill,
 	})
 	j.bar.Done()
-	historyErr := j.revisions(ctx, log, &rep, interrupted)
+	historyErr := cmpErr(j.lockErr, j.revisions(ctx, log, &rep, interrupted))
 	dir, err := report.Write(j.reportDir, rep)
 	if err != nil {
 		log.Error("report not written", "err", err)
-		return exitIncomplete
+		return exitIncomplete, rep
 	}
 	log.Info("report written", "report", dir)
 	slackErr := j.notify(ctx, log, rep, interrupted, historyErr)
@@ -201,12 +268,12 @@ func (j job) run(ctx context.Context, stdout io.Writer) int {
 		"requests", rep.Requests, "duration_ms", j.now().Sub(started).Milliseconds())
 	if err := printSummary(stdout, j.format, rep, dir); err != nil {
 		log.Error("summary not printed", "err", err)
-		return exitIncomplete
+		return exitIncomplete, rep
 	}
 	if j.showSlack && j.format == "text" {
 		fmt.Fprintf(stdout, "\nThe Slack message this run would send:\n\n%s\n", alert.RenderMarkdown(alert.Render(rep, nil)))
 	}
-	return code
+	return code, rep
 }
 
 // revisions adds to the report the days whose Elido count changed since an
@@ -262,7 +329,7 @@ func (j job) notify(ctx context.Context, log *slog.Logger, rep report.Report, in
 // record writes the run to the history, all or nothing; never on a dry
 // run or after an interruption.
 func (j job) record(ctx context.Context, log *slog.Logger, rep report.Report, interrupted string) error {
-	if j.history == nil || j.dryRun || interrupted != "" {
+	if j.history == nil || j.dryRun || interrupted != "" || j.lockErr != nil {
 		return nil
 	}
 	if err := j.history.RecordRun(ctx, rep); err != nil {
