@@ -13,22 +13,21 @@ package history
 
 import (
 	"context"
-	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
-	"modernc.org/sqlite"
+
+	"github.com/clickrecon/clickrecon/internal/dsn"
 )
 
 // History is an open connection pool to a migrated history database. It is
 // safe for concurrent use.
 type History struct {
 	db      *sqlx.DB
-	dialect dialect
+	dialect dsn.Dialect
 	q       queries
 }
 
@@ -52,7 +51,7 @@ type queries struct {
 	insertMessage     string
 }
 
-func loadQueries(d dialect) (queries, error) {
+func loadQueries(d dsn.Dialect) (queries, error) {
 	var q queries
 	files := map[string]*string{
 		"migrations_table":   &q.migrationsTable,
@@ -67,7 +66,7 @@ func loadQueries(d dialect) (queries, error) {
 		"upsert_alert":       &q.upsertAlert,
 		"insert_message":     &q.insertMessage,
 	}
-	if d == dialectPostgres {
+	if d == dsn.Postgres {
 		files["migrate_lock"] = &q.migrateLock
 	}
 	for name, dst := range files {
@@ -80,49 +79,52 @@ func loadQueries(d dialect) (queries, error) {
 	return q, nil
 }
 
-// Open connects to the history database at dsn and checks that Migrate has
-// brought it up to the version this binary needs.
-func Open(ctx context.Context, dsn string) (*History, error) {
-	t, err := parseDSN(dsn, false)
+// Open connects to the history database at rawDSN and checks that Migrate
+// has brought it up to the version this binary needs.
+func Open(ctx context.Context, rawDSN string) (*History, error) {
+	t, err := parseDSN(rawDSN, false)
 	if err != nil {
 		return nil, fmt.Errorf("open history: %w", err)
 	}
 	h, err := open(ctx, t)
 	if err != nil {
-		return nil, fmt.Errorf("open history %s: %w", redactDSN(dsn), redactError(err, t.secrets))
+		return nil, fmt.Errorf("open history %s: %w", dsn.Redact(rawDSN), dsn.RedactError(err, t.Secrets))
 	}
 	if err := h.checkMigrated(ctx); err != nil {
 		h.Close()
-		return nil, fmt.Errorf("open history %s: %w", redactDSN(dsn), redactError(err, t.secrets))
+		return nil, fmt.Errorf("open history %s: %w", dsn.Redact(rawDSN), dsn.RedactError(err, t.Secrets))
 	}
 	return h, nil
 }
 
-func open(ctx context.Context, t target) (*History, error) {
-	q, err := loadQueries(t.dialect)
+// parseDSN reads a HISTORY_DSN. create allows a missing SQLite file to be
+// created (Migrate); without it the file must exist (Open).
+func parseDSN(rawDSN string, create bool) (dsn.Target, error) {
+	mode := dsn.ReadWrite
+	if create {
+		mode = dsn.ReadWriteCreate
+	}
+	return dsn.Parse(rawDSN, dsn.Options{
+		Name:        "HISTORY_DSN",
+		Mode:        mode,
+		MissingHint: "run clickrecon migrate to create it",
+	})
+}
+
+func open(ctx context.Context, t dsn.Target) (*History, error) {
+	q, err := loadQueries(t.Dialect)
 	if err != nil {
 		return nil, err
 	}
-	var db *sql.DB
-	switch t.dialect {
-	case dialectPostgres:
-		c, err := pq.NewConnector(t.conn)
-		if err != nil {
-			return nil, err
-		}
-		db = sql.OpenDB(c)
-	case dialectSQLite:
-		c, err := sqlite.NewConnector(t.conn)
-		if err != nil {
-			return nil, err
-		}
-		db = sql.OpenDB(c)
+	db, err := t.Open()
+	if err != nil {
+		return nil, err
 	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
-	return &History{db: sqlx.NewDb(db, t.dialect.String()), dialect: t.dialect, q: q}, nil
+	return &History{db: db, dialect: t.Dialect, q: q}, nil
 }
 
 // ErrNotMigrated is returned by Open for a database whose tables are

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/report"
 )
@@ -177,9 +178,9 @@ func TestOpenRefusesAnUnmigratedDatabase(t *testing.T) {
 	})
 }
 
-func mustParse(t *testing.T, dsn string, create bool) target {
+func mustParse(t *testing.T, rawDSN string, create bool) dsn.Target {
 	t.Helper()
-	tg, err := parseDSN(dsn, create)
+	tg, err := parseDSN(rawDSN, create)
 	if err != nil {
 		t.Fatal(err)
 	}

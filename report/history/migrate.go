@@ -12,6 +12,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/clickrecon/clickrecon"
+	"github.com/clickrecon/clickrecon/internal/dsn"
 )
 
 // migrateLockKey is the PostgreSQL advisory lock that serialises Migrate
@@ -27,7 +28,7 @@ type migration struct {
 var migrationName = regexp.MustCompile(`^[0-9]{3}_[a-z0-9_]+\.sql$`)
 
 // migrations returns the embedded migrations of d in the order they apply.
-func migrations(d dialect) ([]migration, error) {
+func migrations(d dsn.Dialect) ([]migration, error) {
 	dir := path.Join("sql", "history", d.String())
 	entries, err := fs.ReadDir(clickrecon.SQL, dir)
 	if err != nil {
@@ -54,25 +55,25 @@ func migrations(d dialect) ([]migration, error) {
 	return ms, nil
 }
 
-// Migrate creates or upgrades the history tables at dsn and returns the
+// Migrate creates or upgrades the history tables at rawDSN and returns the
 // versions it applied, none when the database was up to date. It is
 // idempotent and safe to run concurrently: everything happens in one
 // transaction, which on PostgreSQL first takes an advisory lock and on
 // SQLite the write lock, so a second Migrate waits for the first and then
 // finds nothing to do. A SQLite file that does not exist is created.
-func Migrate(ctx context.Context, dsn string) (applied []string, err error) {
-	t, err := parseDSN(dsn, true)
+func Migrate(ctx context.Context, rawDSN string) (applied []string, err error) {
+	t, err := parseDSN(rawDSN, true)
 	if err != nil {
 		return nil, fmt.Errorf("migrate history: %w", err)
 	}
 	h, err := open(ctx, t)
 	if err != nil {
-		return nil, fmt.Errorf("migrate history %s: %w", redactDSN(dsn), redactError(err, t.secrets))
+		return nil, fmt.Errorf("migrate history %s: %w", dsn.Redact(rawDSN), dsn.RedactError(err, t.Secrets))
 	}
 	defer h.Close()
 	applied, err = h.migrate(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("migrate history %s: %w", redactDSN(dsn), redactError(err, t.secrets))
+		return nil, fmt.Errorf("migrate history %s: %w", dsn.Redact(rawDSN), dsn.RedactError(err, t.Secrets))
 	}
 	return applied, nil
 }
@@ -84,7 +85,7 @@ func (h *History) migrate(ctx context.Context) ([]string, error) {
 	}
 	var applied []string
 	err = h.inTx(ctx, func(tx *sqlx.Tx) error {
-		if h.dialect == dialectPostgres {
+		if h.dialect == dsn.Postgres {
 			if _, err := tx.ExecContext(ctx, h.q.migrateLock, migrateLockKey); err != nil {
 				return fmt.Errorf("take the migration lock: %w", err)
 			}

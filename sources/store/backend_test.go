@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/jmoiron/sqlx"
@@ -19,7 +20,7 @@ import (
 // reference schemas from sql/store.
 type backend struct {
 	name    string
-	dialect dialect
+	dialect dsn.Dialect
 	// new returns a writable handle on a fresh database with the
 	// reference schemas and the DSN a Store opens it with.
 	new func(t *testing.T) (*sqlx.DB, string)
@@ -38,7 +39,7 @@ type backend struct {
 func backends() []backend {
 	pg := backend{
 		name:    "postgres",
-		dialect: dialectPostgres,
+		dialect: dsn.Postgres,
 		new:     newPostgres(""),
 		inDay:   "ts >= :from AND ts < :to",
 		eventsCustom: `-- the events preset, the way a user would write it by hand
@@ -55,7 +56,7 @@ GROUP BY link_id`,
 	oddTZ.new = newPostgres("Pacific/Kiritimati")
 	lite := backend{
 		name:    "sqlite",
-		dialect: dialectSQLite,
+		dialect: dsn.SQLite,
 		new:     newSQLite,
 		inDay:   "julianday(ts) >= julianday(:from) AND julianday(ts) < julianday(:to)",
 		eventsCustom: `-- the events preset, the way a user would write it by hand

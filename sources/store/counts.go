@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/jmoiron/sqlx"
 )
@@ -157,7 +158,7 @@ func (s *Store) countryCounts(ctx context.Context, q Query, day reconcile.Date, 
 // milliseconds for SQLite.
 func (s *Store) params(day reconcile.Date, from, to time.Time, loc *time.Location) map[string]any {
 	p := map[string]any{"day": day.String(), "tz": loc.String()}
-	if s.dialect == dialectSQLite {
+	if s.dialect == dsn.SQLite {
 		p["from"], p["to"] = sqliteTime(from), sqliteTime(to)
 	} else {
 		p["from"], p["to"] = from.UTC(), to.UTC()

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
+
+	"github.com/clickrecon/clickrecon/internal/dsn"
 )
 
 // eventCases run against every backend, with the events preset and with a
@@ -396,9 +398,9 @@ func TestQueriesCannotWrite(t *testing.T) {
 }
 
 // wantErr is what the error of a write attempt says on a database d.
-func (tt writeCase) wantErr(d dialect) string {
+func (tt writeCase) wantErr(d dsn.Dialect) string {
 	switch {
-	case d == dialectPostgres:
+	case d == dsn.Postgres:
 		return "read-only transaction"
 	case tt.sqliteErr != "":
 		return tt.sqliteErr

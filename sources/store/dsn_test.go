@@ -12,33 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
-)
 
-func TestRedactDSN(t *testing.T) {
-	tests := []struct {
-		name string
-		dsn  string
-		want string
-	}{
-		{"url_password", "postgres://app:s3cr3t@db.internal:5432/clicks?sslmode=require", "postgres://app:xxxxx@db.internal:5432/clicks?sslmode=require"},
-		{"percent_encoded_password", "postgresql://app:p%40ss%2Fw0rd@db/clicks", "postgresql://app:xxxxx@db/clicks"},
-		{"password_in_query", "postgres://app@db/clicks?password=s3cr3t&sslmode=disable", "postgres://app@db/clicks?password=xxxxx&sslmode=disable"},
-		{"no_password", "postgres://app@db/clicks", "postgres://app@db/clicks"},
-		{"sqlite_path", "sqlite:/data/clicks.db", "sqlite:/data/clicks.db"},
-		{"relative_sqlite_path", "sqlite:clicks.db", "sqlite:clicks.db"},
-		{"unparseable_url_with_password", "postgres://app:s3#cr3t@db/clicks", "postgres://xxxxx@db/clicks"},
-		{"unescaped_at_in_password", "postgres://app:p@ss@db/clicks", "postgres://app:xxxxx@db/clicks"},
-		{"key_value_form", "host=db user=app password=s3cr3t dbname=clicks", "host=db user=app password=xxxxx dbname=clicks"},
-		{"key_value_quoted_password", "host=db password='s3 cr3t' dbname=clicks", "host=db password=xxxxx dbname=clicks"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, RedactDSN(tt.dsn)); diff != "" {
-				t.Errorf("RedactDSN(%q) (-want +got):\n%s", tt.dsn, diff)
-			}
-		})
-	}
-}
+	"github.com/clickrecon/clickrecon/internal/dsn"
+)
 
 func TestOpenErrors(t *testing.T) {
 	dir := t.TempDir()
@@ -206,21 +182,21 @@ func TestOpenSQLite(t *testing.T) {
 // index searches on julianday(ts), not table scans.
 func TestSQLiteRangeUsesTheIndex(t *testing.T) {
 	db, _ := newSQLite(t)
-	s := &Store{dialect: dialectSQLite}
+	s := &Store{dialect: dsn.SQLite}
 	day := mustDate(t, "2026-11-26")
 	from, to := day.Bounds(time.UTC)
-	span, err := spanQuery(dialectSQLite)
+	span, err := spanQuery(dsn.SQLite)
 	if err != nil {
 		t.Fatal(err)
 	}
-	countries, err := countriesQuery(dialectSQLite)
+	countries, err := countriesQuery(dsn.SQLite)
 	if err != nil {
 		t.Fatal(err)
 	}
 	events := mustQuery(t)(PresetQuery(PresetEvents))
 	for name, nq := range map[string]namedQuery{"events": events.sqlite, "span": span, "countries": countries} {
 		t.Run(name, func(t *testing.T) {
-			text, args, err := nq.bind(dialectSQLite, s.params(day, from, to, time.UTC))
+			text, args, err := nq.bind(dsn.SQLite, s.params(day, from, to, time.UTC))
 			if err != nil {
 				t.Fatal(err)
 			}

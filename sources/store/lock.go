@@ -6,12 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/lib/pq"
+
+	"github.com/clickrecon/clickrecon/internal/dsn"
 )
 
 // ErrLocked is returned by Lock when another session holds the workspace's
@@ -39,8 +40,8 @@ const unlockTimeout = 5 * time.Second
 // a backfill started by hand, say). It does not wait: when another session
 // holds the lock it returns an error wrapping ErrLocked.
 //
-// The lock lives on a connection of its own, opened from dsn and held until
-// release is called. It needs no privilege and touches no table, so a
+// The lock lives on a connection of its own, opened from rawDSN and held
+// until release is called. It needs no privilege and touches no table, so a
 // read-only role will do. If the process dies or the connection drops,
 // PostgreSQL ends the session and the lock goes with it: a crashed run never
 // leaves a stale lock behind.
@@ -53,31 +54,31 @@ const unlockTimeout = 5 * time.Second
 // nothing: an embedded store is a file on one machine, read by the one
 // process that was given it, and SQLite has no lock that outlives a
 // connection the way an advisory lock does.
-func Lock(ctx context.Context, dsn, workspaceID string) (release func() error, err error) {
-	if scheme, _, _ := strings.Cut(dsn, ":"); strings.EqualFold(scheme, "sqlite") {
+func Lock(ctx context.Context, rawDSN, workspaceID string) (release func() error, err error) {
+	if scheme, _, _ := strings.Cut(rawDSN, ":"); strings.EqualFold(scheme, "sqlite") {
 		// Not parsed: the file need not exist yet (a history database
 		// that migrate has still to create), and nothing is opened.
 		return func() error { return nil }, nil
 	}
-	t, err := parseDSN(dsn)
+	t, err := parseDSN(rawDSN)
 	if err != nil {
 		return nil, fmt.Errorf("lock workspace %s: %w", workspaceID, err)
 	}
-	lockDSN, err := withDefaultParam(t.conn, "application_name", lockApplicationName)
+	lockDSN, err := dsn.WithDefaultParam(t.Conn, "application_name", lockApplicationName)
 	if err != nil {
-		return nil, fmt.Errorf("lock workspace %s on %s: %w", workspaceID, RedactDSN(dsn), redactError(err, t.secrets))
+		return nil, fmt.Errorf("lock workspace %s on %s: %w", workspaceID, RedactDSN(rawDSN), dsn.RedactError(err, t.Secrets))
 	}
 	release, err = tryLock(ctx, lockDSN, lockKey(workspaceID))
 	if err != nil {
-		return nil, fmt.Errorf("lock workspace %s on %s: %w", workspaceID, RedactDSN(dsn), redactError(err, t.secrets))
+		return nil, fmt.Errorf("lock workspace %s on %s: %w", workspaceID, RedactDSN(rawDSN), dsn.RedactError(err, t.Secrets))
 	}
 	return release, nil
 }
 
-// tryLock opens a pool on dsn, pins one connection and takes the advisory
-// lock key on it.
-func tryLock(ctx context.Context, dsn string, key int64) (func() error, error) {
-	connector, err := pq.NewConnector(dsn)
+// tryLock opens a pool on connURL, pins one connection and takes the
+// advisory lock key on it.
+func tryLock(ctx context.Context, connURL string, key int64) (func() error, error) {
+	connector, err := pq.NewConnector(connURL)
 	if err != nil {
 		return nil, err
 	}
@@ -136,20 +137,4 @@ func lockKey(workspaceID string) int64 {
 	h := fnv.New64a()
 	h.Write([]byte("clickrecon:" + workspaceID))
 	return int64(h.Sum64())
-}
-
-// withDefaultParam returns the URL dsn with the query parameter key set to
-// value, unless the DSN sets it already.
-func withDefaultParam(dsn, key, value string) (string, error) {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "", errors.New("malformed PostgreSQL DSN")
-	}
-	q := u.Query()
-	if q.Get(key) != "" {
-		return dsn, nil
-	}
-	q.Set(key, value)
-	u.RawQuery = q.Encode()
-	return u.String(), nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/clickrecon/clickrecon/internal/dsn"
 )
 
 // namedQuery is a query split around its :name parameters: the text is
@@ -105,7 +107,7 @@ const useNamed = "a store query may use the named parameters :day, :from, :to an
 // bind returns the query text with each distinct parameter replaced by a
 // numbered placeholder of d ($1 for PostgreSQL, ?1 for SQLite; a parameter
 // used twice keeps its number) and the arguments in placeholder order.
-func (nq namedQuery) bind(d dialect, values map[string]any) (string, []any, error) {
+func (nq namedQuery) bind(d dsn.Dialect, values map[string]any) (string, []any, error) {
 	var b strings.Builder
 	var args []any
 	number := map[string]int{}
@@ -121,7 +123,7 @@ func (nq namedQuery) bind(d dialect, values map[string]any) (string, []any, erro
 			k = len(args)
 			number[name] = k
 		}
-		b.WriteString(d.placeholder(k))
+		b.WriteString(placeholder(d, k))
 	}
 	b.WriteString(nq.parts[len(nq.parts)-1])
 	return b.String(), args, nil
@@ -233,8 +235,8 @@ func isNameByte(c byte) bool { return isIdentStart(c) || isDigit(c) }
 func isIdentByte(c byte) bool { return isNameByte(c) || c == '$' || c >= 0x80 }
 
 // placeholder returns the k-th numbered placeholder of d.
-func (d dialect) placeholder(k int) string {
-	if d == dialectSQLite {
+func placeholder(d dsn.Dialect, k int) string {
+	if d == dsn.SQLite {
 		return "?" + strconv.Itoa(k)
 	}
 	return "$" + strconv.Itoa(k)

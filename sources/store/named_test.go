@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/clickrecon/clickrecon/internal/dsn"
 )
 
 func TestBindNamed(t *testing.T) {
@@ -93,9 +95,9 @@ func TestBindNamed(t *testing.T) {
 				t.Fatalf("parseNamed: %v", err)
 			}
 			for _, d := range []struct {
-				dialect dialect
+				dialect dsn.Dialect
 				want    string
-			}{{dialectPostgres, tt.wantPG}, {dialectSQLite, tt.wantSQLite}} {
+			}{{dsn.Postgres, tt.wantPG}, {dsn.SQLite, tt.wantSQLite}} {
 				got, args, err := nq.bind(d.dialect, values)
 				if err != nil {
 					t.Fatalf("bind %s: %v", d.dialect, err)
@@ -152,7 +154,7 @@ func TestQueries(t *testing.T) {
 				t.Errorf("Name() = %q, want %q", q.Name(), name)
 			}
 		}
-		for _, d := range []dialect{dialectPostgres, dialectSQLite} {
+		for _, d := range []dsn.Dialect{dsn.Postgres, dsn.SQLite} {
 			if _, err := spanQuery(d); err != nil {
 				t.Errorf("span query for %s: %v", d, err)
 			}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/clickrecon/clickrecon/internal/dsn"
 )
 
 // The preset names, as STORE_PRESET spells them.
@@ -95,8 +97,8 @@ func newQuery(name, postgresText, sqliteText string) (Query, error) {
 func (q Query) Name() string { return q.name }
 
 // in returns q's text for dialect d.
-func (q Query) in(d dialect) namedQuery {
-	if d == dialectSQLite {
+func (q Query) in(d dsn.Dialect) namedQuery {
+	if d == dsn.SQLite {
 		return q.sqlite
 	}
 	return q.postgres
@@ -104,15 +106,15 @@ func (q Query) in(d dialect) namedQuery {
 
 // spanQuery and countriesQuery return the events-schema queries behind
 // HourlyCounts and CountryCounts.
-func spanQuery(d dialect) (namedQuery, error) {
-	if d == dialectSQLite {
+func spanQuery(d dsn.Dialect) (namedQuery, error) {
+	if d == dsn.SQLite {
 		return parseNamed(spanSQLite)
 	}
 	return parseNamed(spanPostgres)
 }
 
-func countriesQuery(d dialect) (namedQuery, error) {
-	if d == dialectSQLite {
+func countriesQuery(d dsn.Dialect) (namedQuery, error) {
+	if d == dsn.SQLite {
 		return parseNamed(countriesSQLite)
 	}
 	return parseNamed(countriesPostgres)

@@ -59,48 +59,50 @@ import (
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
-	"modernc.org/sqlite"
+
+	"github.com/clickrecon/clickrecon/internal/dsn"
 )
 
 // Store is an open connection pool to a click store.
 type Store struct {
 	db      *sqlx.DB
-	dialect dialect
+	dialect dsn.Dialect
 }
 
-// Open connects to the store at dsn (postgres://…, postgresql://… or
+// Open connects to the store at rawDSN (postgres://…, postgresql://… or
 // sqlite:PATH) and checks that it answers. Its errors show the DSN with the
 // password redacted.
-func Open(ctx context.Context, dsn string) (*Store, error) {
-	t, err := parseDSN(dsn)
+func Open(ctx context.Context, rawDSN string) (*Store, error) {
+	t, err := parseDSN(rawDSN)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	s, err := open(ctx, t)
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", RedactDSN(dsn), redactError(err, t.secrets))
+		return nil, fmt.Errorf("open store %s: %w", RedactDSN(rawDSN), dsn.RedactError(err, t.Secrets))
 	}
 	return s, nil
 }
 
-func open(ctx context.Context, t target) (*Store, error) {
-	var db *sql.DB
-	switch t.dialect {
-	case dialectPostgres:
-		c, err := pq.NewConnector(t.conn)
-		if err != nil {
-			return nil, err
-		}
-		db = sql.OpenDB(c)
-	case dialectSQLite:
-		c, err := sqlite.NewConnector(t.conn)
-		if err != nil {
-			return nil, err
-		}
-		db = sql.OpenDB(c)
+// parseDSN reads a store DSN: a SQLite file must exist, and is opened
+// read-only.
+func parseDSN(rawDSN string) (dsn.Target, error) {
+	return dsn.Parse(rawDSN, dsn.Options{
+		Mode:        dsn.ReadOnly,
+		MissingHint: "it is opened read-only, never created: check the path",
+	})
+}
+
+// RedactDSN returns rawDSN with its password replaced by "xxxxx", so that it
+// can appear in logs and errors (see dsn.Redact).
+func RedactDSN(rawDSN string) string { return dsn.Redact(rawDSN) }
+
+func open(ctx context.Context, t dsn.Target) (*Store, error) {
+	db, err := t.Open()
+	if err != nil {
+		return nil, err
 	}
-	s := &Store{db: sqlx.NewDb(db, t.dialect.String()), dialect: t.dialect}
+	s := &Store{db: db, dialect: t.Dialect}
 	if err := s.check(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -112,7 +114,7 @@ func open(ctx context.Context, t target) (*Store, error) {
 // credentials or a file that is not a database fail Open.
 func (s *Store) check(ctx context.Context) error {
 	q := "SELECT count(*) FROM pg_catalog.pg_namespace"
-	if s.dialect == dialectSQLite {
+	if s.dialect == dsn.SQLite {
 		q = "SELECT count(*) FROM sqlite_schema"
 	}
 	var n int64

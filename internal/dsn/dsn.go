@@ -1,0 +1,250 @@
+// Package dsn reads the DSNs clickrecon opens, the click store's and the run
+// history's, and keeps their passwords out of errors and logs.
+//
+// A DSN is postgres://… or postgresql://… for PostgreSQL through lib/pq
+// (connect_timeout=10 is added when the DSN sets none), or sqlite:PATH
+// (sqlite:///abs/path too) for a SQLite file through modernc.org/sqlite,
+// opened as its Mode says. Parse's errors never contain the password; Redact
+// gives a DSN fit for a log line and RedactError scrubs a driver's error.
+package dsn
+
+import (
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	"modernc.org/sqlite"
+)
+
+// Dialect is the database a DSN names.
+type Dialect int
+
+// The dialects a DSN can name.
+const (
+	Postgres Dialect = iota + 1
+	SQLite
+)
+
+// String returns the dialect's name, which is also its database/sql driver
+// name (sqlx picks the bindvar style from it) and the folder of its SQL
+// files.
+func (d Dialect) String() string {
+	if d == SQLite {
+		return "sqlite"
+	}
+	return "postgres"
+}
+
+// Mode is how a SQLite file is opened. It changes nothing for PostgreSQL,
+// where access is a matter of the role and of transactions.
+type Mode int
+
+const (
+	// ReadOnly opens an existing file that SQLite refuses to write to.
+	ReadOnly Mode = iota
+	// ReadWrite opens an existing file for reading and writing.
+	ReadWrite
+	// ReadWriteCreate is ReadWrite that creates a missing file.
+	ReadWriteCreate
+)
+
+// Options say how Parse reads a DSN.
+type Options struct {
+	// Name is what errors call the DSN, such as HISTORY_DSN; "DSN" when
+	// empty.
+	Name string
+	// Mode is how a SQLite file is opened; ReadOnly when zero.
+	Mode Mode
+	// MissingHint ends the error about a SQLite file that does not exist
+	// (ReadOnly and ReadWrite): what the user should do. "check the path"
+	// when empty.
+	MissingHint string
+}
+
+// defaultConnectTimeout bounds each connection attempt to PostgreSQL when
+// the DSN sets no connect_timeout, so an unreachable database fails the run
+// instead of hanging until its deadline.
+const defaultConnectTimeout = "10"
+
+// sqliteBusyTimeout is how long, in milliseconds, a statement waits for a
+// lock another connection holds (a writer, a concurrent migrate, a shard of
+// a backfill) before it fails.
+const sqliteBusyTimeout = "10000"
+
+// acceptedForms ends the message about a DSN that is none of them.
+const acceptedForms = "use postgres://USER:PASSWORD@HOST:PORT/DB?sslmode=..., postgresql://... or sqlite:PATH"
+
+// Target is a parsed DSN: the dialect and what to hand its driver.
+type Target struct {
+	Dialect Dialect
+	// Conn is the lib/pq connection URL, or the SQLite file: URI.
+	Conn string
+	// Secrets are the strings that must never appear in an error: the
+	// password, decoded and as written in the DSN. Hand them to
+	// RedactError.
+	Secrets []string
+}
+
+// Parse reads raw, a postgres://, postgresql:// or sqlite: DSN. For SQLite
+// it checks, unless opts.Mode is ReadWriteCreate, that the file exists. Its
+// errors name the DSN as opts.Name and never contain the password.
+func Parse(raw string, opts Options) (Target, error) {
+	name := opts.Name
+	if name == "" {
+		name = "DSN"
+	}
+	scheme, rest, _ := strings.Cut(raw, ":")
+	switch strings.ToLower(scheme) {
+	case "postgres", "postgresql":
+		return parsePostgres(raw, name)
+	case "sqlite":
+		return parseSQLite(rest, name, opts)
+	}
+	if strings.Contains(raw, "://") && isScheme(scheme) {
+		return Target{}, fmt.Errorf("unsupported %s scheme %q: %s", name, scheme, acceptedForms)
+	}
+	return Target{}, fmt.Errorf("unsupported %s: %s", name, acceptedForms)
+}
+
+func parsePostgres(raw, name string) (Target, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// Neither err nor its inner error is shown: both can quote part of
+		// the password (an unescaped '#' turns it into a "port").
+		return Target{}, fmt.Errorf("malformed PostgreSQL %s: it must be a URL such as postgres://USER:PASSWORD@HOST:5432/DB?sslmode=require, with the characters @ : / ? # %% in the user name and password percent-encoded", name)
+	}
+	t := Target{Dialect: Postgres}
+	if pw, ok := u.User.Password(); ok && pw != "" {
+		t.Secrets = append(t.Secrets, pw, url.QueryEscape(pw), url.PathEscape(pw))
+		if written := rawPassword(raw); written != "" {
+			t.Secrets = append(t.Secrets, written)
+		}
+	}
+	q := u.Query()
+	for k, vs := range q {
+		if isSecretKey(k) {
+			for _, v := range vs {
+				if v != "" {
+					t.Secrets = append(t.Secrets, v, url.QueryEscape(v))
+				}
+			}
+		}
+	}
+	if q.Get("connect_timeout") == "" {
+		q.Set("connect_timeout", defaultConnectTimeout)
+		u.RawQuery = q.Encode()
+	}
+	t.Conn = u.String()
+	return t, nil
+}
+
+// parseSQLite reads the PATH of sqlite:PATH (sqlite:///abs/path too).
+func parseSQLite(path, name string, opts Options) (Target, error) {
+	path = strings.TrimPrefix(path, "//")
+	if path == "" {
+		return Target{}, fmt.Errorf("sqlite %s names no file: %s", name, acceptedForms)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Target{}, fmt.Errorf("sqlite path %s: %w", path, err)
+	}
+	if opts.Mode != ReadWriteCreate {
+		fi, err := os.Stat(abs)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			hint := opts.MissingHint
+			if hint == "" {
+				hint = "check the path"
+			}
+			return Target{}, fmt.Errorf("sqlite file %s does not exist (%s)", abs, hint)
+		case err != nil:
+			return Target{}, fmt.Errorf("sqlite file %s: %w", abs, err)
+		case fi.IsDir():
+			return Target{}, fmt.Errorf("sqlite path %s is a directory, not a database file", abs)
+		}
+	}
+	v := url.Values{}
+	switch opts.Mode {
+	case ReadOnly:
+		// mode=ro: SQLite itself refuses every write and never creates
+		// the file. query_only: a second lock, kept even if mode were
+		// lost. busy_timeout: wait, rather than fail, while a writer holds
+		// a lock.
+		v.Set("mode", "ro")
+		v.Add("_pragma", "query_only(1)")
+		v.Add("_pragma", "busy_timeout("+sqliteBusyTimeout+")")
+	default:
+		v.Set("mode", "rw")
+		if opts.Mode == ReadWriteCreate {
+			v.Set("mode", "rwc")
+		}
+		// immediate: a write transaction takes the write lock when it
+		// begins, so two writers queue (busy_timeout) instead of one
+		// failing halfway with SQLITE_BUSY.
+		v.Set("_txlock", "immediate")
+		v.Add("_pragma", "busy_timeout("+sqliteBusyTimeout+")")
+		v.Add("_pragma", "foreign_keys(1)")
+	}
+	// As a URL, the path has its reserved characters (? # %) escaped.
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: v.Encode()}
+	return Target{Dialect: SQLite, Conn: u.String()}, nil
+}
+
+// Open returns a connection pool on t for t's dialect. It does not
+// connect: the first query, or a ping, does. Its errors may contain a
+// secret; pass them through RedactError.
+func (t Target) Open() (*sqlx.DB, error) {
+	var c driver.Connector
+	var err error
+	switch t.Dialect {
+	case Postgres:
+		c, err = pq.NewConnector(t.Conn)
+	case SQLite:
+		c, err = sqlite.NewConnector(t.Conn)
+	default:
+		return nil, fmt.Errorf("unknown dialect %d", int(t.Dialect))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return sqlx.NewDb(sql.OpenDB(c), t.Dialect.String()), nil
+}
+
+// WithDefaultParam returns the URL conn, a Target's PostgreSQL Conn, with the
+// query parameter key set to value, unless conn sets it already.
+func WithDefaultParam(conn, key, value string) (string, error) {
+	u, err := url.Parse(conn)
+	if err != nil {
+		return "", errors.New("malformed PostgreSQL DSN")
+	}
+	q := u.Query()
+	if q.Get(key) != "" {
+		return conn, nil
+	}
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+func isScheme(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return true
+}

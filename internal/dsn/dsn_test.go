@@ -1,0 +1,266 @@
+package dsn
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jmoiron/sqlx"
+)
+
+func TestParsePostgres(t *testing.T) {
+	tests := []struct {
+		name string
+		raw  string
+		want Target
+	}{
+		{
+			name: "connect_timeout_added",
+			raw:  "postgres://app:s3cr3t@db.internal:5432/clicks?sslmode=require",
+			want: Target{Dialect: Postgres, Conn: "postgres://app:s3cr3t@db.internal:5432/clicks?connect_timeout=10&sslmode=require",
+				Secrets: []string{"s3cr3t", "s3cr3t", "s3cr3t", "s3cr3t"}},
+		},
+		{
+			name: "own_connect_timeout_kept",
+			raw:  "postgresql://app@db/clicks?connect_timeout=3",
+			want: Target{Dialect: Postgres, Conn: "postgresql://app@db/clicks?connect_timeout=3"},
+		},
+		{
+			name: "scheme_in_capitals",
+			raw:  "POSTGRES://app@db/clicks",
+			want: Target{Dialect: Postgres, Conn: "postgres://app@db/clicks?connect_timeout=10"},
+		},
+		{
+			// The password is scrubbed decoded, encoded both ways, and as
+			// written (lower-case hex, here).
+			name: "percent_encoded_password",
+			raw:  "postgres://app:p%40ss%2fw0rd@db/clicks",
+			want: Target{Dialect: Postgres, Conn: "postgres://app:p%40ss%2Fw0rd@db/clicks?connect_timeout=10",
+				Secrets: []string{"p@ss/w0rd", "p%40ss%2Fw0rd", "p@ss%2Fw0rd", "p%40ss%2fw0rd"}},
+		},
+		{
+			name: "password_in_query",
+			raw:  "postgres://app@db/clicks?password=s3cr%23t&connect_timeout=5",
+			want: Target{Dialect: Postgres, Conn: "postgres://app@db/clicks?password=s3cr%23t&connect_timeout=5",
+				Secrets: []string{"s3cr#t", "s3cr%23t"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse(tt.raw, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Parse(%q) (-want +got):\n%s", tt.raw, diff)
+			}
+		})
+	}
+}
+
+func TestParseSQLite(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "clicks.db")
+	if err := os.WriteFile(existing, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A '?' in the file name must not reach SQLite as URI parameters (it
+	// would turn mode=ro into mode=rw).
+	reserved := filepath.Join(dir, "my clicks #1?mode=rw%20.db")
+	if err := os.WriteFile(reserved, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const (
+		readOnly  = "?_pragma=query_only%281%29&_pragma=busy_timeout%2810000%29&mode=ro"
+		readWrite = "?_pragma=busy_timeout%2810000%29&_pragma=foreign_keys%281%29&_txlock=immediate&mode=rw"
+	)
+	tests := []struct {
+		name string
+		raw  string
+		mode Mode
+		want string // Conn
+	}{
+		{"read_only", "sqlite:" + existing, ReadOnly, "file://" + existing + readOnly},
+		{"url_style_path", "sqlite://" + existing, ReadOnly, "file://" + existing + readOnly},
+		{"scheme_in_capitals", "SQLITE:" + existing, ReadOnly, "file://" + existing + readOnly},
+		{"reserved_characters_in_the_path", "sqlite:" + reserved, ReadOnly,
+			"file://" + filepath.Join(dir, "my%20clicks%20%231%3Fmode=rw%2520.db") + readOnly},
+		{"read_write", "sqlite:" + existing, ReadWrite, "file://" + existing + readWrite},
+		{"create_a_missing_file", "sqlite:" + filepath.Join(dir, "new.db"), ReadWriteCreate,
+			"file://" + filepath.Join(dir, "new.db") + strings.Replace(readWrite, "mode=rw", "mode=rwc", 1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse(tt.raw, Options{Mode: tt.mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(Target{Dialect: SQLite, Conn: tt.want}, got); diff != "" {
+				t.Errorf("Parse(%q) (-want +got):\n%s", tt.raw, diff)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new.db")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Parse created the SQLite file (stat: %v)", err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.db")
+	tests := []struct {
+		name    string
+		raw     string
+		opts    Options
+		want    []string // substrings of the error
+		secrets []string // must not appear in the error
+	}{
+		{
+			name:    "unsupported_scheme",
+			raw:     "mysql://app:s3cr3t-pw@db/clicks",
+			want:    []string{`unsupported DSN scheme "mysql"`, "postgres://", "postgresql://", "sqlite:PATH"},
+			secrets: []string{"s3cr3t-pw"},
+		},
+		{
+			name: "unsupported_scheme_named",
+			raw:  "mysql://x",
+			opts: Options{Name: "HISTORY_DSN"},
+			want: []string{`unsupported HISTORY_DSN scheme "mysql"`, "sqlite:PATH"},
+		},
+		{
+			name:    "key_value_dsn",
+			raw:     "host=db user=app password=s3cr3t-pw",
+			opts:    Options{Name: "HISTORY_DSN"},
+			want:    []string{"unsupported HISTORY_DSN: use", "postgres://", "sqlite:PATH"},
+			secrets: []string{"s3cr3t-pw"},
+		},
+		{
+			name:    "not_a_dsn_at_all",
+			raw:     "s3cr3t-pw",
+			want:    []string{"unsupported DSN: use", "postgres://", "sqlite:PATH"},
+			secrets: []string{"s3cr3t-pw"},
+		},
+		{
+			name:    "malformed_url",
+			raw:     "postgres://app:s3cr#3t-pw@127.0.0.1/clicks",
+			want:    []string{"malformed PostgreSQL DSN", "percent-encoded"},
+			secrets: []string{"s3cr", "3t-pw"},
+		},
+		{
+			name:    "malformed_url_named",
+			raw:     "postgres://app:s3cr#3t-pw@127.0.0.1/clicks",
+			opts:    Options{Name: "HISTORY_DSN"},
+			want:    []string{"malformed PostgreSQL HISTORY_DSN", "percent-encoded"},
+			secrets: []string{"s3cr", "3t-pw"},
+		},
+		{
+			name: "sqlite_without_path",
+			raw:  "sqlite:",
+			opts: Options{Name: "HISTORY_DSN"},
+			want: []string{"sqlite HISTORY_DSN names no file"},
+		},
+		{
+			name: "sqlite_missing_file",
+			raw:  "sqlite:" + missing,
+			want: []string{"sqlite file " + missing + " does not exist (check the path)"},
+		},
+		{
+			name: "sqlite_missing_file_with_hint",
+			raw:  "sqlite:" + missing,
+			opts: Options{Mode: ReadWrite, MissingHint: "run clickrecon migrate to create it"},
+			want: []string{missing, "does not exist (run clickrecon migrate to create it)"},
+		},
+		{
+			name: "sqlite_directory",
+			raw:  "sqlite:" + dir,
+			opts: Options{Mode: ReadWrite},
+			want: []string{"is a directory"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse(tt.raw, tt.opts)
+			if err == nil {
+				t.Fatal("Parse succeeded, want an error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			for _, s := range tt.secrets {
+				if strings.Contains(err.Error(), s) {
+					t.Errorf("error %q shows the secret %q", err, s)
+				}
+			}
+		})
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Parse created the SQLite file (stat: %v)", err)
+	}
+}
+
+// TestOpenSQLite checks the modes against SQLite itself: ReadWriteCreate
+// creates the file, ReadOnly refuses writes.
+func TestOpenSQLite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	open := func(mode Mode) *sqlx.DB {
+		t.Helper()
+		tg, err := Parse("sqlite:"+path, Options{Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := tg.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		if got := db.DriverName(); got != "sqlite" {
+			t.Errorf("driver name %q, want sqlite", got)
+		}
+		return db
+	}
+	if _, err := open(ReadWriteCreate).Exec("CREATE TABLE t (x INTEGER)"); err != nil {
+		t.Fatalf("create a table in a new file: %v", err)
+	}
+	if _, err := open(ReadWrite).Exec("INSERT INTO t VALUES (1)"); err != nil {
+		t.Fatalf("write in read-write mode: %v", err)
+	}
+	ro := open(ReadOnly)
+	if _, err := ro.Exec("INSERT INTO t VALUES (2)"); err == nil {
+		t.Error("write in read-only mode succeeded")
+	}
+	var n int
+	if err := ro.Get(&n, "SELECT count(*) FROM t"); err != nil || n != 1 {
+		t.Errorf("read in read-only mode: %d rows, %v; want 1", n, err)
+	}
+}
+
+func TestWithDefaultParam(t *testing.T) {
+	tests := []struct {
+		name string
+		conn string
+		want string
+	}{
+		{"added", "postgres://app@db/clicks?connect_timeout=10", "postgres://app@db/clicks?application_name=clickrecon-lock&connect_timeout=10"},
+		{"kept", "postgres://app@db/clicks?application_name=mine", "postgres://app@db/clicks?application_name=mine"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := WithDefaultParam(tt.conn, "application_name", "clickrecon-lock")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("WithDefaultParam(%q) (-want +got):\n%s", tt.conn, diff)
+			}
+		})
+	}
+	if _, err := WithDefaultParam("postgres://app:s3cr#3t@db/clicks", "application_name", "x"); err == nil || strings.Contains(err.Error(), "s3cr") {
+		t.Errorf("WithDefaultParam of a malformed URL: %v, want an error without the password", err)
+	}
+}

@@ -1,0 +1,83 @@
+package dsn
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// Redact returns raw with its password replaced by "xxxxx", so that it can
+// appear in logs and errors. It handles URLs (postgres://user:pw@host, also
+// ?password=) and key=value strings (password=pw); a DSN it cannot parse
+// keeps nothing between "://" and the last "@".
+func Redact(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.Opaque == "" {
+		q := u.Query()
+		changed := false
+		for k := range q {
+			if isSecretKey(k) {
+				q.Set(k, "xxxxx")
+				changed = true
+			}
+		}
+		if changed {
+			u.RawQuery = q.Encode()
+		}
+		return u.Redacted()
+	}
+	if i := strings.Index(raw, "://"); i >= 0 {
+		if at := strings.LastIndex(raw, "@"); at > i {
+			raw = raw[:i+3] + "xxxxx" + raw[at:]
+		}
+	}
+	return keyValuePassword.ReplaceAllString(raw, "${1}xxxxx")
+}
+
+// keyValuePassword matches password=... (and sslpassword=...) in a
+// key=value DSN or a query string, quoted or not.
+var keyValuePassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)`)
+
+func isSecretKey(k string) bool { return strings.Contains(strings.ToLower(k), "password") }
+
+// rawPassword returns the password as written in a URL DSN, before
+// percent-decoding.
+func rawPassword(raw string) string {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return ""
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return ""
+	}
+	_, pw, ok := strings.Cut(rest[:at], ":")
+	if !ok {
+		return ""
+	}
+	return pw
+}
+
+// RedactError hides secrets (a Target's Secrets) in err's message while
+// keeping err in the chain for errors.Is and errors.As. It returns err
+// itself when its message holds none of them.
+func RedactError(err error, secrets []string) error {
+	msg := err.Error()
+	redacted := msg
+	for _, s := range secrets {
+		if s != "" {
+			redacted = strings.ReplaceAll(redacted, s, "xxxxx")
+		}
+	}
+	if redacted == msg {
+		return err
+	}
+	return &redactedError{msg: redacted, err: err}
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
