@@ -192,29 +192,47 @@ func New(res reconcile.Result, w reconcile.Window, meta Meta) Report {
 	for _, c := range res.Countries {
 		r.Countries = append(r.Countries, Country{Date: c.Date.String(), CountryCode: c.CountryCode, API: c.API, Local: c.Local, Delta: c.Delta})
 	}
-	cov := res.Coverage()
-	r.Coverage = Coverage{
-		Days:         len(res.Days),
-		Match:        cov[reconcile.Match],
-		Missing:      cov[reconcile.Missing],
-		Surplus:      cov[reconcile.Surplus],
-		Provisional:  cov[reconcile.Provisional],
-		Unverifiable: cov[reconcile.Unverifiable],
-	}
+	r.Coverage = coverageOf(r.Days)
 	for _, f := range res.Findings {
 		r.Findings = append(r.Findings, Finding{Kind: f.Kind, Message: f.Message})
 	}
-	switch {
-	case meta.Interrupted != "":
-		r.Status = StatusIncomplete
-	case r.Coverage.Missing+r.Coverage.Surplus > 0:
-		r.Status = StatusDiscrepancies
-	case r.Coverage.Unverifiable > 0:
-		r.Status = StatusIncomplete
-	default:
-		r.Status = StatusOK
-	}
+	r.Status = status(r.Coverage, r.Interrupted)
 	return r
+}
+
+// status is a report's overall status: incomplete when the run was cut
+// short, else discrepancies when a settled day is a gap, else incomplete
+// when a day could not be verified, else ok.
+func status(c Coverage, interrupted string) string {
+	switch {
+	case interrupted != "":
+		return StatusIncomplete
+	case c.Missing+c.Surplus > 0:
+		return StatusDiscrepancies
+	case c.Unverifiable > 0:
+		return StatusIncomplete
+	}
+	return StatusOK
+}
+
+// coverageOf counts days by status.
+func coverageOf(days []Day) Coverage {
+	c := Coverage{Days: len(days)}
+	for _, d := range days {
+		switch reconcile.Status(d.Status) {
+		case reconcile.Match:
+			c.Match++
+		case reconcile.Missing:
+			c.Missing++
+		case reconcile.Surplus:
+			c.Surplus++
+		case reconcile.Provisional:
+			c.Provisional++
+		case reconcile.Unverifiable:
+			c.Unverifiable++
+		}
+	}
+	return c
 }
 
 // RunKey returns the deterministic key of a run: the same workspace,

@@ -73,6 +73,8 @@ func runWith(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 		return cmdDemo(ctx, args[1:], env, stdout, stderr, d)
 	case "migrate":
 		return cmdMigrate(ctx, args[1:], env, stdout, stderr)
+	case "merge":
+		return cmdMerge(ctx, args[1:], env, stdout, stderr, d)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "clickrecon %s (commit %s)\n", version, commit)
 		return exitOK
@@ -93,6 +95,8 @@ Usage:
   clickrecon demo [flags]    the whole pipeline on a simulated Elido API and an
                              embedded SQLite store with known gaps; needs no
                              network, no server and no secrets
+  clickrecon merge REPORT... combine the reports of a sharded backfill (each a
+                             report.json or its folder) into one
   clickrecon migrate         create or upgrade the run history's tables at
                              HISTORY_DSN (idempotent)
   clickrecon version         print the version and commit
@@ -115,7 +119,9 @@ func newFlagSet(name string, c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, "folder for the reports; each run writes DIR/<run_key>/ (RECON_REPORT_DIR)")
 	fs.StringVar(&c.Format, "format", c.Format, "what goes to stdout: text or json (RECON_FORMAT)")
 	fs.StringVar(&c.FailOn, "fail-on", c.FailOn, "exit 1 when a settled gap is at least this severe: none, warn or fail (RECON_FAIL_ON)")
-	fs.StringVar(&c.TZ, "tz", c.TZ, "IANA time zone of the calendar days (RECON_TZ)")
+	if name != "merge" {
+		fs.StringVar(&c.TZ, "tz", c.TZ, "IANA time zone of the calendar days (RECON_TZ)")
+	}
 	if name == "run" {
 		fs.StringVar(&c.Date, "date", c.Date, "reconcile one day, YYYY-MM-DD (RECON_DATE)")
 		fs.StringVar(&c.From, "from", c.From, "first day of an inclusive range, YYYY-MM-DD (RECON_FROM)")
@@ -125,7 +131,11 @@ func newFlagSet(name string, c *config, stderr io.Writer) *flag.FlagSet {
 		fs.StringVar(&c.Shard, "shard", c.Shard, "reconcile only the I-th (0-based) of N contiguous slices of the window, as I/N (RECON_SHARD)")
 	}
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: clickrecon %s [flags]\n\nFlags (each also set by the variable named in brackets; a flag wins):\n", name)
+		operands := ""
+		if name == "merge" {
+			operands = " REPORT..."
+		}
+		fmt.Fprintf(stderr, "Usage: clickrecon %s [flags]%s\n\nFlags (each also set by the variable named in brackets; a flag wins):\n", name, operands)
 		fs.PrintDefaults()
 		if name == "run" {
 			fmt.Fprint(stderr, runVariables)
@@ -169,28 +179,35 @@ Variables:
 // parseArgs loads the environment, then applies the flags over it. It
 // returns errFlagHelp after printing the help for -h.
 func parseArgs(ctx context.Context, name string, args []string, env envconfig.Lookuper, stderr io.Writer) (config, error) {
+	c, rest, err := parseArgsWithOperands(ctx, name, args, env, stderr)
+	if err == nil && len(rest) > 0 {
+		return config{}, fmt.Errorf("unexpected argument %q: clickrecon %s takes flags only (see --help)", rest[0], name)
+	}
+	return c, err
+}
+
+// parseArgsWithOperands is parseArgs for a command that takes operands
+// after its flags (merge); it returns them.
+func parseArgsWithOperands(ctx context.Context, name string, args []string, env envconfig.Lookuper, stderr io.Writer) (config, []string, error) {
 	// Flags are parsed once into a throw-away config first, so that -h
 	// works and a bad flag is reported even when the environment is
 	// broken.
 	var probe config
 	if err := newFlagSet(name, &probe, stderr).Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return config{}, errFlagHelp
+			return config{}, nil, errFlagHelp
 		}
-		return config{}, errFlagReported
+		return config{}, nil, errFlagReported
 	}
 	c, err := loadConfig(ctx, env)
 	if err != nil {
-		return config{}, err
+		return config{}, nil, err
 	}
 	fs := newFlagSet(name, &c, stderr)
 	if err := fs.Parse(args); err != nil {
-		return config{}, errFlagReported
+		return config{}, nil, errFlagReported
 	}
-	if fs.NArg() > 0 {
-		return config{}, fmt.Errorf("unexpected argument %q: clickrecon %s takes flags only (see --help)", fs.Arg(0), name)
-	}
-	return c, nil
+	return c, fs.Args(), nil
 }
 
 var (

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report"
+)
+
+// cmdMerge is "clickrecon merge REPORT...": it combines the reports of a
+// sharded backfill (each a report.json, or the folder holding one) into
+// one report over the whole window, written like a run's. It reads no
+// API and no database.
+func cmdMerge(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) int {
+	c, paths, err := parseArgsWithOperands(ctx, "merge", args, env, stderr)
+	if err != nil {
+		return usageExit(stderr, err)
+	}
+	if err := c.validateCommon(); err != nil {
+		return usageExit(stderr, err)
+	}
+	if len(paths) < 2 {
+		return usageExit(stderr, errors.New("merge needs the reports of at least two shards: clickrecon merge DIR/KEY1 DIR/KEY2 ..."))
+	}
+	var shards []report.Report
+	for _, path := range paths {
+		r, err := readReport(path)
+		if err != nil {
+			return usageExit(stderr, err)
+		}
+		shards = append(shards, r)
+	}
+	merged, err := report.Merge(shards, d.now())
+	if err != nil {
+		return usageExit(stderr, err)
+	}
+	dir, err := report.Write(c.ReportDir, merged)
+	if err != nil {
+		fmt.Fprintf(stderr, "clickrecon merge: %v\n", err)
+		return exitIncomplete
+	}
+	if err := printSummary(stdout, c.Format, merged, dir); err != nil {
+		return exitIncomplete
+	}
+	if failOn := c.failOn(); failOn != "" {
+		for _, day := range merged.Days {
+			if (day.Status == "missing" || day.Status == "surplus") && reconcile.Severity(day.Severity).AtLeast(failOn) {
+				return exitGaps
+			}
+		}
+	}
+	return exitOK
+}
+
+// readReport reads a report.json, given its path or its folder's.
+func readReport(path string) (report.Report, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		path = filepath.Join(path, "report.json")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return report.Report{}, fmt.Errorf("read report: %w", err)
+	}
+	var r report.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return report.Report{}, fmt.Errorf("%s is not a clickrecon report.json: %w", path, err)
+	}
+	return r, nil
+}
