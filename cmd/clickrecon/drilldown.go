@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sort"
 	"sync"
 	"time"
@@ -73,9 +74,10 @@ func totalRequests(c *elido.Client) int {
 
 // drill reads, for each settled day that differs, Elido's per-link,
 // per-country and hourly counts and the store's, within the request
-// budget. localLinks holds the store's per-link counts of the window's
-// days, already read.
-func (j job) drill(ctx context.Context, log *slog.Logger, res reconcile.Result, localLinks map[reconcile.Date]map[string]int64) (map[reconcile.Date]reconcile.DayDetail, report.Drilldown) {
+// budget. localLinks holds the store's per-link counts of the days that
+// differ, seenLinks its clicks per link over the whole window, both
+// already read.
+func (j job) drill(ctx context.Context, log *slog.Logger, res reconcile.Result, localLinks map[reconcile.Date]map[string]int64, seenLinks map[string]int64) (map[reconcile.Date]reconcile.DayDetail, report.Drilldown) {
 	var days []reconcile.Date
 	for _, d := range res.Gaps() {
 		days = append(days, d.Date)
@@ -116,7 +118,7 @@ func (j job) drill(ctx context.Context, log *slog.Logger, res reconcile.Result, 
 		j.drillHours(ctx, b, d, tz, det)
 	}
 	if summary.Mode == drillFallback {
-		summary.UncheckedLinks = j.drillLinksOneByOne(ctx, log, b, days, details, localLinks)
+		summary.UncheckedLinks = j.drillLinksOneByOne(ctx, log, b, days, details, seenLinks)
 	}
 	j.drillNeighbourHours(ctx, b, res, details)
 	out := map[reconcile.Date]reconcile.DayDetail{}
@@ -216,13 +218,8 @@ func (j job) drillNeighbourHours(ctx context.Context, b *budget, res reconcile.R
 // that differs, busiest links first, until the budget runs out. It returns
 // how many links were left unchecked.
 func (j job) drillLinksOneByOne(ctx context.Context, log *slog.Logger, b *budget, days []reconcile.Date,
-	details map[reconcile.Date]*reconcile.DayDetail, localLinks map[reconcile.Date]map[string]int64) int {
-	seen := map[string]int64{}
-	for _, links := range localLinks {
-		for id, n := range links {
-			seen[id] += n
-		}
-	}
+	details map[reconcile.Date]*reconcile.DayDetail, seenLinks map[string]int64) int {
+	seen := maps.Clone(seenLinks)
 	for d := j.window.From.AddDays(-lookbackDays); d.Before(j.window.From); d = d.AddDays(1) {
 		counts, err := j.store.Counts(ctx, j.query, d, j.window.Loc)
 		if err != nil {

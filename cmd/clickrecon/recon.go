@@ -224,7 +224,7 @@ func (j job) run(ctx context.Context, stdout io.Writer) (int, report.Report) {
 		"tz", w.Loc.String(), "days", w.Len())
 
 	api, summaries, apiErr := j.readElido(ctx, log)
-	local, localLinks, storeErr := j.readStore(ctx, log)
+	local, localLinks, seenLinks, storeErr := j.readStore(ctx, log, api)
 
 	res := reconcile.Compare(reconcile.Input{
 		Window:    w,
@@ -238,7 +238,7 @@ func (j job) run(ctx context.Context, stdout io.Writer) (int, report.Report) {
 	drill := report.Drilldown{Mode: drillOff}
 	if j.drilldown && ctx.Err() == nil {
 		var details map[reconcile.Date]reconcile.DayDetail
-		details, drill = j.drill(ctx, log, res, localLinks)
+		details, drill = j.drill(ctx, log, res, localLinks, seenLinks)
 		res = reconcile.Explain(res, details, w.Loc)
 	}
 	interrupted := interruption(ctx, j.timeout)
@@ -401,20 +401,24 @@ func (j job) readElidoChunk(ctx context.Context, from, to reconcile.Date, tz str
 	return days, sum.Clicks, nil
 }
 
-// readStore counts each day in the store, in all and per link. A day
-// whose query fails is left unknown; the first error is returned for the
-// exit code.
-func (j job) readStore(ctx context.Context, log *slog.Logger) (map[reconcile.Date]reconcile.Reading, map[reconcile.Date]map[string]int64, error) {
-	local := map[reconcile.Date]reconcile.Reading{}
-	links := map[reconcile.Date]map[string]int64{}
+// readStore counts each day in the store, in all and per link. It keeps
+// the per-link counts only of the days whose total differs from Elido's
+// (the drill-down's candidates), and the clicks per link over the whole
+// window (the fallback's link list), so a long backfill of a workspace with
+// many links does not hold every day's links in memory. A day whose query
+// fails is left unknown; the first error is returned for the exit code.
+func (j job) readStore(ctx context.Context, log *slog.Logger, api map[reconcile.Date]reconcile.Reading) (
+	local map[reconcile.Date]reconcile.Reading, links map[reconcile.Date]map[string]int64, seen map[string]int64, firstErr error) {
+	local = map[reconcile.Date]reconcile.Reading{}
+	links = map[reconcile.Date]map[string]int64{}
+	seen = map[string]int64{}
 	if j.storeErr != nil {
 		log.Error("store not opened", "err", j.storeErr)
 		for _, d := range j.window.Days() {
 			local[d] = reconcile.Unknown(j.storeErr)
 		}
-		return local, links, j.storeErr
+		return local, links, seen, j.storeErr
 	}
-	var firstErr error
 	started := time.Now()
 	days := j.window.Days()
 	for i, d := range days {
@@ -427,14 +431,19 @@ func (j job) readStore(ctx context.Context, log *slog.Logger) (map[reconcile.Dat
 			continue
 		}
 		local[d] = reconcile.Known(counts.Total)
-		links[d] = counts.Links
+		if a, ok := api[d]; ok && a.Err == nil && a.Clicks != counts.Total {
+			links[d] = counts.Links
+		}
+		for id, n := range counts.Links {
+			seen[id] += n
+		}
 		if len(days) > progressDays {
 			log.Info("store day counted", "date", d.String(), "day", i+1, "of", len(days), "clicks", counts.Total)
 		}
 	}
 	j.bar.Step("store", len(days), len(days))
-	log.Info("store read", "days", len(local), "duration_ms", time.Since(started).Milliseconds())
-	return local, links, firstErr
+	log.Info("store read", "days", len(local), "links", len(seen), "duration_ms", time.Since(started).Milliseconds())
+	return local, links, seen, firstErr
 }
 
 func cmpErr(first, err error) error {

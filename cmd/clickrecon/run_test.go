@@ -126,25 +126,35 @@ func newFixture(t *testing.T, backend string, api, local []elidotest.Click) *fix
 
 // buildStore makes an events-preset store on backend ("postgres" or
 // "sqlite") holding clicks, from the reference schema users adopt.
-func buildStore(t *testing.T, backend string, clicks []elidotest.Click) string {
+func buildStore(t testing.TB, backend string, clicks []elidotest.Click) string {
 	t.Helper()
 	db, dsn := newStoreDB(t, backend, "events")
-	insert := db.Rebind(`INSERT INTO clicks (ts, link_id, country_code) VALUES (?, ?, ?)`)
+	tx, err := db.Beginx()
+	if err != nil {
+		t.Fatal(err)
+	}
+	insert, err := tx.Preparex(db.Rebind(`INSERT INTO clicks (ts, link_id, country_code) VALUES (?, ?, ?)`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range clicks {
 		var ts any = c.TS
 		if backend == "sqlite" {
 			ts = c.TS.UTC().Format("2006-01-02T15:04:05.000Z")
 		}
-		if _, err := db.Exec(insert, ts, c.LinkID, c.CountryCode); err != nil {
+		if _, err := insert.Exec(ts, c.LinkID, c.CountryCode); err != nil {
 			t.Fatalf("insert click: %v", err)
 		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
 	}
 	return dsn
 }
 
 // newStoreDB creates an empty store on backend with the reference schema
 // of preset, and returns a handle to fill it and the DSN to give the job.
-func newStoreDB(t *testing.T, backend, preset string) (*sqlx.DB, string) {
+func newStoreDB(t testing.TB, backend, preset string) (*sqlx.DB, string) {
 	t.Helper()
 	var db *sqlx.DB
 	var dsn string
