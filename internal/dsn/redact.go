@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/clickrecon/clickrecon/internal/secret"
 )
 
 // Redact returns raw with its password replaced by "xxxxx", so that it can
@@ -61,23 +63,5 @@ func rawPassword(raw string) string {
 // keeping err in the chain for errors.Is and errors.As. It returns err
 // itself when its message holds none of them.
 func RedactError(err error, secrets []string) error {
-	msg := err.Error()
-	redacted := msg
-	for _, s := range secrets {
-		if s != "" {
-			redacted = strings.ReplaceAll(redacted, s, "xxxxx")
-		}
-	}
-	if redacted == msg {
-		return err
-	}
-	return &redactedError{msg: redacted, err: err}
+	return secret.Scrub(err, "xxxxx", secrets...)
 }
-
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }

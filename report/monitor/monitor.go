@@ -21,8 +21,9 @@ package monitor
 import (
 	"errors"
 	"net/url"
-	"strings"
 	"time"
+
+	"github.com/clickrecon/clickrecon/internal/secret"
 )
 
 // jobName is the Pushgateway job label, and the User-Agent of the pings.
@@ -50,30 +51,7 @@ func parseEndpoint(what, raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// redactedError hides secrets in an error's message while keeping it in
-// the chain for errors.Is and errors.As.
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
-
 // redact replaces every non-empty secret in err's message with "…".
 func redact(err error, secrets ...string) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	out := msg
-	for _, s := range secrets {
-		if s != "" {
-			out = strings.ReplaceAll(out, s, "…")
-		}
-	}
-	if out == msg {
-		return err
-	}
-	return &redactedError{msg: out, err: err}
+	return secret.Scrub(err, "…", secrets...)
 }

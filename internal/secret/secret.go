@@ -1,0 +1,33 @@
+// Package secret keeps secrets (passwords, tokens, URL paths that are
+// credentials) out of error messages.
+package secret
+
+import "strings"
+
+// Scrub returns err with every non-empty secret in its message replaced by
+// mask. The result keeps err in its chain, for errors.Is and errors.As;
+// it is err itself when the message holds no secret, and nil for nil.
+func Scrub(err error, mask string, secrets ...string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	out := msg
+	for _, s := range secrets {
+		if s != "" {
+			out = strings.ReplaceAll(out, s, mask)
+		}
+	}
+	if out == msg {
+		return err
+	}
+	return &scrubbed{msg: out, err: err}
+}
+
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
