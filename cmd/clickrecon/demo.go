@@ -104,24 +104,9 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	fmt.Fprintf(stdout, "clickrecon demo: a simulated Elido API on %s and an embedded SQLite store of %d clicks\n"+
 		"(Elido counted %d; the store lost a burst of webhook deliveries on %s and recorded a retried batch twice on %s).\n\n",
 		srv.URL(), len(storeClicks), len(elidoClicks), from.AddDays(1), from.AddDays(2))
-	j := job{
-		client:      client,
-		store:       st,
-		query:       query,
-		workspaceID: demoWorkspace,
-		runKey:      runKey,
-		showSlack:   true,
-		settings:    settings{window: w, loc: loc, tolerance: c.tolerance(), failOn: c.failOn()},
-		settle:      c.Settle,
-		timeout:     c.Timeout,
-		drilldown:   c.Drilldown == "auto",
-		drillMax:    c.DrillMax,
-		reportDir:   c.ReportDir,
-		format:      c.Format,
-		log:         log,
-		bar:         bar,
-		now:         d.now,
-	}
+	j := c.job(settings{window: w, loc: loc, tolerance: c.tolerance(), failOn: c.failOn()}, d, log, bar)
+	j.client, j.store, j.query, j.workspaceID, j.runKey = client, st, query, demoWorkspace, runKey
+	j.showSlack = true
 	code, _ := j.run(ctx, stdout)
 	return code
 }

@@ -61,24 +61,9 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 
-	j := job{
-		notifier:    notifier,
-		dryRun:      c.DryRun,
-		client:      client,
-		query:       query,
-		workspaceID: c.WorkspaceID,
-		runKey:      runKey,
-		settings:    s,
-		settle:      c.Settle,
-		timeout:     c.Timeout,
-		drilldown:   c.Drilldown == "auto",
-		drillMax:    c.DrillMax,
-		reportDir:   c.ReportDir,
-		format:      c.Format,
-		log:         log,
-		bar:         bar,
-		now:         d.now,
-	}
+	j := c.job(s, d, log, bar)
+	j.client, j.query, j.workspaceID, j.runKey = client, query, c.WorkspaceID, runKey
+	j.notifier, j.dryRun = notifier, c.DryRun
 	started := time.Now()
 	if s.health != nil {
 		if err := s.health.Start(context.WithoutCancel(ctx)); err != nil {
@@ -160,6 +145,23 @@ func (j job) monitor(ctx context.Context, s settings, code int, rep *report.Repo
 		if err := s.health.Finish(ctx, code, summary); err != nil {
 			j.log.Warn("healthcheck ping failed", "healthcheck", s.health.String(), "err", err)
 		}
+	}
+}
+
+// job returns a job with the settings run and demo share; the caller adds
+// its sources, its key and where results go.
+func (c config) job(s settings, d deps, log *slog.Logger, bar *progress) job {
+	return job{
+		settings:  s,
+		settle:    c.Settle,
+		timeout:   c.Timeout,
+		drilldown: c.Drilldown == "auto",
+		drillMax:  c.DrillMax,
+		reportDir: c.ReportDir,
+		format:    c.Format,
+		log:       log,
+		bar:       bar,
+		now:       d.now,
 	}
 }
 
