@@ -121,6 +121,9 @@ func parsePostgres(raw, name string) (Target, error) {
 		// the password (an unescaped '#' turns it into a "port").
 		return Target{}, fmt.Errorf("malformed PostgreSQL %s: it must be a URL such as postgres://USER:PASSWORD@HOST:5432/DB?sslmode=require, with the characters @ : / ? # %% in the user name and password percent-encoded", name)
 	}
+	if misreadUserinfo(raw, u) {
+		return Target{}, fmt.Errorf("malformed PostgreSQL %s: its user name and password were not understood; percent-encode the characters @ : / ? # %% in them (# as %%23, / as %%2F, ? as %%3F, @ as %%40)", name)
+	}
 	t := Target{Dialect: Postgres}
 	if pw, ok := u.User.Password(); ok && pw != "" {
 		t.Secrets = append(t.Secrets, pw, url.QueryEscape(pw), url.PathEscape(pw))

@@ -151,6 +151,15 @@ func TestParseErrors(t *testing.T) {
 			secrets: []string{"s3cr", "3t-pw"},
 		},
 		{
+			// Parses as a URL whose host is "app:1234": the password would
+			// be shown as a host name.
+			name:    "password_misread_as_host",
+			raw:     "postgres://app:1234#Abc@127.0.0.1:5432/clicks",
+			opts:    Options{Name: "STORE_DSN"},
+			want:    []string{"malformed PostgreSQL STORE_DSN", "percent-encode", "%23"},
+			secrets: []string{"1234", "Abc"},
+		},
+		{
 			name:    "malformed_url_named",
 			raw:     "postgres://app:s3cr#3t-pw@127.0.0.1/clicks",
 			opts:    Options{Name: "HISTORY_DSN"},

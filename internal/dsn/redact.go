@@ -13,7 +13,7 @@ import (
 // ?password=) and key=value strings (password=pw); a DSN it cannot parse
 // keeps nothing between "://" and the last "@".
 func Redact(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.Opaque == "" {
+	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.Opaque == "" && !misreadUserinfo(raw, u) {
 		q := u.Query()
 		changed := false
 		for k := range q {
@@ -33,6 +33,15 @@ func Redact(raw string) string {
 		}
 	}
 	return keyValuePassword.ReplaceAllString(raw, "${1}xxxxx")
+}
+
+// misreadUserinfo reports whether url.Parse missed a user:password part
+// that raw has: an unencoded #, / or ? in the password ends the authority
+// early (postgres://u:1234#x@host parses as host "u:1234" and a fragment),
+// leaving the password in the "host" and the rest in the fragment or path.
+func misreadUserinfo(raw string, u *url.URL) bool {
+	_, rest, ok := strings.Cut(raw, "://")
+	return ok && u.User == nil && strings.Contains(rest, "@")
 }
 
 // keyValuePassword matches password=... (and sslpassword=...) in a

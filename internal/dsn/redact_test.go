@@ -23,6 +23,11 @@ func TestRedact(t *testing.T) {
 		{"relative_sqlite_path", "sqlite:clicks.db", "sqlite:clicks.db"},
 		{"unparseable_url_with_password", "postgres://app:s3#cr3t@db/clicks", "postgres://xxxxx@db/clicks"},
 		{"unescaped_at_in_password", "postgres://app:p@ss@db/clicks", "postgres://app:xxxxx@db/clicks"},
+		// These parse as URLs, but wrongly: the password ends up in the
+		// host, and the rest in a fragment, a query or the path.
+		{"digits_then_hash_in_password", "postgres://recon:1234#Abc@127.0.0.1:5432/clicks", "postgres://xxxxx@127.0.0.1:5432/clicks"},
+		{"digits_then_question_mark_in_password", "postgres://recon:1234?Abc@db/clicks", "postgres://xxxxx@db/clicks"},
+		{"digits_then_slash_in_password", "postgresql://recon:99/x@db/clicks", "postgresql://xxxxx@db/clicks"},
 		{"key_value_form", "host=db user=app password=s3cr3t dbname=clicks", "host=db user=app password=xxxxx dbname=clicks"},
 		{"key_value_quoted_password", "host=db password='s3 cr3t' dbname=clicks", "host=db password=xxxxx dbname=clicks"},
 	}

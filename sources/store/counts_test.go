@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -317,6 +318,9 @@ GROUP BY link_id`,
 					got, err := s.Counts(t.Context(), q, day, time.UTC)
 					if tt.wantErr != nil {
 						errorContains(t, err, tt.wantErr...)
+						if !errors.Is(err, ErrBadQuery) {
+							t.Errorf("error %v is not ErrBadQuery: a retry would be attempted in vain", err)
+						}
 						return
 					}
 					if err != nil {
@@ -372,6 +376,8 @@ func TestQueriesCannotWrite(t *testing.T) {
 						t.Errorf("Counts succeeded with %+v, want an error", got)
 					} else if want := tt.wantErr(b.dialect); !strings.Contains(err.Error(), want) {
 						t.Errorf("error %q does not contain %q", err, want)
+					} else if !errors.Is(err, ErrBadQuery) {
+						t.Errorf("error %v is not ErrBadQuery", err)
 					}
 					if diff := cmp.Diff(before, snapshot(t, db)); diff != "" {
 						t.Errorf("the data changed (-before +after):\n%s", diff)
@@ -575,4 +581,22 @@ func total(links map[string]int64) int64 {
 		n += c
 	}
 	return n
+}
+
+// An error a retry may mend (here the run's context ended) is not
+// ErrBadQuery.
+func TestTransientErrorIsNotBadQuery(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			_, dsn := b.new(t)
+			s := openStore(t, dsn)
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			q := mustQuery(t)(PresetQuery(PresetEvents))
+			_, err := s.Counts(ctx, q, mustDate(t, "2026-11-26"), time.UTC)
+			if err == nil || errors.Is(err, ErrBadQuery) {
+				t.Errorf("error %v: want one that is not ErrBadQuery", err)
+			}
+		})
+	}
 }

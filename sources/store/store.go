@@ -56,9 +56,13 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
 )
@@ -145,16 +149,52 @@ func (s *Store) query(ctx context.Context, tx *sqlx.Tx, nq namedQuery, params ma
 	}
 	stmt, err := tx.PrepareContext(ctx, text)
 	if err != nil {
-		return err
+		return classify(err)
 	}
 	defer stmt.Close()
 	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
-		return err
+		return classify(err)
 	}
 	defer rows.Close()
 	if err := read(rows); err != nil {
+		if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
+			return err
+		}
+		return fmt.Errorf("%w: %w", ErrBadQuery, err) // the rows are not (link_id, clicks) counts
+	}
+	return classify(rows.Err())
+}
+
+// ErrBadQuery marks an error a retry cannot mend: the query does not fit
+// the database (a syntax error, a table or column that does not exist, a
+// permission it lacks), tries to write, or returns rows that are not
+// (link_id, clicks) counts. Fix the query, the preset or the role.
+var ErrBadQuery = errors.New("the store query does not fit this database")
+
+// classify marks the database errors that say the query itself is wrong
+// with ErrBadQuery; others (a lost connection, a timeout) may pass on a
+// retry and are returned as they are.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) {
+		// Class 42: syntax error or access rule violation (undefined
+		// table or column, insufficient privilege); 25006: a write in a
+		// read-only transaction.
+		if pqErr.Code.Class() == "42" || pqErr.Code == "25006" {
+			return fmt.Errorf("%w: %w", ErrBadQuery, err)
+		}
 		return err
 	}
-	return rows.Err()
+	var liteErr *sqlite.Error
+	if errors.As(err, &liteErr) {
+		switch liteErr.Code() & 0xff { // the primary result code
+		case sqlite3.SQLITE_ERROR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_AUTH:
+			return fmt.Errorf("%w: %w", ErrBadQuery, err)
+		}
+	}
+	return err
 }
