@@ -12,6 +12,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/monitor"
@@ -80,8 +81,9 @@ func loadConfig(ctx context.Context, env envconfig.Lookuper) (config, error) {
 	}
 	var c config
 	err = envconfig.ProcessWith(ctx, &envconfig.Config{
-		Target:   &c,
-		Lookuper: envconfig.MultiLookuper(env, envconfig.MapLookuper(files)),
+		Target: &c,
+		// The files come first: a NAME set to "" must not hide NAME_FILE.
+		Lookuper: envconfig.MultiLookuper(envconfig.MapLookuper(files), env),
 	})
 	if err != nil {
 		return config{}, envError(err)
@@ -166,6 +168,11 @@ func (c config) validateCommon() error {
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return err
 	}
+	switch c.SlackNotify {
+	case alert.NotifyGaps, alert.NotifyAlways:
+	default:
+		return fmt.Errorf("SLACK_NOTIFY must be %s or %s, got %q", alert.NotifyGaps, alert.NotifyAlways, c.SlackNotify)
+	}
 	switch {
 	case c.Settle < 0:
 		return fmt.Errorf("RECON_SETTLE must not be negative, got %s", c.Settle)
@@ -198,16 +205,20 @@ func (c config) validateRun(now time.Time) (settings, error) {
 		return s, fmt.Errorf("STORE_DSN is not set: give postgres://USER@HOST/DB or sqlite:PATH (or STORE_DSN_FILE)")
 	case c.RateLimit < 1:
 		return s, fmt.Errorf("ELIDO_RATE_LIMIT must be at least 1 request per minute, got %d", c.RateLimit)
+	case c.Days < 1:
+		return s, fmt.Errorf("RECON_DAYS must be at least 1, got %d", c.Days)
 	}
-	if !dsnForm(c.StoreDSN) {
-		return s, fmt.Errorf("STORE_DSN must start with postgres://, postgresql:// or sqlite:")
+	if _, err := dsn.Parse(c.StoreDSN, dsn.Options{Name: "STORE_DSN", MissingHint: "check STORE_DSN"}); err != nil {
+		return s, err
 	}
-	if c.HistoryDSN != "" && !dsnForm(c.HistoryDSN) {
-		return s, fmt.Errorf("HISTORY_DSN must start with postgres://, postgresql:// or sqlite:")
+	if c.HistoryDSN != "" {
+		if _, err := dsn.Parse(c.HistoryDSN, dsn.Options{Name: "HISTORY_DSN", Mode: dsn.ReadWrite, MissingHint: "run clickrecon migrate to create it"}); err != nil {
+			return s, err
+		}
 	}
 	base, err := url.Parse(c.APIBase)
 	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
-		return s, fmt.Errorf("ELIDO_API_BASE must be an http(s) URL such as https://api.elido.app/v1, got %q", c.APIBase)
+		return s, fmt.Errorf("ELIDO_API_BASE must be an http(s) URL such as https://api.elido.app/v1, got %q", dsn.Redact(c.APIBase))
 	}
 	s.apiBase = base
 	if c.StoreQueryFile == "" {
@@ -261,16 +272,6 @@ func (c config) lockDSN() string {
 		}
 	}
 	return ""
-}
-
-// dsnForm reports whether dsn names a database clickrecon can open.
-func dsnForm(dsn string) bool {
-	for _, prefix := range []string{"postgres://", "postgresql://", "sqlite:"} {
-		if strings.HasPrefix(dsn, prefix) {
-			return true
-		}
-	}
-	return false
 }
 
 // slack returns the notifier's configuration.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/report/history"
 )
 
@@ -22,10 +23,11 @@ func cmdMigrate(ctx context.Context, args []string, env envconfig.Lookuper, stdo
 	switch {
 	case c.HistoryDSN == "":
 		return usageExit(stderr, errors.New("HISTORY_DSN is not set: give postgres://USER@HOST/DB or sqlite:PATH (or HISTORY_DSN_FILE)"))
-	case !dsnForm(c.HistoryDSN):
-		return usageExit(stderr, errors.New("HISTORY_DSN must start with postgres://, postgresql:// or sqlite:"))
 	case c.Timeout <= 0:
 		return usageExit(stderr, fmt.Errorf("RECON_TIMEOUT must be positive, got %s", c.Timeout))
+	}
+	if _, err := dsn.Parse(c.HistoryDSN, dsn.Options{Name: "HISTORY_DSN", Mode: dsn.ReadWriteCreate}); err != nil {
+		return usageExit(stderr, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()

@@ -262,7 +262,7 @@ func (j job) run(ctx context.Context, stdout io.Writer) (int, report.Report) {
 	log.Info("report written", "report", dir)
 	slackErr := j.notify(ctx, log, rep, interrupted, historyErr)
 	historyErr = cmpErr(historyErr, j.record(ctx, log, rep, interrupted))
-	code := j.exitCode(res, interrupted, apiErr, cmpErr(storeErr, historyErr), slackErr)
+	code := j.exitCode(res, interrupted, apiErr, storeErr, historyErr, slackErr)
 	log.Info("run finished", "status", rep.Status, "exit_code", code, "report", dir,
 		"days", rep.Coverage.Days, "missing", rep.Coverage.Missing, "surplus", rep.Coverage.Surplus,
 		"provisional", rep.Coverage.Provisional, "unverifiable", rep.Coverage.Unverifiable,
@@ -468,16 +468,19 @@ func interruption(ctx context.Context, timeout time.Duration) string {
 }
 
 // exitCode maps the outcome to DESIGN.md's exit codes, in one place.
-func (j job) exitCode(res reconcile.Result, interrupted string, apiErr, storeErr, slackErr error) int {
+func (j job) exitCode(res reconcile.Result, interrupted string, errs ...error) int {
 	if interrupted != "" {
 		return exitIncomplete
 	}
-	var ae *elido.APIError
-	if errors.As(apiErr, &ae) && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden) {
-		return exitUsage // the key is wrong: retrying cannot help
+	for _, err := range errs {
+		if needsFixing(err) {
+			return exitUsage
+		}
 	}
-	if apiErr != nil || storeErr != nil || slackErr != nil {
-		return exitIncomplete
+	for _, err := range errs {
+		if err != nil {
+			return exitIncomplete
+		}
 	}
 	if j.failOn != "" {
 		for _, d := range res.Gaps() {
@@ -487,6 +490,21 @@ func (j job) exitCode(res reconcile.Result, interrupted string, apiErr, storeErr
 		}
 	}
 	return exitOK
+}
+
+// needsFixing reports whether err is one a retry cannot mend, found only
+// once the run talked to its sources: an API key that is revoked or lacks
+// its scope, a workspace or base URL that does not exist, a store query
+// that does not fit the database, a history that was never migrated.
+func needsFixing(err error) bool {
+	var ae *elido.APIError
+	if errors.As(err, &ae) {
+		switch ae.Status {
+		case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
+			return true
+		}
+	}
+	return errors.Is(err, store.ErrBadQuery) || errors.Is(err, history.ErrNotMigrated)
 }
 
 // printSummary writes what a person (text) or a script (json: the report

@@ -373,6 +373,10 @@ func TestRunRejectsBadInputBeforeAnyRequest(t *testing.T) {
 		{name: "query_file_missing", env: map[string]string{"STORE_QUERY_FILE": "/nonexistent/count.sql"}, want: "STORE_QUERY_FILE"},
 		{name: "query_unknown_parameter", env: map[string]string{"STORE_QUERY_FILE": queryFile}, want: ":since"},
 		{name: "bad_api_base", env: map[string]string{"ELIDO_API_BASE": "api.elido.app"}, want: "ELIDO_API_BASE"},
+		{name: "store_password_misread", env: map[string]string{"STORE_DSN": "postgres://recon:1234#Abc@127.0.0.1:5432/clicks"}, want: "percent-encode"},
+		{name: "history_malformed", env: map[string]string{"HISTORY_DSN": "mysql://h/x"}, want: "HISTORY_DSN"},
+		{name: "slack_notify_unknown", env: map[string]string{"SLACK_NOTIFY": "never"}, want: "SLACK_NOTIFY"},
+		{name: "zero_days_with_a_date", args: []string{"--date", "2026-11-26"}, env: map[string]string{"RECON_DAYS": "0"}, want: "RECON_DAYS"},
 		{name: "bad_log_format", env: map[string]string{"LOG_FORMAT": "xml"}, want: "LOG_FORMAT"},
 		{name: "key_and_key_file", env: map[string]string{"ELIDO_API_KEY_FILE": queryFile}, want: "both ELIDO_API_KEY and ELIDO_API_KEY_FILE"},
 	}
@@ -512,16 +516,32 @@ func TestRunHonoursRetryAfter(t *testing.T) {
 	}
 }
 
-func TestRunStoreUnavailable(t *testing.T) {
+// A SQLite store file that does not exist is a configuration error: exit
+// 2 before any request, no report.
+func TestRunMissingSQLiteStore(t *testing.T) {
 	api := dstWindowClicks()
 	f := newFixture(t, "sqlite", api, api)
 	f.env["STORE_DSN"] = "sqlite:" + filepath.Join(t.TempDir(), "no-such.db")
 	r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "does not exist") {
+		t.Fatalf("exit %d, want 2 naming the missing file\n%s", r.code, r.stderr)
+	}
+	if log := f.elido.RequestLog(); len(log) != 0 {
+		t.Errorf("requests were made: %v", log)
+	}
+}
+
+// A store that cannot be reached once the run has started leaves every
+// day unverifiable, with Elido's counts kept, and exits 3 to be retried.
+func TestRunStoreUnreachable(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "sqlite", api, api)
+	f.env["STORE_DSN"] = "postgres://recon@127.0.0.1:1/clicks?sslmode=disable&connect_timeout=1"
+	r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
 	if r.code != exitIncomplete {
 		t.Fatalf("exit %d, want 3\n%s", r.code, r.stderr)
 	}
-	got := f.readReport()
-	for _, d := range got.Days {
+	for _, d := range f.readReport().Days {
 		if d.Status != "unverifiable" || d.Local != nil || d.API == nil {
 			t.Errorf("%s: status %s, local %v, api %v; want unverifiable with Elido's count kept", d.Date, d.Status, d.Local, d.API)
 		}

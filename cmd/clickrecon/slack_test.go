@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -156,21 +157,36 @@ func TestDryRunPostsNothing(t *testing.T) {
 	}
 }
 
-// A history that cannot be read means nothing is posted (it could repeat
-// an alert) and the run exits 3 to be retried; the report is written.
-func TestHistoryUnreadablePostsNothing(t *testing.T) {
-	api := dstWindowClicks()
-	f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
-	hook := withSlack(t, f, "")
-	f.env["HISTORY_DSN"] = "sqlite:" + filepath.Join(t.TempDir(), "not-migrated.db")
-	r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
-	if r.code != exitIncomplete {
-		t.Fatalf("exit %d, want 3\n%s", r.code, r.stderr)
+// A history that cannot be used means nothing is posted (it could repeat
+// an alert); the report is written. Never migrated: exit 2, fix it.
+// Unreachable: exit 3, retry.
+func TestHistoryUnusablePostsNothing(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "not-migrated.db")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if got := hook.posted(); len(got) != 0 {
-		t.Errorf("posted %q without a history", got)
-	}
-	if f.readReport().Status != "discrepancies" {
-		t.Error("the report was not written")
+	for _, tt := range []struct {
+		name, dsn string
+		want      int
+	}{
+		{"never_migrated", "sqlite:" + empty, exitUsage},
+		{"unreachable", "postgres://recon@127.0.0.1:1/history?sslmode=disable&connect_timeout=1", exitIncomplete},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := dstWindowClicks()
+			f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
+			hook := withSlack(t, f, "")
+			f.env["HISTORY_DSN"] = tt.dsn
+			r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
+			if r.code != tt.want {
+				t.Fatalf("exit %d, want %d\n%s", r.code, tt.want, r.stderr)
+			}
+			if got := hook.posted(); len(got) != 0 {
+				t.Errorf("posted %q without a history", got)
+			}
+			if f.readReport().Status != "discrepancies" {
+				t.Error("the report was not written")
+			}
+		})
 	}
 }
