@@ -101,9 +101,11 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
-	fmt.Fprintf(stdout, "clickrecon demo: a simulated Elido API on %s and an embedded SQLite store of %d clicks\n"+
-		"(Elido counted %d; the store lost a burst of webhook deliveries on %s and recorded a retried batch twice on %s).\n\n",
-		srv.URL(), len(storeClicks), len(elidoClicks), from.AddDays(1), from.AddDays(2))
+	if c.Format == "text" {
+		fmt.Fprintf(stdout, "clickrecon demo: a simulated Elido API on %s and an embedded SQLite store of %d clicks\n"+
+			"(Elido counted %d; the store lost a burst of webhook deliveries on %s and recorded a retried batch twice on %s).\n\n",
+			srv.URL(), len(storeClicks), len(elidoClicks), from.AddDays(1), from.AddDays(2))
+	}
 	j := c.job(settings{window: w, loc: loc, tolerance: c.tolerance(), failOn: c.failOn()}, d, log, bar)
 	j.client, j.store, j.query, j.workspaceID, j.runKey = client, st, query, demoWorkspace, runKey
 	j.showSlack = true

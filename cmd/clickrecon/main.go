@@ -135,7 +135,11 @@ func newFlagSet(name string, c *config, stderr io.Writer) *flag.FlagSet {
 		if name == "merge" {
 			operands = " REPORT..."
 		}
-		fmt.Fprintf(stderr, "Usage: clickrecon %s [flags]%s\n\nFlags (each also set by the variable named in brackets; a flag wins):\n", name, operands)
+		note := " (each also set by the variable named in brackets; a flag wins)"
+		if name == "demo" {
+			note = " (the demo reads no variable but LOG_LEVEL and LOG_FORMAT)"
+		}
+		fmt.Fprintf(stderr, "Usage: clickrecon %s [flags]%s\n\nFlags%s:\n", name, operands, note)
 		fs.PrintDefaults()
 		if name == "run" {
 			fmt.Fprint(stderr, runVariables)
@@ -192,7 +196,7 @@ func parseArgsWithOperands(ctx context.Context, name string, args []string, env 
 	// Flags are parsed once into a throw-away config first, so that -h
 	// works and a bad flag is reported even when the environment is
 	// broken.
-	var probe config
+	probe, _ := loadConfig(ctx, envconfig.MapLookuper(nil)) // the defaults, for -h
 	if err := newFlagSet(name, &probe, stderr).Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return config{}, nil, errFlagHelp
@@ -206,6 +210,16 @@ func parseArgsWithOperands(ctx context.Context, name string, args []string, env 
 	fs := newFlagSet(name, &c, stderr)
 	if err := fs.Parse(args); err != nil {
 		return config{}, nil, errFlagReported
+	}
+	// A window given by flags replaces one given by variables whole:
+	// --date over RECON_FROM/RECON_TO, --from/--to over RECON_DATE.
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["date"] && !set["from"] && !set["to"] {
+		c.From, c.To = "", ""
+	}
+	if (set["from"] || set["to"]) && !set["date"] {
+		c.Date = ""
 	}
 	return c, fs.Args(), nil
 }

@@ -403,6 +403,22 @@ func TestRunRejectsBadInputBeforeAnyRequest(t *testing.T) {
 	}
 }
 
+// A window given by flags replaces the one the variables give.
+func TestRunFlagsOverrideWindowVariables(t *testing.T) {
+	api := clicksAt("lnk_a", "2026-11-25T12:00:00Z", "2026-11-26T12:00:00Z")
+	f := newFixture(t, "sqlite", api, api)
+	f.env["RECON_FROM"], f.env["RECON_TO"] = "2026-11-01", "2026-11-03"
+	if r := f.run("--date", "2026-11-25"); r.code != exitOK {
+		t.Fatalf("--date over RECON_FROM/RECON_TO: exit %d\n%s", r.code, r.stderr)
+	}
+	delete(f.env, "RECON_FROM")
+	delete(f.env, "RECON_TO")
+	f.env["RECON_DATE"] = "2026-11-01"
+	if r := f.run("--from", "2026-11-25", "--to", "2026-11-26", "--format", "json"); r.code != exitOK || !strings.Contains(r.stdout, `"from":"2026-11-25","to":"2026-11-26"`) {
+		t.Errorf("--from/--to over RECON_DATE: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
 func TestRunSecretsFromFiles(t *testing.T) {
 	api := clicksAt("lnk_a", "2026-11-27T12:00:00Z")
 	f := newFixture(t, "sqlite", api, api)
