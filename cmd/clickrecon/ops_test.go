@@ -48,8 +48,12 @@ func TestLockOnHistoryDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer release()
-	if r := f.run("--date", "2026-10-25"); r.code != exitIncomplete {
-		t.Errorf("exit %d, want 3 while the history's lock is held", r.code)
+	r := f.run("--date", "2026-10-25")
+	if r.code != exitIncomplete || !strings.Contains(r.stdout, "another run of workspace 48213 is in progress") {
+		t.Errorf("exit %d, stdout %q; want 3 and a message about the other run", r.code, r.stdout)
+	}
+	if log := f.elido.RequestLog(); len(log) != 0 {
+		t.Errorf("requests were made while the history's lock was held: %v", log)
 	}
 }
 

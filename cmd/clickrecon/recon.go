@@ -239,9 +239,20 @@ func (j job) run(ctx context.Context, stdout io.Writer) (int, report.Report) {
 	})
 	drill := report.Drilldown{Mode: drillOff}
 	if j.drilldown && ctx.Err() == nil {
+		// The drill-down is the optional part: it stops early enough to
+		// leave the report, Slack and the history time to finish, so a
+		// slow drill-down never costs the night's alert.
+		dctx, cancel := context.WithDeadline(ctx, drillDeadline(ctx, j.timeout))
 		var details map[reconcile.Date]reconcile.DayDetail
-		details, drill = j.drill(ctx, log, res, localLinks, seenLinks)
+		details, drill = j.drill(dctx, log, res, localLinks, seenLinks)
+		stopped := dctx.Err() != nil && ctx.Err() == nil
+		cancel()
 		res = reconcile.Explain(res, details, w.Loc)
+		if stopped {
+			log.Warn("drill-down stopped at its time limit")
+			res.Findings = append(res.Findings, reconcile.Finding{Kind: reconcile.FindingDrilldownGap,
+				Message: "the drill-down stopped at its time limit (RECON_TIMEOUT less a fifth kept for the report and Slack): what it had not read yet is missing from the links, countries and hours above"})
+		}
 	}
 	interrupted := interruption(ctx, j.timeout)
 	rep := report.New(res, w, report.Meta{
@@ -339,6 +350,16 @@ func (j job) record(ctx context.Context, log *slog.Logger, rep report.Report, in
 		return err
 	}
 	return nil
+}
+
+// drillDeadline is when the drill-down must stop: the run's deadline less
+// a fifth of RECON_TIMEOUT (at most 5 minutes) kept for what follows it.
+func drillDeadline(ctx context.Context, timeout time.Duration) time.Time {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(timeout)
+	}
+	return deadline.Add(-min(timeout/5, 5*time.Minute))
 }
 
 // readElido reads Elido's daily buckets and the matching /summary totals,

@@ -55,3 +55,57 @@ func TestRunStopsPromptly(t *testing.T) {
 		})
 	}
 }
+
+// A drill-down slower than the run's deadline stops at its own limit,
+// and the run still completes: the report has the gaps and Slack gets
+// its alert.
+func TestSlowDrilldownStillAlerts(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
+	hook := withSlack(t, f, "")
+	f.elido.SetFaults(elidotest.Fault{Kind: elidotest.Slow, Delay: time.Minute, Endpoint: "breakdown/country"})
+	f.env["RECON_TIMEOUT"] = "2s"
+	r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
+	if r.code != exitOK {
+		t.Fatalf("exit %d, want 0\n%s", r.code, r.stderr)
+	}
+	got := f.readReport()
+	if got.Status != "discrepancies" || got.Interrupted != "" {
+		t.Errorf("status %q, interrupted %q; want discrepancies", got.Status, got.Interrupted)
+	}
+	if !strings.Contains(findingText(got.Findings, "drilldown_incomplete"), "time limit") {
+		t.Errorf("no finding says the drill-down stopped: %+v", got.Findings)
+	}
+	if len(hook.posted()) != 1 {
+		t.Errorf("posted %d messages, want the alert", len(hook.posted()))
+	}
+}
+
+// SIGTERM after the gaps were found (during the drill-down) posts
+// nothing: no half-finished alert, the report marked incomplete, exit 3.
+func TestSigtermAfterGapsPostsNothing(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
+	hook := withSlack(t, f, "sqlite")
+	f.elido.SetFaults(elidotest.Fault{Kind: elidotest.Slow, Delay: time.Minute, Endpoint: "breakdown/link"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(300*time.Millisecond, cancel)
+	var stdout, stderr bytes.Buffer
+	code := runWith(ctx, []string{"run", "--from", "2026-10-24", "--to", "2026-10-26"}, envconfig.MapLookuper(f.env), &stdout, &stderr,
+		deps{now: func() time.Time { return testNow }, elido: []elido.Option{elido.WithClock(time.Now, f.waits.sleep)}})
+	if code != exitIncomplete {
+		t.Fatalf("exit %d, want 3\n%s", code, stderr.String())
+	}
+	got := f.readReport()
+	if got.Status != "incomplete" || got.Coverage.Missing != 1 {
+		t.Errorf("status %q with %d missing days; want incomplete, the gap still reported", got.Status, got.Coverage.Missing)
+	}
+	if n := len(hook.posted()); n != 0 {
+		t.Errorf("posted %d messages after SIGTERM", n)
+	}
+	// Nothing was recorded either: the next run alerts.
+	if r := f.run("--from", "2026-10-24", "--to", "2026-10-26", "--drilldown", "off"); r.code != exitOK || len(hook.posted()) != 1 {
+		t.Errorf("the next run: exit %d, %d posts; want 0 and the alert", r.code, len(hook.posted()))
+	}
+}
