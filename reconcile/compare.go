@@ -303,7 +303,7 @@ func Compare(in Input) Result {
 	if len(unverifiable) > 0 {
 		res.Findings = append(res.Findings, Finding{
 			Kind: FindingUnverifiable,
-			Message: fmt.Sprintf("%d of %d days could not be verified (%s); they are not reported as gaps and a later run re-checks them",
+			Message: fmt.Sprintf("%d of %d days could not be verified (%s); they are not reported as gaps (each day's reason says why)",
 				len(unverifiable), len(res.Days), dateList(unverifiable)),
 		})
 	}

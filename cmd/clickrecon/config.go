@@ -25,6 +25,7 @@ type config struct {
 	WorkspaceID string `env:"ELIDO_WORKSPACE_ID"`
 	APIBase     string `env:"ELIDO_API_BASE, default=https://api.elido.app/v1"`
 	RateLimit   int    `env:"ELIDO_RATE_LIMIT, default=60"`
+	Retention   int    `env:"ELIDO_RETENTION_DAYS, default=730"`
 
 	StoreDSN       string `env:"STORE_DSN"`
 	StorePreset    string `env:"STORE_PRESET, default=events"`
@@ -207,6 +208,8 @@ func (c config) validateRun(now time.Time) (settings, error) {
 		return s, fmt.Errorf("ELIDO_RATE_LIMIT must be at least 1 request per minute, got %d", c.RateLimit)
 	case c.Days < 1:
 		return s, fmt.Errorf("RECON_DAYS must be at least 1, got %d", c.Days)
+	case c.Retention < 0:
+		return s, fmt.Errorf("ELIDO_RETENTION_DAYS must not be negative (0: no limit), got %d", c.Retention)
 	}
 	if _, err := dsn.Parse(c.StoreDSN, dsn.Options{Name: "STORE_DSN", MissingHint: "check STORE_DSN"}); err != nil {
 		return s, err

@@ -160,6 +160,7 @@ Variables:
   ELIDO_WORKSPACE_ID                     workspace to reconcile (required)
   ELIDO_API_BASE                         default https://api.elido.app/v1
   ELIDO_RATE_LIMIT                       requests per minute this job allows itself (default 60)
+  ELIDO_RETENTION_DAYS                   days Elido keeps on your plan; older days are unverifiable (730; 0: no limit)
   STORE_DSN (or STORE_DSN_FILE)          postgres://... or sqlite:PATH (required)
   STORE_PRESET                           events (one row per click, default) or daily
   STORE_QUERY_FILE                       a custom count query replacing the preset

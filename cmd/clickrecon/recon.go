@@ -157,6 +157,7 @@ func (c config) job(s settings, d deps, log *slog.Logger, bar *progress) job {
 		timeout:   c.Timeout,
 		drilldown: c.Drilldown == "auto",
 		drillMax:  c.DrillMax,
+		retention: c.Retention,
 		reportDir: c.ReportDir,
 		format:    c.Format,
 		log:       log,
@@ -202,6 +203,7 @@ type job struct {
 	timeout   time.Duration
 	drilldown bool // --drilldown auto
 	drillMax  int  // RECON_DRILLDOWN_MAX_REQUESTS
+	retention int  // ELIDO_RETENTION_DAYS; 0: no limit
 	reportDir string
 	format    string
 	log       *slog.Logger // carries the run key
@@ -371,8 +373,18 @@ func (j job) readElido(ctx context.Context, log *slog.Logger) (map[reconcile.Dat
 	var firstErr error
 	started := time.Now()
 	tz := j.window.Loc.String()
+	first := j.window.From
+	if j.retention > 0 {
+		// Elido keeps a plan's worth of days; older ones it cannot count,
+		// whatever it answers for them.
+		oldest := reconcile.DateOf(j.now().In(j.window.Loc)).AddDays(-j.retention)
+		for d := first; d.Before(oldest) && !d.After(j.window.To); d = d.AddDays(1) {
+			api[d] = reconcile.Unknown(fmt.Errorf("the day is older than Elido keeps analytics (ELIDO_RETENTION_DAYS=%d): it cannot be reconciled", j.retention))
+			first = d.AddDays(1)
+		}
+	}
 	chunks := (j.window.Len() + elidoChunkDays - 1) / elidoChunkDays
-	for from, i := j.window.From, 0; !from.After(j.window.To); from, i = from.AddDays(elidoChunkDays), i+1 {
+	for from, i := first, 0; !from.After(j.window.To); from, i = from.AddDays(elidoChunkDays), i+1 {
 		j.bar.Step("elido", i, chunks)
 		to := from.AddDays(elidoChunkDays - 1)
 		if to.After(j.window.To) {

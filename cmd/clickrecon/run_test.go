@@ -403,6 +403,34 @@ func TestRunRejectsBadInputBeforeAnyRequest(t *testing.T) {
 	}
 }
 
+// Days older than Elido keeps are unverifiable and not asked for: a
+// zero Elido might answer for them must not become a surplus.
+func TestRunOutsideRetention(t *testing.T) {
+	api := clicksAt("lnk_a", "2026-10-30T12:00:00Z", "2026-11-02T12:00:00Z")
+	f := newFixture(t, "sqlite", nil, api) // Elido has forgotten both clicks
+	f.env["ELIDO_RETENTION_DAYS"] = "28"   // today is 2026-11-29: 2026-11-01 is the oldest day kept
+	r := f.run("--from", "2026-10-30", "--to", "2026-11-02")
+	if r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var statuses []string
+	for _, d := range f.readReport().Days {
+		statuses = append(statuses, d.Date+" "+d.Status)
+		if d.Status == "unverifiable" && !strings.Contains(d.Reason, "ELIDO_RETENTION_DAYS=28") {
+			t.Errorf("%s: reason %q does not name the retention", d.Date, d.Reason)
+		}
+	}
+	want := []string{"2026-10-30 unverifiable", "2026-10-31 unverifiable", "2026-11-01 match", "2026-11-02 surplus"}
+	if diff := cmp.Diff(want, statuses); diff != "" {
+		t.Errorf("days (-want +got):\n%s", diff)
+	}
+	for _, req := range f.elido.RequestLog() {
+		if strings.Contains(req, "from=2026-10-3") {
+			t.Errorf("a day outside retention was asked for: %s", req)
+		}
+	}
+}
+
 // A window given by flags replaces the one the variables give.
 func TestRunFlagsOverrideWindowVariables(t *testing.T) {
 	api := clicksAt("lnk_a", "2026-11-25T12:00:00Z", "2026-11-26T12:00:00Z")
