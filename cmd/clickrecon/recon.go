@@ -383,14 +383,14 @@ func (j job) readElido(ctx context.Context, log *slog.Logger) (map[reconcile.Dat
 			first = d.AddDays(1)
 		}
 	}
-	chunks := (j.window.Len() + elidoChunkDays - 1) / elidoChunkDays
+	chunks := (reconcile.Window{From: first, To: j.window.To}.Len() + elidoChunkDays - 1) / elidoChunkDays
 	for from, i := first, 0; !from.After(j.window.To); from, i = from.AddDays(elidoChunkDays), i+1 {
 		j.bar.Step("elido", i, chunks)
 		to := from.AddDays(elidoChunkDays - 1)
 		if to.After(j.window.To) {
 			to = j.window.To
 		}
-		days, total, err := j.readElidoChunk(ctx, from, to, tz)
+		days, checks, err := j.readElidoChunk(ctx, log, from, to, tz)
 		if err != nil {
 			firstErr = cmpErr(firstErr, err)
 			log.Error("elido read failed", "from", from.String(), "to", to.String(), "err", err)
@@ -402,7 +402,7 @@ func (j job) readElido(ctx context.Context, log *slog.Logger) (map[reconcile.Dat
 		for _, dc := range days {
 			api[dc.Date] = reconcile.Known(dc.Clicks)
 		}
-		summaries = append(summaries, reconcile.SummaryCheck{From: from, To: to, Clicks: total})
+		summaries = append(summaries, checks...)
 	}
 	log.Info("elido read", "days", len(api), "requests", j.client.Requests(), "duration_ms", time.Since(started).Milliseconds())
 	return api, summaries, firstErr
@@ -410,30 +410,48 @@ func (j job) readElido(ctx context.Context, log *slog.Logger) (map[reconcile.Dat
 
 // readElidoChunk reads one chunk's /timeseries and /summary. When they
 // disagree it reads both once more: a click that landed between the two
-// requests is not an inconsistency. A disagreement that persists is left
-// for Compare to report.
-func (j job) readElidoChunk(ctx context.Context, from, to reconcile.Date, tz string) ([]elido.DayCount, int64, error) {
+// requests is not an inconsistency. When they still disagree it asks
+// /summary for each day, so that only the days whose own summary
+// disagrees with their bucket are left unverifiable, not the whole chunk.
+// A disagreement that persists is left for Compare to report.
+func (j job) readElidoChunk(ctx context.Context, log *slog.Logger, from, to reconcile.Date, tz string) ([]elido.DayCount, []reconcile.SummaryCheck, error) {
 	var days []elido.DayCount
 	var sum elido.Summary
+	var total int64
 	for attempt := 0; attempt < 2; attempt++ {
 		var err error
 		days, err = j.client.Timeseries(ctx, from, to, tz)
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, err
 		}
 		sum, err = j.client.Summary(ctx, from, to, tz)
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, err
 		}
-		var total int64
+		total = 0
 		for _, d := range days {
 			total += d.Clicks
 		}
 		if total == sum.Clicks {
-			break
+			return days, []reconcile.SummaryCheck{{From: from, To: to, Clicks: sum.Clicks}}, nil
 		}
 	}
-	return days, sum.Clicks, nil
+	whole := []reconcile.SummaryCheck{{From: from, To: to, Clicks: sum.Clicks}}
+	if from == to {
+		return days, whole, nil
+	}
+	log.Warn("elido /summary disagrees with /timeseries; checking each day", "from", from.String(), "to", to.String(),
+		"summary", sum.Clicks, "timeseries", total)
+	var perDay []reconcile.SummaryCheck
+	for d := from; !d.After(to); d = d.AddDays(1) {
+		s, err := j.client.Summary(ctx, d, d, tz)
+		if err != nil {
+			log.Warn("elido /summary for one day failed; the whole range stays unverifiable", "date", d.String(), "err", err)
+			return days, whole, nil
+		}
+		perDay = append(perDay, reconcile.SummaryCheck{From: d, To: d, Clicks: s.Clicks})
+	}
+	return days, perDay, nil
 }
 
 // readStore counts each day in the store, in all and per link. It keeps

@@ -1,6 +1,9 @@
 package elidotest
 
-import "time"
+import (
+	"net/url"
+	"time"
+)
 
 // FaultKind is a way the fake misbehaves.
 type FaultKind int
@@ -72,6 +75,9 @@ type Fault struct {
 	// Times is how many matching requests the fault affects before it
 	// clears itself; 0 means every one until the faults are set again.
 	Times int
+	// Date (YYYY-MM-DD) restricts the fault to requests whose from..to
+	// range holds that day, so a fault can hit one day of a window.
+	Date string
 
 	Status     int           // ServerError: 500, 502, 503 or 504
 	RetryAfter time.Duration // RateLimited*: the wait asked for
@@ -80,10 +86,14 @@ type Fault struct {
 	Offset     int64         // SummaryOff
 }
 
-// appliesTo reports whether f concerns a request to endpoint.
-func (f Fault) appliesTo(endpoint string) bool {
+// appliesTo reports whether f concerns a request to endpoint with the
+// query q.
+func (f Fault) appliesTo(endpoint string, q url.Values) bool {
 	if f.Endpoint != "" && f.Endpoint != endpoint {
 		return false
+	}
+	if f.Date != "" && (q.Get("from") == "" || f.Date < q.Get("from") || f.Date > q.Get("to")) {
+		return false // dates in YYYY-MM-DD order as strings do
 	}
 	switch f.Kind {
 	case SummaryOff:

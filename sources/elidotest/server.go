@@ -143,7 +143,7 @@ func (s *Server) begin(r *http.Request, endpoint string) request {
 	return request{
 		id:       fmt.Sprintf("req_%06d", s.seq),
 		endpoint: endpoint,
-		fault:    s.takeFault(endpoint),
+		fault:    s.takeFault(endpoint, r.URL.Query()),
 		clicks:   s.clicks, // never modified in place: SetClicks replaces it
 		now:      now,
 		minute:   s.minute,
@@ -153,9 +153,9 @@ func (s *Server) begin(r *http.Request, endpoint string) request {
 
 // takeFault returns the fault a request to endpoint meets, counting it
 // down. The caller holds s.mu.
-func (s *Server) takeFault(endpoint string) Fault {
+func (s *Server) takeFault(endpoint string, q url.Values) Fault {
 	for i, f := range s.faults {
-		if !f.appliesTo(endpoint) {
+		if !f.appliesTo(endpoint, q) {
 			continue
 		}
 		if f.Times > 0 {
