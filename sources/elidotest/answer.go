@@ -168,10 +168,14 @@ func readSpan(q url.Values) (span, error) {
 }
 
 // filter returns the clicks within the span, of its link if it has one.
+// A click is on the calendar date its timestamp has in the zone: the fake
+// finds days its own way, not through reconcile.Date.Bounds, so that the
+// tests of clickrecon's day boundaries check them against something else.
 func (sp span) filter(clicks []Click) []Click {
+	from, to := sp.from.String(), sp.to.String()
 	var in []Click
 	for _, c := range clicks {
-		if c.TS.Before(sp.start) || !c.TS.Before(sp.end) {
+		if day := c.TS.In(sp.loc).Format("2006-01-02"); day < from || day > to {
 			continue
 		}
 		if sp.linkID != "" && c.LinkID != sp.linkID {
@@ -211,21 +215,12 @@ func timeseries(q url.Values, sp span, clicks []Click, f Fault) (timeseriesJSON,
 	var items []any
 	switch interval {
 	case "day":
-		// Each day is [Start, next day's Start) in the zone, as
-		// reconcile.Date.Bounds has it: 23 or 25 hours on a DST day.
-		var days []reconcile.Date
-		var starts []time.Time
-		for d := sp.from; !d.After(sp.to); d = d.AddDays(1) {
-			days = append(days, d)
-			starts = append(starts, d.Start(sp.loc))
-		}
-		counts := make([]int64, len(days))
+		counts := map[string]int64{}
 		for _, c := range clicks {
-			i := sort.Search(len(starts), func(i int) bool { return starts[i].After(c.TS) }) - 1
-			counts[i]++
+			counts[c.TS.In(sp.loc).Format("2006-01-02")]++
 		}
-		for i, d := range days {
-			items = append(items, dayJSON{Date: d.String(), Clicks: counts[i]})
+		for d := sp.from; !d.After(sp.to); d = d.AddDays(1) {
+			items = append(items, dayJSON{Date: d.String(), Clicks: counts[d.String()]})
 		}
 	case "hour":
 		n := int((sp.end.Sub(sp.start) + time.Hour - 1) / time.Hour)
