@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
-	"flag"
 	"html"
 	"io"
 	"os"
@@ -17,10 +16,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clickrecon/clickrecon/internal/golden"
 	"github.com/clickrecon/clickrecon/reconcile"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func date(s string) reconcile.Date {
 	d, err := reconcile.ParseDate(s)
@@ -87,29 +85,12 @@ func sample(t *testing.T) Report {
 	})
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs from the golden file (-want +got):\n%s", name, diff)
-	}
-}
-
 func TestMarkdownGolden(t *testing.T) {
 	b, err := Markdown(sample(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.md.golden", b)
+	golden.Check(t, "report.md.golden", b)
 }
 
 func TestJSONGolden(t *testing.T) {
@@ -117,7 +98,7 @@ func TestJSONGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.json.golden", b)
+	golden.Check(t, "report.json.golden", b)
 }
 
 // The fields DESIGN.md lists are all there, under their names, and a count
@@ -275,7 +256,7 @@ func TestHTMLGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.html.golden", b)
+	golden.Check(t, "report.html.golden", b)
 }
 
 // report.html is well-formed (it parses as XML, strictly), needs nothing

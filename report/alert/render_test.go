@@ -2,21 +2,16 @@ package alert
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/slack-go/slack"
 
+	"github.com/clickrecon/clickrecon/internal/golden"
 	"github.com/clickrecon/clickrecon/report"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func n(v int64) *int64 { return &v }
 
@@ -137,23 +132,6 @@ func heal() Update {
 	}
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report/alert -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs from the golden file (-want +got):\n%s", name, diff)
-	}
-}
-
 func messageJSON(t *testing.T, m Message) []byte {
 	t.Helper()
 	b, err := json.MarshalIndent(m, "", "  ")
@@ -175,8 +153,8 @@ func TestRenderGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkLimits(t, messageJSON(t, tt.msg))
-			golden(t, tt.name+".json.golden", messageJSON(t, tt.msg))
-			golden(t, tt.name+".md.golden", []byte(RenderMarkdown(tt.msg)))
+			golden.Check(t, tt.name+".json.golden", messageJSON(t, tt.msg))
+			golden.Check(t, tt.name+".md.golden", []byte(RenderMarkdown(tt.msg)))
 		})
 	}
 }
