@@ -30,6 +30,13 @@ func TestParsePostgres(t *testing.T) {
 			want: Target{Dialect: Postgres, Conn: "postgresql://app@db/clicks?connect_timeout=3"},
 		},
 		{
+			// An @ in a query value (Azure's user@server form) is no
+			// misread user:password part.
+			name: "at_in_a_query_value",
+			raw:  "postgres://db:5432/clicks?user=recon@myserver&application_name=job@cron",
+			want: Target{Dialect: Postgres, Conn: "postgres://db:5432/clicks?application_name=job%40cron&connect_timeout=10&user=recon%40myserver"},
+		},
+		{
 			name: "scheme_in_capitals",
 			raw:  "POSTGRES://app@db/clicks",
 			want: Target{Dialect: Postgres, Conn: "postgres://app@db/clicks?connect_timeout=10"},
@@ -158,6 +165,13 @@ func TestParseErrors(t *testing.T) {
 			opts:    Options{Name: "STORE_DSN"},
 			want:    []string{"malformed PostgreSQL STORE_DSN", "percent-encode", "%23"},
 			secrets: []string{"1234", "Abc"},
+		},
+		{
+			name:    "at_then_hash_in_password",
+			raw:     "postgres://recon:p@ss#1@127.0.0.1:5432/clicks",
+			opts:    Options{Name: "STORE_DSN"},
+			want:    []string{"malformed PostgreSQL STORE_DSN", "percent-encode"},
+			secrets: []string{"ss#1"},
 		},
 		{
 			name:    "malformed_url_named",

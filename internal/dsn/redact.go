@@ -35,13 +35,26 @@ func Redact(raw string) string {
 	return keyValuePassword.ReplaceAllString(raw, "${1}xxxxx")
 }
 
-// misreadUserinfo reports whether url.Parse missed a user:password part
-// that raw has: an unencoded #, / or ? in the password ends the authority
-// early (postgres://u:1234#x@host parses as host "u:1234" and a fragment),
-// leaving the password in the "host" and the rest in the fragment or path.
+// misreadUserinfo reports whether url.Parse read raw differently from
+// what its author meant: an unencoded #, / or ? in the password ends the
+// user:password part early. postgres://u:1234#x@host parses as host
+// "u:1234" and a fragment; postgres://u:p@ss#1@host as password "p", host
+// "ss" and a fragment. A PostgreSQL DSN has no use for a fragment, nor for
+// an @ in its path or in a query key, so any of these means a misread
+// (an @ in a query value, as in ?user=recon@server, is fine).
 func misreadUserinfo(raw string, u *url.URL) bool {
-	_, rest, ok := strings.Cut(raw, "://")
-	return ok && u.User == nil && strings.Contains(rest, "@")
+	if !strings.Contains(raw, "://") {
+		return false
+	}
+	if u.Fragment != "" || strings.Contains(raw, "#") || strings.Contains(u.Path, "@") {
+		return true
+	}
+	for k := range u.Query() {
+		if strings.Contains(k, "@") {
+			return true
+		}
+	}
+	return false
 }
 
 // keyValuePassword matches password=... (and sslpassword=...) in a

@@ -28,6 +28,9 @@ func TestRedact(t *testing.T) {
 		{"digits_then_hash_in_password", "postgres://recon:1234#Abc@127.0.0.1:5432/clicks", "postgres://xxxxx@127.0.0.1:5432/clicks"},
 		{"digits_then_question_mark_in_password", "postgres://recon:1234?Abc@db/clicks", "postgres://xxxxx@db/clicks"},
 		{"digits_then_slash_in_password", "postgresql://recon:99/x@db/clicks", "postgresql://xxxxx@db/clicks"},
+		{"at_then_hash_in_password", "postgres://recon:p@ss#1@127.0.0.1:5432/clicks", "postgres://xxxxx@127.0.0.1:5432/clicks"},
+		{"at_then_slash_in_password", "postgres://recon:a@b/c@db/clicks", "postgres://xxxxx@db/clicks"},
+		{"at_in_a_query_value", "postgres://db:5432/clicks?user=recon@myserver&password=s3cr3t", "postgres://db:5432/clicks?password=xxxxx&user=recon%40myserver"},
 		{"key_value_form", "host=db user=app password=s3cr3t dbname=clicks", "host=db user=app password=xxxxx dbname=clicks"},
 		{"key_value_quoted_password", "host=db password='s3 cr3t' dbname=clicks", "host=db password=xxxxx dbname=clicks"},
 	}

@@ -2,7 +2,10 @@
 // credentials) out of error messages.
 package secret
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Scrub returns err with every non-empty secret in its message replaced by
 // mask. The result keeps err in its chain, for errors.Is and errors.As;
@@ -13,6 +16,10 @@ func Scrub(err error, mask string, secrets ...string) error {
 	}
 	msg := err.Error()
 	out := msg
+	// Longest first: a short secret inside a longer one (a password's
+	// first part) must not break the longer one's match.
+	secrets = slices.Clone(secrets)
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
 	for _, s := range secrets {
 		if s != "" {
 			out = strings.ReplaceAll(out, s, mask)

@@ -19,6 +19,11 @@ func TestScrub(t *testing.T) {
 	if plain := errors.New("nothing secret"); Scrub(plain, "…", "hunter2") != plain {
 		t.Error("an error without a secret was wrapped")
 	}
+	// The short secret comes first but must not break the long one.
+	long := errors.New("dial tcp: lookup host s3cr@ss#1: no such host")
+	if got := Scrub(long, "xxxxx", "s3cr", "s3cr@ss#1").Error(); got != "dial tcp: lookup host xxxxx: no such host" {
+		t.Errorf("message %q", got)
+	}
 	if Scrub(nil, "…", "x") != nil {
 		t.Error("nil became an error")
 	}
