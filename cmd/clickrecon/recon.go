@@ -545,8 +545,9 @@ func (j job) exitCode(res reconcile.Result, interrupted string, errs ...error) i
 
 // needsFixing reports whether err is one a retry cannot mend, found only
 // once the run talked to its sources: an API key that is revoked or lacks
-// its scope, a workspace or base URL that does not exist, a store query
-// that does not fit the database, a history that was never migrated.
+// its scope, a workspace or base URL that does not exist, a database that
+// refuses the DSN's role, password or name, a store query that does not
+// fit the database, a history that was never migrated.
 func needsFixing(err error) bool {
 	var ae *elido.APIError
 	if errors.As(err, &ae) {
@@ -555,7 +556,7 @@ func needsFixing(err error) bool {
 			return true
 		}
 	}
-	return errors.Is(err, store.ErrBadQuery) || errors.Is(err, history.ErrNotMigrated)
+	return errors.Is(err, store.ErrBadQuery) || errors.Is(err, store.ErrRefused) || errors.Is(err, history.ErrNotMigrated)
 }
 
 // printSummary writes what a person (text) or a script (json: the report

@@ -3,14 +3,17 @@ package store
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
+	"github.com/clickrecon/clickrecon/internal/pgtest"
 )
 
 // eventCases run against every backend, with the events preset and with a
@@ -583,20 +586,45 @@ func total(links map[string]int64) int64 {
 	return n
 }
 
-// An error a retry may mend (here the run's context ended) is not
-// ErrBadQuery.
-func TestTransientErrorIsNotBadQuery(t *testing.T) {
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
-			_, dsn := b.new(t)
-			s := openStore(t, dsn)
-			ctx, cancel := context.WithCancel(t.Context())
-			cancel()
-			q := mustQuery(t)(PresetQuery(PresetEvents))
-			_, err := s.Counts(ctx, q, mustDate(t, "2026-11-26"), time.UTC)
-			if err == nil || errors.Is(err, ErrBadQuery) {
-				t.Errorf("error %v: want one that is not ErrBadQuery", err)
-			}
-		})
+// classify marks what a retry cannot mend, and only that.
+func TestClassify(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{&pq.Error{Code: "42P01"}, true},  // undefined table
+		{&pq.Error{Code: "42501"}, true},  // insufficient privilege
+		{&pq.Error{Code: "22012"}, true},  // division by zero
+		{&pq.Error{Code: "25006"}, true},  // write in a read-only transaction
+		{&pq.Error{Code: "08006"}, false}, // connection failure
+		{&pq.Error{Code: "57014"}, false}, // query cancelled (the deadline)
+		{&pq.Error{Code: "40001"}, false}, // serialization failure
+		{&pq.Error{Code: "53300"}, false}, // too many connections
+		{errors.New("driver: bad connection"), false},
+		{context.DeadlineExceeded, false},
+	} {
+		if got := errors.Is(classify(tt.err), ErrBadQuery); got != tt.want {
+			t.Errorf("classify(%v) is ErrBadQuery: %v, want %v", tt.err, got, tt.want)
+		}
+	}
+	if classify(nil) != nil {
+		t.Error("classify(nil) is not nil")
+	}
+}
+
+// A wrong role or database is refused for good (ErrRefused); an
+// unreachable server is not.
+func TestOpenRefused(t *testing.T) {
+	_, base := pgtest.New(t)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/no_such_database_for_clickrecon"
+	if _, err := Open(t.Context(), u.String()); !errors.Is(err, ErrRefused) {
+		t.Errorf("unknown database: error %v, want ErrRefused", err)
+	}
+	if _, err := Open(t.Context(), "postgres://recon@127.0.0.1:1/clicks?sslmode=disable&connect_timeout=1"); err == nil || errors.Is(err, ErrRefused) {
+		t.Errorf("unreachable server: error %v, want one that is not ErrRefused", err)
 	}
 }

@@ -70,7 +70,7 @@ func Lock(ctx context.Context, rawDSN, workspaceID string) (release func() error
 	}
 	release, err = tryLock(ctx, lockDSN, lockKey(workspaceID))
 	if err != nil {
-		return nil, fmt.Errorf("lock workspace %s on %s: %w", workspaceID, RedactDSN(rawDSN), dsn.RedactError(err, t.Secrets))
+		return nil, fmt.Errorf("lock workspace %s on %s: %w", workspaceID, RedactDSN(rawDSN), dsn.RedactError(refused(err), t.Secrets))
 	}
 	return release, nil
 }

@@ -83,9 +83,24 @@ func Open(ctx context.Context, rawDSN string) (*Store, error) {
 	}
 	s, err := open(ctx, t)
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", RedactDSN(rawDSN), dsn.RedactError(err, t.Secrets))
+		return nil, fmt.Errorf("open store %s: %w", RedactDSN(rawDSN), dsn.RedactError(refused(err), t.Secrets))
 	}
 	return s, nil
+}
+
+// ErrRefused marks a connection the database refused for a reason a
+// retry cannot mend: the role, its password or the database name in the
+// DSN is wrong. Fix STORE_DSN.
+var ErrRefused = errors.New("the database refused the connection: check the user, password and database in the DSN")
+
+// refused marks the PostgreSQL errors of class 28 (invalid authorization)
+// and 3D000 (no such database) with ErrRefused.
+func refused(err error) error {
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) && (pqErr.Code.Class() == "28" || pqErr.Code == "3D000") {
+		return fmt.Errorf("%w: %w", ErrRefused, err)
+	}
+	return err
 }
 
 // parseDSN reads a store DSN: a SQLite file must exist, and is opened
@@ -182,9 +197,10 @@ func classify(err error) error {
 	var pqErr *pq.Error
 	if errors.As(err, &pqErr) {
 		// Class 42: syntax error or access rule violation (undefined
-		// table or column, insufficient privilege); 25006: a write in a
-		// read-only transaction.
-		if pqErr.Code.Class() == "42" || pqErr.Code == "25006" {
+		// table or column, insufficient privilege); class 22: a data
+		// exception the query causes (a division by zero, a cast that
+		// fails); 25006: a write in a read-only transaction.
+		if class := pqErr.Code.Class(); class == "42" || class == "22" || pqErr.Code == "25006" {
 			return fmt.Errorf("%w: %w", ErrBadQuery, err)
 		}
 		return err
