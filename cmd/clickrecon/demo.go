@@ -109,6 +109,7 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	j := c.job(settings{window: w, loc: loc, tolerance: c.tolerance(), failOn: c.failOn()}, d, log, bar)
 	j.client, j.store, j.query, j.workspaceID, j.runKey = client, st, query, demoWorkspace, runKey
 	j.showSlack = true
+	j.retention = 0 // the demo's days are fixed; they never age out of the simulated Elido
 	code, _ := j.run(ctx, stdout)
 	return code
 }

@@ -187,6 +187,7 @@ func (j job) drillHours(ctx context.Context, b *budget, d reconcile.Date, tz str
 // (reconcile.Explain). Days that have not ended are left out.
 func (j job) drillNeighbourHours(ctx context.Context, b *budget, res reconcile.Result, details map[reconcile.Date]*reconcile.DayDetail) {
 	today := reconcile.DateOf(j.now().In(j.window.Loc))
+	oldest, limited := j.oldestKept()
 	for i := 0; i+1 < len(res.Days); i++ {
 		a, c := res.Days[i], res.Days[i+1]
 		if !a.IsGap() || !c.IsGap() || a.Status == c.Status {
@@ -196,7 +197,7 @@ func (j job) drillNeighbourHours(ctx context.Context, b *budget, res reconcile.R
 			continue // the store's own hours decide it (reconcile.Explain)
 		}
 		for _, d := range []reconcile.Date{a.Date.AddDays(-1), c.Date.AddDays(1)} {
-			if _, ok := details[d]; ok || !d.Before(today) || !b.take() {
+			if _, ok := details[d]; ok || !d.Before(today) || (limited && d.Before(oldest)) || !b.take() {
 				continue
 			}
 			hours, err := j.client.HourlyTimeseries(ctx, d, j.window.Loc.String(), "")

@@ -24,7 +24,7 @@ func TestRunRefusedWhileAnotherHoldsTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
-	if r.code != exitIncomplete || !strings.Contains(r.stdout, "another run of workspace 48213 is in progress") {
+	if r.code != exitIncomplete || !strings.Contains(r.stdout, "another run of workspace "+testWorkspace+" is in progress") {
 		t.Errorf("exit %d, stdout %q; want 3 and a message about the other run", r.code, r.stdout)
 	}
 	if log := f.elido.RequestLog(); len(log) != 0 {
@@ -49,7 +49,7 @@ func TestLockOnHistoryDatabase(t *testing.T) {
 	}
 	defer release()
 	r := f.run("--date", "2026-10-25")
-	if r.code != exitIncomplete || !strings.Contains(r.stdout, "another run of workspace 48213 is in progress") {
+	if r.code != exitIncomplete || !strings.Contains(r.stdout, "another run of workspace "+testWorkspace+" is in progress") {
 		t.Errorf("exit %d, stdout %q; want 3 and a message about the other run", r.code, r.stdout)
 	}
 	if log := f.elido.RequestLog(); len(log) != 0 {
@@ -123,7 +123,7 @@ func TestMonitoring(t *testing.T) {
 				t.Fatalf("pushes %q, want one", pushes)
 			}
 			fields := strings.SplitN(pushes[0], " ", 3)
-			if diff := cmp.Diff([]string{"POST", "/metrics/job/clickrecon/workspace/48213"}, fields[:2]); diff != "" {
+			if diff := cmp.Diff([]string{"POST", "/metrics/job/clickrecon/workspace/" + testWorkspace}, fields[:2]); diff != "" {
 				t.Errorf("push (-want +got):\n%s", diff)
 			}
 			if got := strings.Contains(pushes[0], "clickrecon_last_success_timestamp_seconds"); got != tt.wantSuccess {

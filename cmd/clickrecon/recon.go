@@ -354,6 +354,16 @@ func (j job) record(ctx context.Context, log *slog.Logger, rep report.Report, in
 	return nil
 }
 
+// oldestKept is the oldest day Elido can still be asked for, under
+// ELIDO_RETENTION_DAYS: today less the retention, plus one day of margin,
+// since Elido may purge by the hour or count its days in another zone.
+func (j job) oldestKept() (reconcile.Date, bool) {
+	if j.retention <= 0 {
+		return reconcile.Date{}, false
+	}
+	return reconcile.DateOf(j.now().In(j.window.Loc)).AddDays(-j.retention + 1), true
+}
+
 // drillDeadline is when the drill-down must stop: the run's deadline less
 // a fifth of RECON_TIMEOUT (at most 5 minutes) kept for what follows it.
 func drillDeadline(ctx context.Context, timeout time.Duration) time.Time {
@@ -374,10 +384,9 @@ func (j job) readElido(ctx context.Context, log *slog.Logger) (map[reconcile.Dat
 	started := time.Now()
 	tz := j.window.Loc.String()
 	first := j.window.From
-	if j.retention > 0 {
+	if oldest, ok := j.oldestKept(); ok {
 		// Elido keeps a plan's worth of days; older ones it cannot count,
 		// whatever it answers for them.
-		oldest := reconcile.DateOf(j.now().In(j.window.Loc)).AddDays(-j.retention)
 		for d := first; d.Before(oldest) && !d.After(j.window.To); d = d.AddDays(1) {
 			api[d] = reconcile.Unknown(fmt.Errorf("the day is older than Elido keeps analytics (ELIDO_RETENTION_DAYS=%d): it cannot be reconciled", j.retention))
 			first = d.AddDays(1)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,10 +23,11 @@ import (
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
 
-const (
-	testWorkspace = "48213"
-	testKey       = "sk_live_NEVER_PRINT_ME_1234567890"
-)
+const testKey = "sk_live_NEVER_PRINT_ME_1234567890"
+
+// testWorkspace is unique to this test process: the run lock is keyed by
+// workspace across the whole database, which other test runs may share.
+var testWorkspace = fmt.Sprintf("48213%05d", os.Getpid()%100000)
 
 // testNow is 04:00 in Warsaw on 2026-11-29: every day before it has
 // settled under the default RECON_SETTLE of 2h.
@@ -408,7 +410,7 @@ func TestRunRejectsBadInputBeforeAnyRequest(t *testing.T) {
 func TestRunOutsideRetention(t *testing.T) {
 	api := clicksAt("lnk_a", "2026-10-30T12:00:00Z", "2026-11-02T12:00:00Z")
 	f := newFixture(t, "sqlite", nil, api) // Elido has forgotten both clicks
-	f.env["ELIDO_RETENTION_DAYS"] = "28"   // today is 2026-11-29: 2026-11-01 is the oldest day kept
+	f.env["ELIDO_RETENTION_DAYS"] = "29"   // today is 2026-11-29: 2026-10-31, plus a day of margin
 	r := f.run("--from", "2026-10-30", "--to", "2026-11-02")
 	if r.code != exitOK {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
@@ -416,7 +418,7 @@ func TestRunOutsideRetention(t *testing.T) {
 	var statuses []string
 	for _, d := range f.readReport().Days {
 		statuses = append(statuses, d.Date+" "+d.Status)
-		if d.Status == "unverifiable" && !strings.Contains(d.Reason, "ELIDO_RETENTION_DAYS=28") {
+		if d.Status == "unverifiable" && !strings.Contains(d.Reason, "ELIDO_RETENTION_DAYS=29") {
 			t.Errorf("%s: reason %q does not name the retention", d.Date, d.Reason)
 		}
 	}
