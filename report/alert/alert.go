@@ -219,6 +219,19 @@ func New(cfg Config, opts ...Option) (*Notifier, error) {
 	return n, nil
 }
 
+// saveAlerts records what Slack already has. The record is written even
+// when the run is stopping (SIGTERM, the deadline) right after a post:
+// dropping it would post the same alert again on the next run. It is
+// bounded on its own.
+func saveAlerts(ctx context.Context, h *history.History, m history.Message, rows []history.Alert) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	return h.SaveAlerts(ctx, m, rows)
+}
+
+// saveTimeout bounds one record of a Slack action in the history.
+const saveTimeout = 10 * time.Second
+
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -383,7 +396,7 @@ func (n *Notifier) sendAlert(ctx context.Context, rep report.Report, csv []byte,
 			rows = append(rows, a)
 		}
 		m := n.message(rep, history.KindAlert, history.ActionPosted, ch, ts)
-		if err := h.SaveAlerts(ctx, m, rows); err != nil {
+		if err := saveAlerts(ctx, h, m, rows); err != nil {
 			return out, fmt.Errorf("the Slack alert was posted but not recorded, so the next run will post it again: %w", err)
 		}
 	}
@@ -430,7 +443,7 @@ func (n *Notifier) sendUpdates(ctx context.Context, rep report.Report, h *histor
 				return out, fmt.Errorf("update the Slack alert %s/%s: %w", e.channel, e.ts, err)
 			}
 			m := n.message(rep, updateKind(e.mine), history.ActionUpdated, e.channel, e.ts)
-			if err := h.SaveAlerts(ctx, m, n.changedRows(rep, p, e.mine, e.channel, e.ts, "", "")); err != nil {
+			if err := saveAlerts(ctx, h, m, n.changedRows(rep, p, e.mine, e.channel, e.ts, "", "")); err != nil {
 				return out, fmt.Errorf("the Slack alert %s/%s was updated but not recorded: %w", e.channel, e.ts, err)
 			}
 			out.Updated = append(out.Updated, e.channel+"/"+e.ts)
@@ -462,7 +475,7 @@ func (n *Notifier) sendUpdates(ctx context.Context, rep report.Report, h *histor
 		return out, fmt.Errorf("post the Slack %s message: %w", kind, err)
 	}
 	out.Posted, out.Channel, out.TS = kind, ch, ts
-	if err := h.SaveAlerts(ctx, n.message(rep, kind, history.ActionPosted, ch, ts), n.changedRows(rep, p, loose, ch, ts, from, to)); err != nil {
+	if err := saveAlerts(ctx, h, n.message(rep, kind, history.ActionPosted, ch, ts), n.changedRows(rep, p, loose, ch, ts, from, to)); err != nil {
 		return out, fmt.Errorf("the Slack %s message was posted but not recorded, so the next run will post it again: %w", kind, err)
 	}
 	return out, nil

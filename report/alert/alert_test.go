@@ -741,7 +741,16 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 			if got := len(f.got(tt.tr.post)); got != 1 {
 				t.Errorf("%d attempts, want 1", got)
 			}
+			if !errors.Is(err, ErrMisconfigured) {
+				t.Errorf("err = %v, want ErrMisconfigured: only the configuration can mend it", err)
+			}
 			noSecret(t, "error", err.Error())
 		})
+	}
+	// A failure a retry may mend is not a configuration error.
+	f, nt, _, _ := setup(t, webhook)
+	f.fail(webhook.post, fault{status: http.StatusInternalServerError, always: true})
+	if _, err := nt.Send(context.Background(), oneDayGap(), nil, nil); err == nil || errors.Is(err, ErrMisconfigured) {
+		t.Errorf("500: err = %v, want one that is not ErrMisconfigured", err)
 	}
 }

@@ -66,10 +66,14 @@ func (n *Notifier) do(ctx context.Context, c call, fn func(ctx context.Context) 
 			} else if _, ambiguous := n.retryAfter(err, call{repeatable: true}, attempt); ambiguous {
 				err = fmt.Errorf("%w (not retried: Slack may have acted on it, and a retry could post twice)", err)
 			}
+			var cause error
+			if misconfigured(err) {
+				cause = ErrMisconfigured
+			}
 			if h := hint(err); h != "" {
 				err = fmt.Errorf("%w: %s", err, h)
 			}
-			return n.redact(fmt.Errorf("%s: %w", c.name, err), nil, secrets)
+			return n.redact(fmt.Errorf("%s: %w", c.name, err), cause, secrets)
 		}
 		if wait > maxServerWait {
 			return n.redact(fmt.Errorf("%s: Slack asked to wait %s, longer than clickrecon waits (%s): %w", c.name, wait, maxServerWait, err), nil, secrets)
@@ -125,6 +129,29 @@ func (n *Notifier) retryAfter(err error, c call, attempt int) (time.Duration, bo
 		return backoff, c.repeatable
 	}
 	return 0, false
+}
+
+// ErrMisconfigured marks a Slack failure only a change of configuration
+// can mend: a webhook removed or refused, a token revoked or lacking a
+// scope, a channel that does not exist, is archived or lacks the bot.
+var ErrMisconfigured = errors.New("slack is misconfigured")
+
+// misconfigured reports whether err is such a failure.
+func misconfigured(err error) bool {
+	var sc slack.StatusCodeError
+	if errors.As(err, &sc) {
+		switch sc.Code {
+		case http.StatusForbidden, http.StatusNotFound, http.StatusGone:
+			return true
+		}
+		return false
+	}
+	switch slackErrorCode(err) {
+	case "not_authed", "invalid_auth", "token_revoked", "token_expired", "account_inactive",
+		"missing_scope", "channel_not_found", "not_in_channel", "is_archived":
+		return true
+	}
+	return false
 }
 
 // hint says what to do about a failure a retry cannot fix.
