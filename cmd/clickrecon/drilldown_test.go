@@ -259,6 +259,34 @@ func TestDrilldownFindsBoundaryShift(t *testing.T) {
 	}
 }
 
+// Without the drill-down the findings across days are still made.
+func TestBoundaryShiftWithoutDrilldown(t *testing.T) {
+	ny, _ := time.LoadLocation("America/New_York")
+	var api []elidotest.Click
+	start, _ := time.ParseInLocation("2006-01-02", "2026-11-24", ny)
+	for k := 0; k < 60; k++ { // the evening of the 24th, in New York
+		api = append(api, elidotest.Click{TS: start.Add(21*time.Hour + time.Duration(k)*time.Minute).UTC(), LinkID: "lnk_a"})
+	}
+	daily := map[string]int64{}
+	for _, c := range api {
+		daily[c.TS.UTC().Format("2006-01-02")]++ // UTC days: all on the 25th
+	}
+	f := newFixture(t, "sqlite", api, nil)
+	f.env["STORE_DSN"] = buildDailyStore(t, "sqlite", daily)
+	f.env["STORE_PRESET"] = "daily"
+	f.env["RECON_TZ"] = "America/New_York"
+	if r := f.run("--from", "2026-11-24", "--to", "2026-11-25", "--drilldown", "off"); r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	got := f.readReport()
+	if text := findingText(got.Findings, "day_boundary_shift"); !strings.Contains(text, "-60") || !strings.Contains(text, "+60") {
+		t.Errorf("boundary finding %q; findings %+v", text, got.Findings)
+	}
+	if got.Drilldown.Mode != "off" || len(got.Links) != 0 {
+		t.Errorf("drill-down %+v with %d links: want none", got.Drilldown, len(got.Links))
+	}
+}
+
 // buildDailyStore makes a daily-preset store holding the given counters
 // for one link.
 func buildDailyStore(t *testing.T, backend string, daily map[string]int64) string {

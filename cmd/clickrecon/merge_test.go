@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/report"
 )
 
@@ -77,5 +79,37 @@ func TestMergeShardsOfARun(t *testing.T) {
 	}
 	if code, _, stderr := runMerge(t, keys[0], filepath.Join(t.TempDir(), "nothing")); code != exitUsage || !strings.Contains(stderr, "read report") {
 		t.Errorf("a missing report: exit %d, %q", code, stderr)
+	}
+}
+
+// migrate: a HISTORY_DSN no retry can mend exits 2; running it twice is
+// harmless.
+func TestMigrate(t *testing.T) {
+	run := func(env map[string]string) (int, string) {
+		var stdout, stderr bytes.Buffer
+		code := runWith(context.Background(), []string{"migrate"}, envconfig.MapLookuper(env), &stdout, &stderr, deps{now: time.Now})
+		return code, stdout.String() + stderr.String()
+	}
+	db := "sqlite:" + filepath.Join(t.TempDir(), "history.db")
+	if code, out := run(map[string]string{"HISTORY_DSN": db}); code != exitOK || !strings.Contains(out, "applied 001_history") {
+		t.Errorf("first migrate: exit %d, %q", code, out)
+	}
+	if code, out := run(map[string]string{"HISTORY_DSN": db}); code != exitOK || !strings.Contains(out, "up to date") {
+		t.Errorf("second migrate: exit %d, %q", code, out)
+	}
+	_, base := pgtest.New(t) // a server that answers (or skip, or fail in CI)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/no_such_db_for_clickrecon"
+	for name, dsn := range map[string]string{
+		"missing_folder":   "sqlite:" + filepath.Join(t.TempDir(), "no", "such", "history.db"),
+		"unset":            "",
+		"unknown_database": u.String(),
+	} {
+		if code, out := run(map[string]string{"HISTORY_DSN": dsn}); code != exitUsage {
+			t.Errorf("%s: exit %d, want 2: %q", name, code, out)
+		}
 	}
 }

@@ -34,6 +34,9 @@ func cmdMigrate(ctx context.Context, args []string, env envconfig.Lookuper, stdo
 	applied, err := history.Migrate(ctx, c.HistoryDSN)
 	if err != nil {
 		fmt.Fprintf(stderr, "clickrecon migrate: %v\n", err)
+		if dsn.Refused(err) {
+			return exitUsage // a wrong role, password, database or folder: fix HISTORY_DSN
+		}
 		return exitIncomplete
 	}
 	if len(applied) == 0 {

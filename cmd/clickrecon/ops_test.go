@@ -23,7 +23,12 @@ func TestRunRefusedWhileAnotherHoldsTheLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	health := newRecorder(t)
+	f.env["HEALTHCHECK_URL"] = health.URL + "/ping/uuid"
 	r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
+	if pings := health.requests(); len(pings) != 0 {
+		t.Errorf("the refused run pinged the healthcheck %q: the run holding the lock reports, not this one", pings)
+	}
 	if r.code != exitIncomplete || !strings.Contains(r.stdout, "another run of workspace "+testWorkspace+" is in progress") {
 		t.Errorf("exit %d, stdout %q; want 3 and a message about the other run", r.code, r.stdout)
 	}

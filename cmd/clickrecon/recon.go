@@ -64,44 +64,59 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	j := c.job(s, d, log, bar)
 	j.client, j.query, j.workspaceID, j.runKey = client, query, c.WorkspaceID, runKey
 	j.notifier, j.dryRun = notifier, c.DryRun
+	// A run refused by the lock reports nothing to monitoring: the run
+	// that holds the lock does, and a ping of ours would say it failed.
+	release, refused := j.lock(ctx, c, stdout)
+	if refused {
+		return exitIncomplete
+	}
+	defer release()
 	started := time.Now()
 	if s.health != nil {
 		if err := s.health.Start(context.WithoutCancel(ctx)); err != nil {
 			log.Warn("healthcheck start ping failed", "healthcheck", s.health.String(), "err", err)
 		}
 	}
-	code, rep := j.locked(ctx, c, stdout)
+	code, rep := j.opened(ctx, c, stdout)
 	j.monitor(ctx, s, code, rep, time.Since(started))
 	return code
 }
 
-// locked runs the job under the workspace's advisory lock. A second run of
-// the same workspace is refused with exit 3 (the CronJob retries it later)
-// and does nothing else.
-func (j job) locked(ctx context.Context, c config, stdout io.Writer) (int, *report.Report) {
-	if dsn := c.lockDSN(); dsn != "" {
-		release, err := store.Lock(ctx, dsn, c.WorkspaceID)
-		switch {
-		case errors.Is(err, store.ErrLocked):
-			j.log.Error("another clickrecon run of this workspace holds the lock; this one does nothing and exits 3", "workspace_id", c.WorkspaceID)
-			if c.Format == "text" {
-				fmt.Fprintf(stdout, "clickrecon: another run of workspace %s is in progress (it holds the lock); nothing was done\n", c.WorkspaceID)
-			}
-			return exitIncomplete, nil
-		case err != nil:
-			// The database is unreachable: the run goes on to report what
-			// it can, but posts nothing and records nothing, which is what
-			// the lock protects, and exits 3.
-			j.log.Error("the run lock could not be taken: nothing will be posted or recorded", "err", err)
-			j.lockErr = err
-		default:
-			defer func() {
-				if err := release(); err != nil {
-					j.log.Warn("the run lock was not released cleanly (it ends with the connection)", "err", err)
-				}
-			}()
-		}
+// lock takes the workspace's advisory lock. A second run of the same
+// workspace is refused (exit 3: the CronJob retries it later) and does
+// nothing else.
+func (j *job) lock(ctx context.Context, c config, stdout io.Writer) (release func(), refused bool) {
+	release = func() {}
+	dsn := c.lockDSN()
+	if dsn == "" {
+		j.log.Debug("no run lock: neither the history nor the store is PostgreSQL (an embedded setup has one runner)")
+		return release, false
 	}
+	unlock, err := store.Lock(ctx, dsn, c.WorkspaceID)
+	switch {
+	case errors.Is(err, store.ErrLocked):
+		j.log.Error("another clickrecon run of this workspace holds the lock; this one does nothing and exits 3", "workspace_id", c.WorkspaceID)
+		if c.Format == "text" {
+			fmt.Fprintf(stdout, "clickrecon: another run of workspace %s is in progress (it holds the lock); nothing was done\n", c.WorkspaceID)
+		}
+		return release, true
+	case err != nil:
+		// The database is unreachable: the run goes on to report what it
+		// can, but posts nothing and records nothing, which is what the
+		// lock protects, and exits 3.
+		j.log.Error("the run lock could not be taken: nothing will be posted or recorded", "err", err)
+		j.lockErr = err
+		return release, false
+	}
+	return func() {
+		if err := unlock(); err != nil {
+			j.log.Warn("the run lock was not released cleanly (it ends with the connection)", "err", err)
+		}
+	}, false
+}
+
+// opened opens the store and the history and runs the job.
+func (j job) opened(ctx context.Context, c config, stdout io.Writer) (int, *report.Report) {
 	st, err := store.Open(ctx, c.StoreDSN)
 	if err != nil {
 		j.storeErr = err
@@ -240,7 +255,9 @@ func (j job) run(ctx context.Context, stdout io.Writer) (int, report.Report) {
 		Summaries: summaries,
 	})
 	drill := report.Drilldown{Mode: drillOff}
-	if j.drilldown && ctx.Err() == nil {
+	if !j.drilldown || ctx.Err() != nil {
+		res = reconcile.Explain(res, nil, w.Loc) // the findings across days need no drill-down
+	} else {
 		// The drill-down is the optional part: it stops early enough to
 		// leave the report, Slack and the history time to finish, so a
 		// slow drill-down never costs the night's alert.
@@ -556,7 +573,8 @@ func (j job) exitCode(res reconcile.Result, interrupted string, errs ...error) i
 // once the run talked to its sources: an API key that is revoked or lacks
 // its scope, a workspace or base URL that does not exist, a database that
 // refuses the DSN's role, password or name, a store query that does not
-// fit the database, a history that was never migrated.
+// fit the database, a history that was never migrated, a Slack webhook,
+// token or channel that is wrong.
 func needsFixing(err error) bool {
 	var ae *elido.APIError
 	if errors.As(err, &ae) {
@@ -565,7 +583,8 @@ func needsFixing(err error) bool {
 			return true
 		}
 	}
-	return errors.Is(err, store.ErrBadQuery) || errors.Is(err, store.ErrRefused) || errors.Is(err, history.ErrNotMigrated)
+	return errors.Is(err, store.ErrBadQuery) || errors.Is(err, store.ErrRefused) ||
+		errors.Is(err, history.ErrNotMigrated) || errors.Is(err, alert.ErrMisconfigured)
 }
 
 // printSummary writes what a person (text) or a script (json: the report

@@ -190,3 +190,19 @@ func TestHistoryUnusablePostsNothing(t *testing.T) {
 		})
 	}
 }
+
+// A Slack webhook that no longer exists is a configuration mistake: exit
+// 2, the report on disk.
+func TestSlackWebhookGoneExits2(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
+	hook := withSlack(t, f, "")
+	hook.status = http.StatusNotFound
+	r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "SLACK_WEBHOOK_URL") {
+		t.Fatalf("exit %d, want 2 naming SLACK_WEBHOOK_URL\n%s", r.code, r.stderr)
+	}
+	if f.readReport().Status != "discrepancies" {
+		t.Error("the report was not written")
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Dialect is the database a DSN names.
@@ -250,4 +251,20 @@ func isScheme(s string) bool {
 		}
 	}
 	return true
+}
+
+// Refused reports whether err is the database refusing a connection for a
+// reason a retry cannot mend: PostgreSQL's class 28 (a wrong role or
+// password) or 3D000 (no such database), or SQLite unable to open the file
+// (a missing folder, no permission).
+func Refused(err error) bool {
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) {
+		return pqErr.Code.Class() == "28" || pqErr.Code == "3D000"
+	}
+	var liteErr *sqlite.Error
+	if errors.As(err, &liteErr) {
+		return liteErr.Code()&0xff == sqlite3.SQLITE_CANTOPEN || liteErr.Code()&0xff == sqlite3.SQLITE_PERM
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package dsn
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 )
 
 func TestParsePostgres(t *testing.T) {
@@ -285,5 +287,37 @@ func TestWithDefaultParam(t *testing.T) {
 	}
 	if _, err := WithDefaultParam("postgres://app:s3cr#3t@db/clicks", "application_name", "x"); err == nil || strings.Contains(err.Error(), "s3cr") {
 		t.Errorf("WithDefaultParam of a malformed URL: %v, want an error without the password", err)
+	}
+}
+
+func TestRefused(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{&pq.Error{Code: "28P01"}, true}, // invalid password
+		{&pq.Error{Code: "28000"}, true}, // invalid authorization
+		{&pq.Error{Code: "3D000"}, true}, // no such database
+		{&pq.Error{Code: "08006"}, false},
+		{&pq.Error{Code: "53300"}, false},
+		{fmt.Errorf("open history: %w", &pq.Error{Code: "3D000"}), true},
+		{errors.New("dial tcp: connection refused"), false},
+	} {
+		if got := Refused(tt.err); got != tt.want {
+			t.Errorf("Refused(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+	// SQLite cannot open a file in a folder that does not exist.
+	tg, err := Parse("sqlite:"+filepath.Join(t.TempDir(), "no", "such", "h.db"), Options{Mode: ReadWriteCreate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := tg.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Ping(); !Refused(err) {
+		t.Errorf("Refused(%v) = false for a file in a missing folder", err)
 	}
 }

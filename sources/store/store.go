@@ -93,11 +93,10 @@ func Open(ctx context.Context, rawDSN string) (*Store, error) {
 // DSN is wrong. Fix STORE_DSN.
 var ErrRefused = errors.New("the database refused the connection: check the user, password and database in the DSN")
 
-// refused marks the PostgreSQL errors of class 28 (invalid authorization)
-// and 3D000 (no such database) with ErrRefused.
+// refused marks the errors of a connection the database refused for good
+// (dsn.Refused) with ErrRefused.
 func refused(err error) error {
-	var pqErr *pq.Error
-	if errors.As(err, &pqErr) && (pqErr.Code.Class() == "28" || pqErr.Code == "3D000") {
+	if dsn.Refused(err) {
 		return fmt.Errorf("%w: %w", ErrRefused, err)
 	}
 	return err
