@@ -27,6 +27,8 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 			return Report{}, fmt.Errorf("report %s has schema_version %d; this clickrecon merges version %d", s.RunKey, s.SchemaVersion, SchemaVersion)
 		case s.WorkspaceID != first.WorkspaceID:
 			return Report{}, fmt.Errorf("reports of two workspaces (%s and %s) cannot be merged", first.WorkspaceID, s.WorkspaceID)
+		case s.StoreID != first.StoreID:
+			return Report{}, fmt.Errorf("reports of two stores (%s and %s) cannot be merged: the shards of one backfill read one store with one query", first.StoreID, s.StoreID)
 		case s.Window.TZ != first.Window.TZ:
 			return Report{}, fmt.Errorf("reports in two time zones (%s and %s) cannot be merged: their days are not the same days", first.Window.TZ, s.Window.TZ)
 		}
@@ -60,6 +62,7 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 		SchemaVersion: SchemaVersion,
 		RunKey:        RunKey(first.WorkspaceID, reconcile.Window{From: from, To: to, Loc: loc}, "merge:"+strings.Join(keys, ",")),
 		WorkspaceID:   first.WorkspaceID,
+		StoreID:       first.StoreID,
 		Window:        Window{From: first.Window.From, To: last.Window.To, TZ: first.Window.TZ},
 		GeneratedAt:   generatedAt.UTC().Truncate(time.Second),
 		Days:          []Day{},

@@ -43,7 +43,7 @@ func shardReport(t *testing.T, workspace, tz, from, to string) Report {
 	sums = append(sums, reconcile.SummaryCheck{From: w.From, To: w.To, Clicks: total})
 	res := reconcile.Compare(reconcile.Input{Window: w, Now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
 		Tolerance: reconcile.Tolerance{FailAbs: 5}, API: api, Local: local, Summaries: sums})
-	return New(res, w, Meta{RunKey: RunKey(workspace, w, "store"), WorkspaceID: workspace,
+	return New(res, w, Meta{RunKey: RunKey(workspace, w, "store"), WorkspaceID: workspace, StoreID: StoreID("store"),
 		GeneratedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), Requests: map[string]int{"summary": 1, "timeseries": 1},
 		Drilldown: Drilldown{Mode: "breakdown", Requests: 3}})
 }
@@ -97,6 +97,11 @@ func TestMergeRefuses(t *testing.T) {
 		{"two_workspaces", []Report{a, shardReport(t, "99999", "Europe/Warsaw", "2026-10-05", "2026-10-06")}, "two workspaces"},
 		{"two_zones", []Report{a, shardReport(t, "48213", "UTC", "2026-10-05", "2026-10-06")}, "two time zones"},
 		{"nothing", nil, "no report"},
+		{"two_stores", []Report{a, func() Report {
+			r := shardReport(t, "48213", "Europe/Warsaw", "2026-10-05", "2026-10-06")
+			r.StoreID = StoreID("another store")
+			return r
+		}()}, "two stores"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

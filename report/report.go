@@ -31,6 +31,7 @@ type Report struct {
 	SchemaVersion int            `json:"schema_version"`
 	RunKey        string         `json:"run_key"`
 	WorkspaceID   string         `json:"workspace_id"`
+	StoreID       string         `json:"store_id"` // an opaque id of the store and query read (no secret)
 	Window        Window         `json:"window"`
 	GeneratedAt   time.Time      `json:"generated_at"`
 	Status        string         `json:"status"`
@@ -137,6 +138,7 @@ type Finding struct {
 type Meta struct {
 	RunKey      string
 	WorkspaceID string
+	StoreID     string // StoreID of the store's identity
 	GeneratedAt time.Time
 	Interrupted string // non-empty when the run was cut short
 	Requests    map[string]int
@@ -149,6 +151,7 @@ func New(res reconcile.Result, w reconcile.Window, meta Meta) Report {
 		SchemaVersion: SchemaVersion,
 		RunKey:        meta.RunKey,
 		WorkspaceID:   meta.WorkspaceID,
+		StoreID:       meta.StoreID,
 		Window:        Window{From: w.From.String(), To: w.To.String(), TZ: w.Loc.String()},
 		GeneratedAt:   meta.GeneratedAt.UTC().Truncate(time.Second),
 		Interrupted:   meta.Interrupted,
@@ -246,6 +249,14 @@ func RunKey(workspaceID string, w reconcile.Window, store string) string {
 		fmt.Fprintf(h, "%d:%s;", len(part), part)
 	}
 	return fmt.Sprintf("%s_%s_%s", compactDate(w.From), compactDate(w.To), hex.EncodeToString(h.Sum(nil))[:12])
+}
+
+// StoreID returns an opaque, stable id of a store and the query read from
+// it, for the report and for keeping the alerts of two stores of one
+// workspace apart. store must not hold a secret; it is hashed.
+func StoreID(store string) string {
+	h := sha256.Sum256([]byte("store:" + store))
+	return "st_" + hex.EncodeToString(h[:])[:12]
 }
 
 func compactDate(d reconcile.Date) string { return strings.ReplaceAll(d.String(), "-", "") }

@@ -79,6 +79,7 @@ func sample(t *testing.T) Report {
 	return New(res, w, Meta{
 		RunKey:      RunKey("48213", w, "postgres://recon@db/clicks events"),
 		WorkspaceID: "48213",
+		StoreID:     StoreID("postgres://recon@db/clicks events"),
 		GeneratedAt: time.Date(2026, 10, 28, 23, 30, 12, 345, time.UTC),
 		Requests:    map[string]int{"summary": 1, "timeseries": 3, "breakdown/link": 2, "breakdown/country": 1},
 		Drilldown:   Drilldown{Mode: "breakdown", Requests: 4},

@@ -107,7 +107,7 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 			srv.URL(), len(storeClicks), len(elidoClicks), from.AddDays(1), from.AddDays(2))
 	}
 	j := c.job(settings{window: w, loc: loc, tolerance: c.tolerance(), failOn: c.failOn()}, d, log, bar)
-	j.client, j.store, j.query, j.workspaceID, j.runKey = client, st, query, demoWorkspace, runKey
+	j.client, j.store, j.query, j.workspaceID, j.runKey, j.storeID = client, st, query, demoWorkspace, runKey, report.StoreID("demo")
 	j.showSlack = true
 	j.retention = 0 // the demo's days are fixed; they never age out of the simulated Elido
 	code, _ := j.run(ctx, stdout)

@@ -62,7 +62,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	defer cancel()
 
 	j := c.job(s, d, log, bar)
-	j.client, j.query, j.workspaceID, j.runKey = client, query, c.WorkspaceID, runKey
+	j.client, j.query, j.workspaceID, j.runKey, j.storeID = client, query, c.WorkspaceID, runKey, report.StoreID(storeID)
 	j.notifier, j.dryRun = notifier, c.DryRun
 	// A run refused by the lock reports nothing to monitoring: the run
 	// that holds the lock does, and a ping of ours would say it failed.
@@ -213,6 +213,7 @@ type job struct {
 	query       store.Query
 	workspaceID string
 	runKey      string // report.RunKey of the workspace, window and store
+	storeID     string // report.StoreID of the store and query
 	settings
 	settle    time.Duration
 	timeout   time.Duration
@@ -277,6 +278,7 @@ func (j job) run(ctx context.Context, stdout io.Writer) (int, report.Report) {
 	rep := report.New(res, w, report.Meta{
 		RunKey:      j.runKey,
 		WorkspaceID: j.workspaceID,
+		StoreID:     j.storeID,
 		GeneratedAt: j.now(),
 		Interrupted: interrupted,
 		Requests:    j.client.Requests(),

@@ -11,8 +11,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/report/history"
+	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
 
 // fakeWebhook is a Slack incoming webhook: it records every message
@@ -99,8 +102,8 @@ func TestSlackOncePerGapThenHealed(t *testing.T) {
 				t.Fatalf("the rerun posted again: %q", got[1:])
 			}
 
-			// The store is repaired: both days now match.
-			f.env["STORE_DSN"] = buildStore(t, "sqlite", api)
+			// The store is repaired in place: both days now match.
+			refill(t, f.env["STORE_DSN"], api)
 			if r := f.run(window...); r.code != exitOK {
 				t.Fatalf("after repair: exit %d\n%s", r.code, r.stderr)
 			}
@@ -204,5 +207,45 @@ func TestSlackWebhookGoneExits2(t *testing.T) {
 	}
 	if f.readReport().Status != "discrepancies" {
 		t.Error("the report was not written")
+	}
+}
+
+// Two stores of one workspace (a replica and a warehouse, say) share one
+// history: each keeps its own alerts, so the complete one never "heals"
+// the other's gap, and neither repeats itself.
+func TestTwoStoresShareAHistory(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
+	hook := withSlack(t, f, "sqlite")
+	lossy, complete := f.env["STORE_DSN"], buildStore(t, "sqlite", api)
+	window := []string{"--from", "2026-10-24", "--to", "2026-10-26"}
+	for i, dsn := range []string{lossy, complete, lossy, complete} {
+		f.env["STORE_DSN"] = dsn
+		if r := f.run(window...); r.code != exitOK {
+			t.Fatalf("run %d: exit %d\n%s", i, r.code, r.stderr)
+		}
+	}
+	got := hook.posted()
+	if len(got) != 1 || strings.Contains(strings.ToLower(got[0]), "healed") {
+		t.Errorf("posted %q, want the lossy store's one alert and no heal", got)
+	}
+}
+
+// refill replaces every click of an SQLite events store, in place.
+func refill(t *testing.T, dsn string, clicks []elidotest.Click) {
+	t.Helper()
+	db, err := sqlx.Open("sqlite", strings.TrimPrefix(dsn, "sqlite:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DELETE FROM clicks`); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range clicks {
+		if _, err := db.Exec(`INSERT INTO clicks (ts, link_id, country_code) VALUES (?, ?, ?)`,
+			c.TS.UTC().Format("2006-01-02T15:04:05.000Z"), c.LinkID, c.CountryCode); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

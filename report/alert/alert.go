@@ -343,7 +343,7 @@ func (n *Notifier) Send(ctx context.Context, rep report.Report, csv []byte, h *h
 	var prior map[string]history.Alert
 	if h != nil {
 		var err error
-		prior, err = h.Alerts(ctx, rep.WorkspaceID, rep.Window.TZ, rep.Window.From, rep.Window.To)
+		prior, err = h.Alerts(ctx, rep.WorkspaceID, rep.StoreID, rep.Window.TZ, rep.Window.From, rep.Window.To)
 		if err != nil {
 			return out, fmt.Errorf("slack: %w", err)
 		}
@@ -512,7 +512,7 @@ func (n *Notifier) earlierAlerts(ctx context.Context, rep report.Report, h *hist
 	}
 	var edits []earlier
 	for k, cs := range mine {
-		rows, err := h.MessageAlerts(ctx, rep.WorkspaceID, rep.Window.TZ, k.channel, k.ts)
+		rows, err := h.MessageAlerts(ctx, rep.WorkspaceID, rep.StoreID, rep.Window.TZ, k.channel, k.ts)
 		if err != nil {
 			return nil, fmt.Errorf("slack: %w", err)
 		}
@@ -572,7 +572,7 @@ func (n *Notifier) row(rep report.Report, d report.Day, ch, ts string) history.A
 }
 
 func (n *Notifier) message(rep report.Report, kind, action, ch, ts string) history.Message {
-	return history.Message{RunKey: rep.RunKey, WorkspaceID: rep.WorkspaceID, TZ: rep.Window.TZ,
+	return history.Message{RunKey: rep.RunKey, WorkspaceID: rep.WorkspaceID, StoreID: rep.StoreID, TZ: rep.Window.TZ,
 		Kind: kind, Action: action, Transport: n.transport, Channel: ch, TS: ts}
 }
 

@@ -51,6 +51,7 @@ type Alert struct {
 type Message struct {
 	RunKey      string
 	WorkspaceID string
+	StoreID     string // the report's store_id
 	TZ          string
 	Kind        string // KindAlert, KindUpdate or KindHealed
 	Action      string // ActionPosted or ActionUpdated
@@ -60,11 +61,12 @@ type Message struct {
 }
 
 // Alerts returns what was last alerted for each day from from to to
-// (YYYY-MM-DD, inclusive) of workspaceID in zone tz, healed days included,
-// by date.
-func (h *History) Alerts(ctx context.Context, workspaceID, tz, from, to string) (map[string]Alert, error) {
+// (YYYY-MM-DD, inclusive) of workspaceID's store storeID in zone tz,
+// healed days included, by date. Two stores of one workspace (a replica
+// and a warehouse, say) each have their own alerts.
+func (h *History) Alerts(ctx context.Context, workspaceID, storeID, tz, from, to string) (map[string]Alert, error) {
 	var rows []Alert
-	if err := h.db.SelectContext(ctx, &rows, h.q.alertsInWindow, workspaceID, tz, from, to); err != nil {
+	if err := h.db.SelectContext(ctx, &rows, h.q.alertsInWindow, workspaceID, storeID, tz, from, to); err != nil {
 		return nil, fmt.Errorf("read alerts of %s to %s: %w", from, to, err)
 	}
 	byDay := make(map[string]Alert, len(rows))
@@ -74,12 +76,12 @@ func (h *History) Alerts(ctx context.Context, workspaceID, tz, from, to string) 
 	return byDay, nil
 }
 
-// MessageAlerts returns the days of workspaceID in zone tz whose newest
-// alert is the message ts in channel, by date: what an edit of that message
-// has to show.
-func (h *History) MessageAlerts(ctx context.Context, workspaceID, tz, channel, ts string) ([]Alert, error) {
+// MessageAlerts returns the days of workspaceID's store storeID in zone tz
+// whose newest alert is the message ts in channel, by date: what an edit
+// of that message has to show.
+func (h *History) MessageAlerts(ctx context.Context, workspaceID, storeID, tz, channel, ts string) ([]Alert, error) {
 	var rows []Alert
-	if err := h.db.SelectContext(ctx, &rows, h.q.alertsOfMessage, workspaceID, tz, channel, ts); err != nil {
+	if err := h.db.SelectContext(ctx, &rows, h.q.alertsOfMessage, workspaceID, storeID, tz, channel, ts); err != nil {
 		return nil, fmt.Errorf("read alerts of message %s in %s: %w", ts, channel, err)
 	}
 	return rows, nil
@@ -96,7 +98,7 @@ func (h *History) SaveAlerts(ctx context.Context, m Message, alerts []Alert) err
 		}
 		for _, a := range alerts {
 			if _, err := tx.ExecContext(ctx, h.q.upsertAlert,
-				m.WorkspaceID, m.TZ, a.Date, a.Status, a.Severity, a.API, a.Local, a.Delta,
+				m.WorkspaceID, m.StoreID, m.TZ, a.Date, a.Status, a.Severity, a.API, a.Local, a.Delta,
 				a.Healed, a.Transport, a.Channel, a.TS, a.From, a.To, a.RunKey); err != nil {
 				return fmt.Errorf("save alert of %s: %w", a.Date, err)
 			}

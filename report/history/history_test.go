@@ -349,7 +349,7 @@ func TestSaveAlerts(t *testing.T) {
 	each(t, func(t *testing.T, dsn string) {
 		h := migrated(t, dsn)
 		ctx := context.Background()
-		msg := Message{RunKey: "rk1", WorkspaceID: "48213", TZ: "Europe/Warsaw", Kind: KindAlert,
+		msg := Message{RunKey: "rk1", WorkspaceID: "48213", StoreID: "st_a", TZ: "Europe/Warsaw", Kind: KindAlert,
 			Action: ActionPosted, Transport: TransportBot, Channel: "C0ALERTS", TS: "1700000000.000100"}
 		a := Alert{Date: "2026-11-25", Status: "missing", Severity: "warn", API: 1200, Local: 1195, Delta: -5,
 			Transport: TransportBot, Channel: "C0ALERTS", TS: "1700000000.000100",
@@ -359,7 +359,7 @@ func TestSaveAlerts(t *testing.T) {
 		if err := h.SaveAlerts(ctx, msg, []Alert{a, b}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := h.Alerts(ctx, "48213", "Europe/Warsaw", "2026-11-20", "2026-11-25")
+		got, err := h.Alerts(ctx, "48213", "st_a", "Europe/Warsaw", "2026-11-20", "2026-11-25")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -370,11 +370,11 @@ func TestSaveAlerts(t *testing.T) {
 		// The day heals: the row keeps the alerted counts and is marked.
 		healed := a
 		healed.Healed, healed.RunKey = true, "rk2"
-		if err := h.SaveAlerts(ctx, Message{RunKey: "rk2", WorkspaceID: "48213", TZ: "Europe/Warsaw", Kind: KindHealed,
+		if err := h.SaveAlerts(ctx, Message{RunKey: "rk2", WorkspaceID: "48213", StoreID: "st_a", TZ: "Europe/Warsaw", Kind: KindHealed,
 			Action: ActionUpdated, Transport: TransportBot, Channel: "C0ALERTS", TS: "1700000000.000100"}, []Alert{healed}); err != nil {
 			t.Fatal(err)
 		}
-		ofMessage, err := h.MessageAlerts(ctx, "48213", "Europe/Warsaw", "C0ALERTS", "1700000000.000100")
+		ofMessage, err := h.MessageAlerts(ctx, "48213", "st_a", "Europe/Warsaw", "C0ALERTS", "1700000000.000100")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -384,13 +384,15 @@ func TestSaveAlerts(t *testing.T) {
 		if got := count(t, h, "slack_messages"); got != 2 {
 			t.Errorf("slack_messages = %d, want 2", got)
 		}
-		// Another zone is another key.
-		other, err := h.Alerts(ctx, "48213", "UTC", "2026-11-20", "2026-11-30")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(other) != 0 {
-			t.Errorf("alerts in another zone: %v", other)
+		// Another zone, or another store of the workspace, is another key.
+		for _, key := range [][2]string{{"st_a", "UTC"}, {"st_b", "Europe/Warsaw"}} {
+			other, err := h.Alerts(ctx, "48213", key[0], key[1], "2026-11-20", "2026-11-30")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(other) != 0 {
+				t.Errorf("alerts of store %s in %s: %v", key[0], key[1], other)
+			}
 		}
 	})
 }

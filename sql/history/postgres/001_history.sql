@@ -74,6 +74,7 @@ CREATE INDEX slack_messages_run_key_idx ON slack_messages (run_key);
 -- webhook), the one a later run edits in place; window_from and window_to
 -- are that message's window.
 CREATE TABLE alerts (
+    store_id     text        NOT NULL DEFAULT '', -- the report's store_id: two stores of one workspace keep apart
     workspace_id text        NOT NULL,
     tz           text        NOT NULL,
     day          date        NOT NULL,
@@ -91,7 +92,7 @@ CREATE TABLE alerts (
     run_key      text        NOT NULL, -- the run that last changed the row
     alerted_at   timestamptz NOT NULL DEFAULT now(),
     updated_at   timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (workspace_id, tz, day)
+    PRIMARY KEY (workspace_id, store_id, tz, day)
 );
 
 CREATE INDEX alerts_message_idx ON alerts (channel, ts) WHERE ts <> '';

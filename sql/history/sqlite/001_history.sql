@@ -78,6 +78,7 @@ CREATE INDEX slack_messages_run_key_idx ON slack_messages (run_key);
 -- are that message's window.
 CREATE TABLE alerts (
     workspace_id TEXT    NOT NULL,
+    store_id     TEXT    NOT NULL DEFAULT '', -- the report's store_id: two stores of one workspace keep apart
     tz           TEXT    NOT NULL,
     day          TEXT    NOT NULL CHECK (day GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]'),
     status       TEXT    NOT NULL CHECK (status IN ('missing', 'surplus')),
@@ -94,7 +95,7 @@ CREATE TABLE alerts (
     run_key      TEXT    NOT NULL, -- the run that last changed the row
     alerted_at   TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
     updated_at   TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
-    PRIMARY KEY (workspace_id, tz, day)
+    PRIMARY KEY (workspace_id, store_id, tz, day)
 ) STRICT;
 
 CREATE INDEX alerts_message_idx ON alerts (channel, ts) WHERE ts <> '';
