@@ -79,6 +79,7 @@ const (
 // across days. details holds the days that were drilled into.
 func Explain(res Result, details map[Date]DayDetail, loc *time.Location) Result {
 	res.Days = append([]DayResult(nil), res.Days...)
+	hourFindings := map[Date]Finding{}
 	for i, d := range res.Days {
 		det, ok := details[d.Date]
 		if !ok || d.Delta == nil {
@@ -89,14 +90,22 @@ func Explain(res Result, details map[Date]DayDetail, loc *time.Location) Result 
 		res.Findings = append(res.Findings, linkFindings(d, det, links)...)
 		res.Days[i].HoursWithGap = CompareHours(det.APIHours, det.LocalHours)
 		if f, ok := hourFinding(d, res.Days[i].HoursWithGap, len(det.APIHours), loc); ok {
-			res.Findings = append(res.Findings, f)
+			hourFindings[d.Date] = f
 		}
 		res.Countries = append(res.Countries, compareCountries(d.Date, det.APICountries, det.LocalCountries)...)
 		for _, n := range det.Notes {
 			res.Findings = append(res.Findings, Finding{Kind: FindingDrilldownGap, Message: d.Date.String() + ": " + n})
 		}
 	}
-	res.Findings = append(res.Findings, acrossDays(res, details, loc)...)
+	across, shifted := acrossDays(res, details, loc)
+	// Where the gap sits in a day whose clicks moved across midnight says
+	// nothing of a leak or an outage: the shift finding explains it.
+	for _, d := range res.Days {
+		if f, ok := hourFindings[d.Date]; ok && !shifted[d.Date] {
+			res.Findings = append(res.Findings, f)
+		}
+	}
+	res.Findings = append(res.Findings, across...)
 	return res
 }
 
@@ -303,8 +312,9 @@ func compareCountries(d Date, api, local map[string]int64) []CountryCount {
 // acrossDays finds what only shows when days are read together: a
 // deficit on one day matched by a surplus on the next (a day boundary or
 // time zone mismatch, not data loss), a window that adds up while its days
-// do not, and a silent day among busy ones.
-func acrossDays(res Result, details map[Date]DayDetail, loc *time.Location) []Finding {
+// do not, and a silent day among busy ones. It also returns the days a
+// boundary shift explains.
+func acrossDays(res Result, details map[Date]DayDetail, loc *time.Location) ([]Finding, map[Date]bool) {
 	var out []Finding
 	paired := map[Date]bool{}
 	for i := 0; i+1 < len(res.Days); i++ {
@@ -362,7 +372,7 @@ func acrossDays(res Result, details map[Date]DayDetail, loc *time.Location) []Fi
 				d.Date, avg)})
 		}
 	}
-	return out
+	return out, paired
 }
 
 // minShifted is the fewest clicks that must cross midnight before a pair

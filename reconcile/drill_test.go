@@ -297,6 +297,9 @@ func TestExplainAcrossDays(t *testing.T) {
 			for _, f := range Explain(res, tt.details, ny).Findings {
 				if f.Kind != FindingGapWindow && f.Kind != FindingGapSpread {
 					got = append(got, f)
+				} else if len(tt.wantKinds) > 0 && tt.wantKinds[0] == FindingBoundaryShift {
+					// A day a shift explains has no outage or leak finding.
+					t.Errorf("a shifted day also has %s: %s", f.Kind, f.Message)
 				}
 			}
 			if diff := cmp.Diff(tt.wantKinds, kinds(got)); diff != "" {
