@@ -67,9 +67,13 @@ func newChart(days []Day) chart {
 	}
 	scaleMax := niceCeil(c.Max)
 	plotH := c.Height - c.Top - c.Bottom
-	y := func(v int64) float64 { return c.Top + plotH - plotH*float64(v)/float64(scaleMax) }
-	for i := 0; i <= 4; i++ {
-		v := scaleMax * int64(i) / 4
+	// A count outside 0..scaleMax (negative: a misread) is drawn at the
+	// edge, so no bar has a negative height or leaves the plot.
+	y := func(v int64) float64 {
+		return c.Top + plotH - plotH*float64(min(max(v, 0), scaleMax))/float64(scaleMax)
+	}
+	for i := range int64(5) {
+		v := scaleMax/4*i + scaleMax%4*i/4 // scaleMax*i/4 without overflow
 		c.Ticks = append(c.Ticks, chartTick{Y: round1(y(v)), Value: Num(v)})
 	}
 	if len(days) == 0 {
@@ -100,21 +104,27 @@ func newChart(days []Day) chart {
 }
 
 // niceCeil rounds n up to a round number for the chart's scale: 10, or
-// 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten.
+// 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten; math.MaxInt64
+// when the round number above n does not fit an int64. It never overflows
+// and loops at most 19 times, whatever n.
 func niceCeil(n int64) int64 {
 	if n <= 10 {
 		return 10
 	}
-	p := int64(1)
-	for p*10 <= n {
+	p := int64(10) // the power of ten with p <= n < 10p, at least 10
+	for p <= n/10 {
 		p *= 10
 	}
+	step := p / 10
 	for _, m := range []int64{10, 12, 15, 20, 25, 30, 40, 50, 60, 80, 100} {
-		if m*p/10 >= n {
-			return m * p / 10
+		if m > math.MaxInt64/step {
+			break
+		}
+		if m*step >= n {
+			return m * step
 		}
 	}
-	return 10 * p
+	return math.MaxInt64
 }
 
 func round1(f float64) float64 { return math.Round(f*10) / 10 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -98,7 +99,7 @@ func mdEscape(s string) string {
 
 // Num writes n with thousands grouped: 12,345.
 func Num(n int64) string {
-	s := fmt.Sprintf("%d", abs(n))
+	s := strings.TrimPrefix(strconv.FormatInt(n, 10), "-") // abs(math.MinInt64) does not fit an int64
 	var b strings.Builder
 	for i, c := range s {
 		if i > 0 && (len(s)-i)%3 == 0 {

@@ -3,6 +3,7 @@ package alert
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -468,8 +469,13 @@ func clipBytes(s string, n int) string {
 	return s[:cut] + "…"
 }
 
+// abs returns |n|, math.MaxInt64 for math.MinInt64 (whose |n| does not
+// fit), so the largest gaps still sort first.
 func abs(n int64) int64 {
-	if n < 0 {
+	switch {
+	case n == math.MinInt64:
+		return math.MaxInt64
+	case n < 0:
 		return -n
 	}
 	return n
