@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"strings"
+	"unicode"
 )
 
 // maxHTMLLinks bounds the link table of report.html; report.csv and
@@ -15,6 +17,7 @@ const maxHTMLLinks = 200
 // external asset) with a chart of Elido against the store per day, the
 // gaps marked, and the day, link and finding tables.
 func HTML(r Report) ([]byte, error) {
+	r = xmlSafe(r)
 	var buf bytes.Buffer
 	links, more := worstLinks(r.Links, maxHTMLLinks), max(0, len(r.Links)-maxHTMLLinks)
 	err := htmlTmpl.Execute(&buf, struct {
@@ -28,6 +31,46 @@ func HTML(r Report) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// xmlSafe returns r with every text the page shows made fit for XML 1.0
+// (see xmlText): html/template escapes markup, not control characters or
+// invalid UTF-8, which would make report.html malformed.
+func xmlSafe(r Report) Report {
+	r.WorkspaceID, r.RunKey, r.Status, r.Interrupted = xmlText(r.WorkspaceID), xmlText(r.RunKey), xmlText(r.Status), xmlText(r.Interrupted)
+	r.Window = Window{From: xmlText(r.Window.From), To: xmlText(r.Window.To), TZ: xmlText(r.Window.TZ)}
+	days := make([]Day, len(r.Days))
+	for i, d := range r.Days {
+		d.Date, d.Status, d.Severity, d.Reason = xmlText(d.Date), xmlText(d.Status), xmlText(d.Severity), xmlText(d.Reason)
+		days[i] = d
+	}
+	links := make([]Link, len(r.Links))
+	for i, l := range r.Links {
+		l.Date, l.LinkID, l.Status = xmlText(l.Date), xmlText(l.LinkID), xmlText(l.Status)
+		links[i] = l
+	}
+	findings := make([]Finding, len(r.Findings))
+	for i, f := range r.Findings {
+		findings[i] = Finding{Kind: xmlText(f.Kind), Message: xmlText(f.Message)}
+	}
+	r.Days, r.Links, r.Findings = days, links, findings
+	return r
+}
+
+// xmlText replaces what an XML 1.0 document cannot hold (control
+// characters other than TAB, LF and CR; U+FFFE, U+FFFF; invalid UTF-8)
+// with U+FFFD.
+func xmlText(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r',
+			r >= 0x20 && r <= 0xD7FF,
+			r >= 0xE000 && r <= 0xFFFD,
+			r >= 0x10000 && r <= unicode.MaxRune:
+			return r
+		}
+		return unicode.ReplacementChar
+	}, s)
 }
 
 // chart is the SVG bar chart's geometry, computed here so the template
