@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/clickrecon/clickrecon/reconcile"
 )
 
 // renderWithin renders report.html in a goroutine and fails the test if it
@@ -209,4 +213,41 @@ func TestWorstLinksWithExtremeDeltas(t *testing.T) {
 	if diff := cmp.Diff([]string{"min", "big", "small"}, got); diff != "" {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
+}
+
+// Issue 8, fault 3: a store count of 2^63−1 on one day. The day is
+// unverifiable, the totals do not wrap, and every report file is written
+// well within the run's deadline.
+func TestWriteWithACountAtInt64Max(t *testing.T) {
+	w := reconcile.Window{From: date("2026-11-26"), To: date("2026-11-28"), Loc: time.UTC}
+	res := reconcile.Compare(reconcile.Input{
+		Window: w, Now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), Tolerance: reconcile.Tolerance{FailAbs: 10},
+		API: map[reconcile.Date]reconcile.Reading{
+			date("2026-11-26"): reconcile.Known(40), date("2026-11-27"): reconcile.Known(math.MaxInt64), date("2026-11-28"): reconcile.Known(40)},
+		Local: map[reconcile.Date]reconcile.Reading{
+			date("2026-11-26"): reconcile.Known(40), date("2026-11-27"): reconcile.Known(math.MaxInt64), date("2026-11-28"): reconcile.Known(40)},
+	})
+	r := New(res, w, Meta{RunKey: "k", WorkspaceID: "48213", GeneratedAt: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)})
+	if diff := cmp.Diff(Totals{API: 80, Local: 80}, r.Totals); diff != "" {
+		t.Errorf("totals (-want +got):\n%s", diff)
+	}
+	if r.Days[1].Status != "unverifiable" || r.Status != StatusIncomplete {
+		t.Errorf("day %s, report %s; want unverifiable, incomplete", r.Days[1].Status, r.Status)
+	}
+	dir := t.TempDir()
+	done := make(chan error, 1)
+	go func() { _, err := Write(dir, r); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the report was not written within 10s")
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "k", "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWellFormed(t, page)
 }
