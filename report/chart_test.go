@@ -251,3 +251,19 @@ func TestWriteWithACountAtInt64Max(t *testing.T) {
 	}
 	checkWellFormed(t, page)
 }
+
+// A count out of range (an unverifiable day's misread) does not set the
+// chart's scale, so the other days stay readable; its bar is drawn to the
+// top.
+func TestChartScalesOnCountsInRange(t *testing.T) {
+	c := newChart([]Day{
+		countDay("2026-11-26", i64(40), i64(38), "missing"),
+		countDay("2026-11-27", i64(math.MaxInt64), i64(-7), "unverifiable"),
+	})
+	if got := c.Ticks[len(c.Ticks)-1].Value; got != "40" {
+		t.Errorf("scale top %s, want 40", got)
+	}
+	if top := c.Days[1]; top.APIY != c.Top || top.LocalH != 0 {
+		t.Errorf("out-of-range bars: API at y %v (want %v, the top), store height %v (want 0)", top.APIY, c.Top, top.LocalH)
+	}
+}

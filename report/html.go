@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"unicode"
+
+	"github.com/clickrecon/clickrecon/reconcile"
 )
 
 // maxHTMLLinks bounds the link table of report.html; report.csv and
@@ -103,7 +105,7 @@ func newChart(days []Day) chart {
 	c := chart{Width: 960, Height: 320, Top: 24, Bottom: 40}
 	for _, d := range days {
 		for _, v := range []*int64{d.API, d.Local} {
-			if v != nil && *v > c.Max {
+			if v != nil && *v > c.Max && *v <= reconcile.MaxClicks { // a misread does not set the scale
 				c.Max = *v
 			}
 		}
