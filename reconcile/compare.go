@@ -91,13 +91,13 @@ func threshold(abs int64, pct float64, api int64) float64 {
 // counts: Match/OK within tolerance, else Missing or Surplus graded Warn or
 // Fail.
 func (t Tolerance) Grade(api, local int64) (Status, Severity) {
-	delta := local - api
-	mag := math.Abs(float64(delta))
+	// In float64, so that counts far apart cannot wrap the difference.
+	mag := math.Abs(float64(local) - float64(api))
 	if mag <= threshold(t.Abs, t.Pct, api) {
 		return Match, OK
 	}
 	status := Surplus
-	if delta < 0 {
+	if local < api {
 		status = Missing
 	}
 	if mag > threshold(t.FailAbs, t.FailPct, api) {
@@ -206,34 +206,49 @@ func (r Result) Gaps() []DayResult {
 }
 
 // Compare grades every day of the window. A day is Unverifiable when
-// either side is unknown, or when Elido's /summary for its range disagrees
-// with the range's daily buckets: a misread or unsettled source is never
-// reported as a gap.
+// either side is unknown or out of range (see MaxClicks), or when Elido's
+// /summary for its range disagrees with the range's daily buckets: a
+// misread or unsettled source is never reported as a gap. No count, delta
+// or total wraps around.
 func Compare(in Input) Result {
 	var res Result
 	distrusted := map[Date]string{}
 	var summaryTotal int64
 	summaryKnown := len(in.Summaries) > 0
 	for _, s := range in.Summaries {
-		summaryTotal += s.Clicks
+		span := rangeString(s.From, s.To)
+		if !CountInRange(s.Clicks) {
+			summaryKnown = false
+			for d := s.From; !d.After(s.To); d = d.AddDays(1) {
+				distrusted[d] = outOfRange("Elido's /summary for "+span+":", s.Clicks)
+			}
+			continue
+		}
+		var ok bool
+		if summaryTotal, ok = AddClicks(summaryTotal, s.Clicks); !ok || !CountInRange(summaryTotal) {
+			summaryKnown = false
+		}
 		sum, complete := int64(0), true
 		for d := s.From; !d.After(s.To); d = d.AddDays(1) {
 			r, ok := in.API[d]
-			if !ok || r.Err != nil {
+			if !ok || r.Err != nil || !CountInRange(r.Clicks) {
+				// A day out of range is unverifiable on its own account.
 				complete = false
 				break
 			}
-			sum += r.Clicks
+			if sum, ok = AddClicks(sum, r.Clicks); !ok {
+				complete = false
+				break
+			}
 		}
 		if !complete || sum == s.Clicks {
 			continue
 		}
-		span := rangeString(s.From, s.To)
 		res.Findings = append(res.Findings, Finding{
 			Kind: FindingSummaryMismatch,
 			Message: fmt.Sprintf("Elido's /summary for %s says %d clicks but its daily /timeseries adds up to %d (%+d): "+
 				"Elido's own data is still settling or inconsistent, so these days are unverifiable, not gaps; a later run re-checks them",
-				span, s.Clicks, sum, s.Clicks-sum),
+				span, s.Clicks, sum, s.Clicks-sum), // both in range: no overflow
 		})
 		for d := s.From; !d.After(s.To); d = d.AddDays(1) {
 			distrusted[d] = fmt.Sprintf("Elido's /summary for %s disagrees with its /timeseries", span)
@@ -276,11 +291,30 @@ func Compare(in Input) Result {
 		case local.Err != nil:
 			reasons = append(reasons, "store: "+local.Err.Error())
 		}
+		if day.API != nil && !CountInRange(*day.API) {
+			reasons = append(reasons, outOfRange("Elido's", *day.API))
+		}
+		if day.Local != nil && !CountInRange(*day.Local) {
+			reasons = append(reasons, outOfRange("the store's", *day.Local))
+		}
 		if why, ok := distrusted[d]; ok {
 			reasons = append(reasons, why)
 		}
 		if day.API != nil && day.Local != nil {
-			day.Delta = ptr(*day.Local - *day.API)
+			if delta, ok := SubClicks(*day.Local, *day.API); ok && CountInRange(*day.API) && CountInRange(*day.Local) {
+				day.Delta = ptr(delta)
+			}
+		}
+		var totalAPI, totalLocal int64
+		if len(reasons) == 0 {
+			okAPI, okLocal := false, false
+			totalAPI, okAPI = AddClicks(res.Totals.API, *day.API)
+			totalLocal, okLocal = AddClicks(res.Totals.Local, *day.Local)
+			if !okAPI || !okLocal || !CountInRange(totalAPI) || !CountInRange(totalLocal) {
+				// Only a window of more than a thousand days of
+				// implausibly large counts gets here.
+				reasons = append(reasons, fmt.Sprintf("the window's total with this day is out of range (over %d clicks): a misread, not a gap", MaxClicks))
+			}
 		}
 		switch {
 		case len(reasons) > 0:
@@ -289,8 +323,7 @@ func Compare(in Input) Result {
 			unverifiable = append(unverifiable, d)
 		default:
 			day.Status, day.Severity = in.Tolerance.Grade(*day.API, *day.Local)
-			res.Totals.API += *day.API
-			res.Totals.Local += *day.Local
+			res.Totals.API, res.Totals.Local = totalAPI, totalLocal
 			if !day.Settled {
 				day.Status = Provisional
 				day.Reason = fmt.Sprintf("ended %s ago, less than RECON_SETTLE=%s: Elido may still add late clicks",
@@ -299,7 +332,7 @@ func Compare(in Input) Result {
 		}
 		res.Days = append(res.Days, day)
 	}
-	res.Totals.Delta = res.Totals.Local - res.Totals.API
+	res.Totals.Delta = res.Totals.Local - res.Totals.API // both in 0..MaxClicks: no overflow
 	if len(unverifiable) > 0 {
 		res.Findings = append(res.Findings, Finding{
 			Kind: FindingUnverifiable,

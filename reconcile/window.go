@@ -25,12 +25,18 @@ func (w Window) Len() int {
 	return daysBetween(w.From, w.To) + 1
 }
 
-// daysBetween returns the number of calendar days from a to b.
+// daysBetween returns the number of calendar days from a to b. It counts
+// in Unix seconds, not a time.Duration, which saturates past 292 years.
 func daysBetween(a, b Date) int {
 	ta := time.Date(a.Year, a.Month, a.Day, 0, 0, 0, 0, time.UTC)
 	tb := time.Date(b.Year, b.Month, b.Day, 0, 0, 0, 0, time.UTC)
-	return int(tb.Sub(ta).Hours() / 24)
+	return int((tb.Unix() - ta.Unix()) / 86400)
 }
+
+// maxDefaultDays bounds RECON_DAYS whatever RECON_MAX_DAYS says: counting
+// back further than that (over 270 years) would leave the calendar
+// clickrecon can compute with.
+const maxDefaultDays = 100_000
 
 // WindowSpec is what a user asked for: a single day, a range, or nothing
 // (the default window). Dates are unparsed so that NewWindow can say which
@@ -77,8 +83,8 @@ func NewWindow(spec WindowSpec, loc *time.Location, now time.Time) (Window, erro
 		}
 		w = Window{From: from, To: to}
 	default:
-		if spec.Days < 1 {
-			return Window{}, fmt.Errorf("RECON_DAYS must be at least 1, got %d", spec.Days)
+		if spec.Days < 1 || spec.Days > maxDefaultDays {
+			return Window{}, fmt.Errorf("RECON_DAYS must be from 1 to %d, got %d", maxDefaultDays, spec.Days)
 		}
 		w = Window{From: today.AddDays(-spec.Days), To: today.AddDays(-1)}
 	}

@@ -148,6 +148,9 @@ func TestNewWindow(t *testing.T) {
 		{name: "date_with_range", spec: WindowSpec{Date: "2026-11-26", From: "2026-11-26", To: "2026-11-27"}, loc: warsaw, now: now, wantErr: "cannot be combined"},
 		{name: "from_without_to", spec: WindowSpec{From: "2026-11-26"}, loc: warsaw, now: now, wantErr: "go together"},
 		{name: "zero_days", spec: WindowSpec{Days: 0}, loc: warsaw, now: now, wantErr: "RECON_DAYS"},
+		// Found by FuzzNewWindow: counting back 2^62 days wrapped the calendar.
+		{name: "days_beyond_the_calendar", spec: WindowSpec{Days: 1 << 62}, loc: warsaw, now: now, wantErr: "RECON_DAYS must be from 1 to"},
+		{name: "two_thousand_years_over_max_days", spec: WindowSpec{From: "0000-01-01", To: "2026-11-28", MaxDays: 700_000}, loc: warsaw, now: now, wantErr: "has 740314 days, over RECON_MAX_DAYS=700000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,6 +169,27 @@ func TestNewWindow(t *testing.T) {
 			}
 			if w.Loc != tt.loc {
 				t.Errorf("loc = %v", w.Loc)
+			}
+		})
+	}
+}
+
+// Len counts every day of a window, however long: a time.Duration would
+// saturate past 292 years.
+func TestWindowLen(t *testing.T) {
+	tests := []struct {
+		from, to string
+		want     int
+	}{
+		{"2026-11-28", "2026-11-28", 1},
+		{"2026-01-01", "2026-12-31", 365},
+		{"1700-01-01", "2026-12-31", 119_434},
+		{"0000-01-01", "9999-12-31", 3_652_425},
+	}
+	for _, tt := range tests {
+		t.Run(tt.from+"_"+tt.to, func(t *testing.T) {
+			if got := (Window{From: date(tt.from), To: date(tt.to), Loc: time.UTC}).Len(); got != tt.want {
+				t.Errorf("Len = %d, want %d", got, tt.want)
 			}
 		})
 	}

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"strings"
+	"unicode"
+
+	"github.com/clickrecon/clickrecon/reconcile"
 )
 
 // maxHTMLLinks bounds the link table of report.html; report.csv and
@@ -15,6 +19,7 @@ const maxHTMLLinks = 200
 // external asset) with a chart of Elido against the store per day, the
 // gaps marked, and the day, link and finding tables.
 func HTML(r Report) ([]byte, error) {
+	r = xmlSafe(r)
 	var buf bytes.Buffer
 	links, more := worstLinks(r.Links, maxHTMLLinks), max(0, len(r.Links)-maxHTMLLinks)
 	err := htmlTmpl.Execute(&buf, struct {
@@ -28,6 +33,46 @@ func HTML(r Report) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// xmlSafe returns r with every text the page shows made fit for XML 1.0
+// (see xmlText): html/template escapes markup, not control characters or
+// invalid UTF-8, which would make report.html malformed.
+func xmlSafe(r Report) Report {
+	r.WorkspaceID, r.RunKey, r.Status, r.Interrupted = xmlText(r.WorkspaceID), xmlText(r.RunKey), xmlText(r.Status), xmlText(r.Interrupted)
+	r.Window = Window{From: xmlText(r.Window.From), To: xmlText(r.Window.To), TZ: xmlText(r.Window.TZ)}
+	days := make([]Day, len(r.Days))
+	for i, d := range r.Days {
+		d.Date, d.Status, d.Severity, d.Reason = xmlText(d.Date), xmlText(d.Status), xmlText(d.Severity), xmlText(d.Reason)
+		days[i] = d
+	}
+	links := make([]Link, len(r.Links))
+	for i, l := range r.Links {
+		l.Date, l.LinkID, l.Status = xmlText(l.Date), xmlText(l.LinkID), xmlText(l.Status)
+		links[i] = l
+	}
+	findings := make([]Finding, len(r.Findings))
+	for i, f := range r.Findings {
+		findings[i] = Finding{Kind: xmlText(f.Kind), Message: xmlText(f.Message)}
+	}
+	r.Days, r.Links, r.Findings = days, links, findings
+	return r
+}
+
+// xmlText replaces what an XML 1.0 document cannot hold (control
+// characters other than TAB, LF and CR; U+FFFE, U+FFFF; invalid UTF-8)
+// with U+FFFD.
+func xmlText(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r',
+			r >= 0x20 && r <= 0xD7FF,
+			r >= 0xE000 && r <= 0xFFFD,
+			r >= 0x10000 && r <= unicode.MaxRune:
+			return r
+		}
+		return unicode.ReplacementChar
+	}, s)
 }
 
 // chart is the SVG bar chart's geometry, computed here so the template
@@ -60,16 +105,20 @@ func newChart(days []Day) chart {
 	c := chart{Width: 960, Height: 320, Top: 24, Bottom: 40}
 	for _, d := range days {
 		for _, v := range []*int64{d.API, d.Local} {
-			if v != nil && *v > c.Max {
+			if v != nil && *v > c.Max && *v <= reconcile.MaxClicks { // a misread does not set the scale
 				c.Max = *v
 			}
 		}
 	}
 	scaleMax := niceCeil(c.Max)
 	plotH := c.Height - c.Top - c.Bottom
-	y := func(v int64) float64 { return c.Top + plotH - plotH*float64(v)/float64(scaleMax) }
-	for i := 0; i <= 4; i++ {
-		v := scaleMax * int64(i) / 4
+	// A count outside 0..scaleMax (negative: a misread) is drawn at the
+	// edge, so no bar has a negative height or leaves the plot.
+	y := func(v int64) float64 {
+		return c.Top + plotH - plotH*float64(min(max(v, 0), scaleMax))/float64(scaleMax)
+	}
+	for i := range int64(5) {
+		v := scaleMax/4*i + scaleMax%4*i/4 // scaleMax*i/4 without overflow
 		c.Ticks = append(c.Ticks, chartTick{Y: round1(y(v)), Value: Num(v)})
 	}
 	if len(days) == 0 {
@@ -100,21 +149,27 @@ func newChart(days []Day) chart {
 }
 
 // niceCeil rounds n up to a round number for the chart's scale: 10, or
-// 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten.
+// 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten; math.MaxInt64
+// when the round number above n does not fit an int64. It never overflows
+// and loops at most 19 times, whatever n.
 func niceCeil(n int64) int64 {
 	if n <= 10 {
 		return 10
 	}
-	p := int64(1)
-	for p*10 <= n {
+	p := int64(10) // the power of ten with p <= n < 10p, at least 10
+	for p <= n/10 {
 		p *= 10
 	}
+	step := p / 10
 	for _, m := range []int64{10, 12, 15, 20, 25, 30, 40, 50, 60, 80, 100} {
-		if m*p/10 >= n {
-			return m * p / 10
+		if m > math.MaxInt64/step {
+			break
+		}
+		if m*step >= n {
+			return m * step
 		}
 	}
-	return 10 * p
+	return math.MaxInt64
 }
 
 func round1(f float64) float64 { return math.Round(f*10) / 10 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -12,11 +13,11 @@ func Markdown(r Report) ([]byte, error) {
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
-	p("# Click reconciliation: %s to %s (%s)\n\n", r.Window.From, r.Window.To, r.Window.TZ)
-	p("Workspace `%s` · status **%s** · run `%s` · generated %s\n", r.WorkspaceID, r.Status, r.RunKey,
+	p("# Click reconciliation: %s to %s (%s)\n\n", mdLine(r.Window.From), mdLine(r.Window.To), mdLine(r.Window.TZ))
+	p("Workspace `%s` · status **%s** · run `%s` · generated %s\n", mdCode(r.WorkspaceID), mdLine(r.Status), mdCode(r.RunKey),
 		r.GeneratedAt.UTC().Format("2006-01-02 15:04:05Z"))
 	if r.Interrupted != "" {
-		p("\n> The run stopped before it finished: %s. The days below are what was read before it stopped.\n", r.Interrupted)
+		p("\n> The run stopped before it finished: %s. The days below are what was read before it stopped.\n", mdLine(r.Interrupted))
 	}
 
 	summary := "not read"
@@ -35,20 +36,20 @@ func Markdown(r Report) ([]byte, error) {
 	if gaps := worstDays(r.Days); len(gaps) > 0 {
 		p("\n## Gaps\n\n")
 		for _, d := range gaps {
-			p("- **%s**: %s clicks (%s, %s)\n", d.Date, Signed(*d.Delta), d.Status, d.Severity)
+			p("- **%s**: %s clicks (%s, %s)\n", mdLine(d.Date), Signed(*d.Delta), mdLine(d.Status), mdLine(d.Severity))
 		}
 	}
 
 	p("\n## Days\n\n| date | hours | Elido | local | delta | status | severity |\n|---|---:|---:|---:|---:|---|---|\n")
 	for _, d := range r.Days {
-		p("| %s | %s | %s | %s | %s | %s | %s |\n", d.Date, Hours(d.Hours), OptNum(d.API), OptNum(d.Local),
-			OptSigned(d.Delta), d.Status, DaySeverity(d))
+		p("| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(d.Date), Hours(d.Hours), OptNum(d.API), OptNum(d.Local),
+			OptSigned(d.Delta), mdEscape(d.Status), mdEscape(DaySeverity(d)))
 	}
 
 	if len(r.Links) > 0 {
 		p("\n## Links that differ most\n\n| date | link | Elido | local | delta | status |\n|---|---|---:|---:|---:|---|\n")
 		for _, l := range worstLinks(r.Links, maxMarkdownLinks) {
-			p("| %s | `%s` | %s | %s | %s | %s |\n", l.Date, mdEscape(l.LinkID), Num(l.API), Num(l.Local), Signed(l.Delta), l.Status)
+			p("| %s | `%s` | %s | %s | %s | %s |\n", mdEscape(l.Date), mdEscape(l.LinkID), Num(l.API), Num(l.Local), Signed(l.Delta), mdEscape(l.Status))
 		}
 		if more := len(r.Links) - maxMarkdownLinks; more > 0 {
 			p("\nAnd %d more links: see report.csv.\n", more)
@@ -60,7 +61,7 @@ func Markdown(r Report) ([]byte, error) {
 	if len(r.Findings) > 0 {
 		p("\n## Findings\n\n")
 		for _, f := range r.Findings {
-			p("- **%s**: %s\n", f.Kind, f.Message)
+			p("- **%s**: %s\n", mdLine(f.Kind), mdLine(f.Message))
 		}
 	}
 	var reasons []Day
@@ -72,7 +73,7 @@ func Markdown(r Report) ([]byte, error) {
 	if len(reasons) > 0 {
 		p("\n## Why days are unverifiable or provisional\n\n")
 		for _, d := range reasons {
-			p("- %s: %s\n", d.Date, d.Reason)
+			p("- %s: %s\n", mdLine(d.Date), mdLine(d.Reason))
 		}
 	}
 	return b.Bytes(), nil
@@ -91,14 +92,45 @@ func worstLinks(links []Link, n int) []Link {
 	return sorted
 }
 
-// mdEscape keeps a link id from breaking a table row or its code span.
+// mdLine keeps text from a report (a reason quoting an API error, a
+// finding) on its line: every line break (CRLF, CR, LF) becomes a space,
+// so it can neither end a list item nor start a heading.
+func mdLine(s string) string {
+	return strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(s)
+}
+
+// mdCode keeps text inside the code span it is put in: on one line, with
+// no backtick to close the span early.
+func mdCode(s string) string { return strings.ReplaceAll(mdLine(s), "`", "'") }
+
+// mdEscape keeps text (a link id) inside its table cell and code span: on
+// one line, no backtick, every pipe escaped. Backslashes right before a
+// pipe are doubled, so an id's own backslash cannot escape the escape
+// (GFM splits cells before it reads code spans).
 func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "`", "'", "\n", " ").Replace(s)
+	s = mdCode(s)
+	var b strings.Builder
+	slashes := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\':
+			slashes++
+			b.WriteByte(c)
+		case '|':
+			b.WriteString(strings.Repeat(`\`, slashes))
+			b.WriteString(`\|`)
+			slashes = 0
+		default:
+			slashes = 0
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // Num writes n with thousands grouped: 12,345.
 func Num(n int64) string {
-	s := fmt.Sprintf("%d", abs(n))
+	s := strings.TrimPrefix(strconv.FormatInt(n, 10), "-") // abs(math.MinInt64) does not fit an int64
 	var b strings.Builder
 	for i, c := range s {
 		if i > 0 && (len(s)-i)%3 == 0 {

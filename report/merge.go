@@ -71,7 +71,7 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 		Findings:      []Finding{},
 		Requests:      map[string]int{},
 	}
-	summary, summaryKnown := int64(0), true
+	summary, summaryKnown, ok := int64(0), true, false
 	modes := map[string]bool{}
 	var interrupted []string
 	for _, s := range sorted {
@@ -79,12 +79,10 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 		m.Links = append(m.Links, s.Links...)
 		m.Countries = append(m.Countries, s.Countries...)
 		m.Findings = append(m.Findings, s.Findings...)
-		m.Totals.API += s.Totals.API
-		m.Totals.Local += s.Totals.Local
 		if s.Totals.APISummary == nil {
 			summaryKnown = false
-		} else {
-			summary += *s.Totals.APISummary
+		} else if summary, ok = reconcile.AddClicks(summary, *s.Totals.APISummary); !ok || !reconcile.CountInRange(*s.Totals.APISummary) || !reconcile.CountInRange(summary) {
+			summaryKnown = false
 		}
 		for k, v := range s.Requests {
 			m.Requests[k] += v
@@ -96,7 +94,7 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 			interrupted = append(interrupted, fmt.Sprintf("shard %s..%s: %s", s.Window.From, s.Window.To, s.Interrupted))
 		}
 	}
-	m.Totals.Delta = m.Totals.Local - m.Totals.API
+	m.Totals = totalsOf(m.Days)
 	if summaryKnown {
 		m.Totals.APISummary = &summary
 	}
@@ -113,4 +111,40 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 	m.Coverage = coverageOf(m.Days)
 	m.Status = status(m.Coverage, m.Interrupted)
 	return m, nil
+}
+
+// totalsOf sums the days both sides of which were read and trusted, as
+// reconcile.Compare does, without ever wrapping around: a day whose counts
+// are out of range, or would take a total out of range, becomes
+// unverifiable (a report from a clickrecon that let such counts through).
+func totalsOf(days []Day) Totals {
+	var t Totals
+	for i, d := range days {
+		if d.Status == string(reconcile.Unverifiable) {
+			continue
+		}
+		var api, local int64
+		ok := d.API != nil && d.Local != nil && reconcile.CountInRange(*d.API) && reconcile.CountInRange(*d.Local)
+		if ok {
+			var okAPI, okLocal bool
+			api, okAPI = reconcile.AddClicks(t.API, *d.API)
+			local, okLocal = reconcile.AddClicks(t.Local, *d.Local)
+			ok = okAPI && okLocal && reconcile.CountInRange(api) && reconcile.CountInRange(local)
+		}
+		if !ok {
+			days[i].Status, days[i].Severity, days[i].Delta = string(reconcile.Unverifiable), string(reconcile.OK), nil
+			days[i].Reason = joinReason(d.Reason, fmt.Sprintf("a count is missing or out of range (a count of clicks is from 0 to %d): a misread, not a gap", reconcile.MaxClicks))
+			continue
+		}
+		t.API, t.Local = api, local
+	}
+	t.Delta = t.Local - t.API // both in 0..MaxClicks: no overflow
+	return t
+}
+
+func joinReason(was, more string) string {
+	if was == "" {
+		return more
+	}
+	return was + "; " + more
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -109,5 +110,50 @@ func TestMergeRefuses(t *testing.T) {
 				t.Errorf("err = %v, want one containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// Shards holding counts no day can hold (from a clickrecon that let them
+// through, or edited by hand) merge into a report whose totals never wrap:
+// the days that do not fit are unverifiable and left out of the totals.
+func TestMergeNeverWraps(t *testing.T) {
+	huge := func(r Report, day int) Report {
+		r.Days = append([]Day(nil), r.Days...)
+		d := r.Days[day]
+		max := int64(math.MaxInt64)
+		d.API, d.Local, d.Delta = &max, &max, new(int64)
+		r.Days[day] = d
+		r.Totals.API, r.Totals.Local, r.Totals.Delta = math.MaxInt64, math.MaxInt64, 0
+		r.Totals.APISummary = &max
+		return r
+	}
+	a := huge(shardReport(t, "48213", "UTC", "2026-10-01", "2026-10-04"), 0)
+	b := huge(shardReport(t, "48213", "UTC", "2026-10-05", "2026-10-07"), 1)
+	got, err := Merge([]Report{a, b}, time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := shardReport(t, "48213", "UTC", "2026-10-01", "2026-10-07")
+	var wantAPI, wantLocal int64
+	for _, d := range whole.Days {
+		if d.Status != "unverifiable" && d.Date != "2026-10-01" && d.Date != "2026-10-06" {
+			wantAPI += *d.API
+			wantLocal += *d.Local
+		}
+	}
+	want := Totals{API: wantAPI, Local: wantLocal, Delta: wantLocal - wantAPI}
+	if diff := cmp.Diff(want, got.Totals); diff != "" {
+		t.Errorf("totals (-want +got):\n%s", diff)
+	}
+	for _, d := range got.Days {
+		if d.Date != "2026-10-01" && d.Date != "2026-10-06" {
+			continue
+		}
+		if d.Status != "unverifiable" || d.Delta != nil || !strings.Contains(d.Reason, "out of range") {
+			t.Errorf("%s: status %s, delta %v, reason %q; want unverifiable, no delta, out of range", d.Date, d.Status, d.Delta, d.Reason)
+		}
+	}
+	if got.Coverage.Unverifiable != 2 || got.Coverage.Missing != 1 || got.Status != StatusDiscrepancies {
+		t.Errorf("coverage %+v, status %s; want the 2 misread days unverifiable, the gap kept", got.Coverage, got.Status)
 	}
 }

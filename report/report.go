@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -273,8 +274,13 @@ func worstDays(days []Day) []Day {
 	return gaps
 }
 
+// abs returns |n|, math.MaxInt64 for math.MinInt64 (whose |n| does not
+// fit), so the largest gaps still sort first.
 func abs(n int64) int64 {
-	if n < 0 {
+	switch {
+	case n == math.MinInt64:
+		return math.MaxInt64
+	case n < 0:
 		return -n
 	}
 	return n

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // Files written by Write, in the order they are written.
@@ -78,10 +79,10 @@ func CSV(r Report) ([]byte, error) {
 	w := csv.NewWriter(&buf)
 	rows := [][]string{{"date", "link_id", "api", "local", "delta", "status"}}
 	for _, d := range r.Days {
-		rows = append(rows, []string{d.Date, "", optInt(d.API), optInt(d.Local), optInt(d.Delta), d.Status})
+		rows = append(rows, []string{csvSafe(d.Date), "", optInt(d.API), optInt(d.Local), optInt(d.Delta), csvSafe(d.Status)})
 	}
 	for _, l := range r.Links {
-		rows = append(rows, []string{l.Date, csvSafe(l.LinkID), itoa(l.API), itoa(l.Local), itoa(l.Delta), l.Status})
+		rows = append(rows, []string{csvSafe(l.Date), csvSafe(l.LinkID), itoa(l.API), itoa(l.Local), itoa(l.Delta), csvSafe(l.Status)})
 	}
 	if err := w.WriteAll(rows); err != nil {
 		return nil, err
@@ -89,9 +90,12 @@ func CSV(r Report) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// csvSafe keeps a link id from being read as a formula by a spreadsheet.
+// csvSafe keeps a text cell (a link id, a date or status read from a
+// report) from being read as a formula by a spreadsheet: a cell that
+// starts with = + - @ TAB CR (OWASP's list) or LF gets a leading '.
+// Numeric cells are written as they are: -412 is a number, not a formula.
 func csvSafe(s string) string {
-	if s != "" && (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@') {
+	if s != "" && strings.IndexByte("=+-@\t\r\n", s[0]) >= 0 {
 		return "'" + s
 	}
 	return s

@@ -15,7 +15,7 @@ func RenderMarkdown(m Message) string {
 	for _, b := range m.Blocks {
 		switch b := b.(type) {
 		case *slack.HeaderBlock:
-			parts = append(parts, "### "+b.Text.Text)
+			parts = append(parts, "### "+oneLine.Replace(b.Text.Text)) // a header is one line
 		case *slack.SectionBlock:
 			parts = append(parts, mrkdwnToMarkdown(b.Text.Text))
 		case *slack.ContextBlock:

@@ -3,6 +3,7 @@ package alert
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -103,7 +104,7 @@ func Render(rep report.Report, since []Change) Message {
 		lines := make([]string, len(gaps))
 		for i, d := range gaps {
 			lines[i] = fmt.Sprintf("• *%s* %s *%s* (Elido %s · store %s) · %s",
-				d.Date, d.Status, report.Signed(*d.Delta), report.Num(*d.API), report.Num(*d.Local), d.Severity)
+				plain(d.Date), plain(d.Status), report.Signed(*d.Delta), report.Num(*d.API), report.Num(*d.Local), plain(d.Severity))
 		}
 		blocks = append(blocks, section(list("*Days with gaps*, worst first", lines, mostDays, "day", "days")))
 	}
@@ -111,14 +112,14 @@ func Render(rep report.Report, since []Change) Message {
 		lines := make([]string, len(links))
 		for i, l := range links {
 			lines[i] = fmt.Sprintf("• %s on %s: *%s* (Elido %s · store %s) · %s",
-				code(clipRunes(l.LinkID, 100)), l.Date, report.Signed(l.Delta), report.Num(l.API), report.Num(l.Local), l.Status)
+				code(clipRunes(l.LinkID, 100)), plain(l.Date), report.Signed(l.Delta), report.Num(l.API), report.Num(l.Local), plain(l.Status))
 		}
 		blocks = append(blocks, section(list("*Links with gaps*, worst first", lines, mostLinks, "link", "links")))
 	}
 	if len(rep.Findings) > 0 {
 		lines := make([]string, len(rep.Findings))
 		for i, f := range rep.Findings {
-			lines[i] = fmt.Sprintf("• *%s*: %s", esc(clipRunes(f.Kind, 60)), esc(clipRunes(f.Message, 400)))
+			lines[i] = fmt.Sprintf("• *%s*: %s", plain(clipRunes(f.Kind, 60)), plain(clipRunes(f.Message, 400)))
 		}
 		blocks = append(blocks, section(list("*Findings*", lines, mostFindings, "finding", "findings")))
 	}
@@ -338,7 +339,7 @@ func summary(rep report.Report) string {
 		fmt.Fprintf(&b, " · Elido /summary %s", report.Num(*s))
 	}
 	if rep.Interrupted != "" {
-		fmt.Fprintf(&b, "\n:warning: The run stopped before it finished: %s", esc(clipRunes(rep.Interrupted, 300)))
+		fmt.Fprintf(&b, "\n:warning: The run stopped before it finished: %s", plain(clipRunes(rep.Interrupted, 300)))
 	}
 	return b.String()
 }
@@ -353,6 +354,12 @@ func coverage(rep report.Report) string {
 func changeLines(cs []Change) []string {
 	lines := make([]string, len(cs))
 	for i, c := range cs {
+		c.Date, c.Was.Status = plain(c.Date), plain(c.Was.Status)
+		if c.Now != nil {
+			now := *c.Now
+			now.Status, now.Severity = plain(now.Status), plain(now.Severity)
+			c.Now = &now
+		}
 		was := fmt.Sprintf("alerted as %s %s", c.Was.Status, report.Signed(c.Was.Delta))
 		switch {
 		case c.Kind == ChangeHealed && c.Now != nil:
@@ -441,10 +448,17 @@ func esc(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
+// oneLine replaces what would let text leave its place in a message: a
+// line break (it would start a line of its own) and a backtick (it would
+// open or close a code span or block).
+var oneLine = strings.NewReplacer("`", "'", "\r\n", " ", "\n", " ", "\r", " ")
+
+// plain makes text from a report (a finding, an error, a date) inert in
+// mrkdwn: on its line, with no code span, mention or link.
+func plain(s string) string { return esc(oneLine.Replace(s)) }
+
 // code puts s in a code span that it cannot close early.
-func code(s string) string {
-	return "`" + esc(strings.NewReplacer("`", "'", "\n", " ", "\r", " ").Replace(s)) + "`"
-}
+func code(s string) string { return "`" + plain(s) + "`" }
 
 // clipRunes shortens s to at most n characters, marking the cut with "…".
 func clipRunes(s string, n int) string {
@@ -468,8 +482,13 @@ func clipBytes(s string, n int) string {
 	return s[:cut] + "…"
 }
 
+// abs returns |n|, math.MaxInt64 for math.MinInt64 (whose |n| does not
+// fit), so the largest gaps still sort first.
 func abs(n int64) int64 {
-	if n < 0 {
+	switch {
+	case n == math.MinInt64:
+		return math.MaxInt64
+	case n < 0:
 		return -n
 	}
 	return n

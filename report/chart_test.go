@@ -1,0 +1,269 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/clickrecon/clickrecon/reconcile"
+)
+
+// renderWithin renders report.html in a goroutine and fails the test if it
+// takes longer than d: a chart that loops must fail the test, not hang it.
+func renderWithin(t *testing.T, r Report, d time.Duration) []byte {
+	t.Helper()
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := HTML(r)
+		done <- result{b, err}
+	}()
+	select {
+	case res := <-done:
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+		return res.b
+	case <-time.After(d):
+		t.Fatalf("report.html was not rendered within %s", d)
+	}
+	return nil
+}
+
+// checkWellFormed parses page strictly as XML and checks that every
+// coordinate of the chart is a finite number and no shape has a negative
+// size.
+func checkWellFormed(t *testing.T, page []byte) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(page))
+	dec.Strict = true
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatalf("report.html does not parse: %v", err)
+		}
+		el, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		for _, a := range el.Attr {
+			switch a.Name.Local {
+			case "x", "y", "x1", "x2", "y1", "y2", "width", "height":
+				if a.Value == "100%" {
+					continue
+				}
+				f, err := strconv.ParseFloat(a.Value, 64)
+				if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+					t.Errorf("<%s %s=%q>: not a finite number", el.Name.Local, a.Name.Local, a.Value)
+				}
+				if (a.Name.Local == "width" || a.Name.Local == "height") && f < 0 {
+					t.Errorf("<%s %s=%q>: a negative size", el.Name.Local, a.Name.Local, a.Value)
+				}
+			}
+		}
+	}
+}
+
+func chartReport(days ...Day) Report {
+	r := Report{SchemaVersion: SchemaVersion, RunKey: "k", WorkspaceID: "w", Window: Window{From: "2026-01-01", To: "2026-01-01", TZ: "UTC"},
+		Status: StatusOK, Days: days}
+	if len(days) > 0 {
+		r.Window.From, r.Window.To = days[0].Date, days[len(days)-1].Date
+	}
+	return r
+}
+
+func countDay(date string, api, local *int64, status string) Day {
+	d := Day{Date: date, Hours: 24, API: api, Local: local, Status: status, Severity: "ok", Settled: true}
+	if api != nil && local != nil {
+		delta := *local - *api
+		d.Delta = &delta
+	}
+	return d
+}
+
+func i64(n int64) *int64 { return &n }
+
+// The chart of report.html is drawn in bounded time and stays well-formed
+// whatever the counts: int64's extremes, negative, zero, unknown, one day
+// or four hundred.
+func TestHTMLChartIsBoundedForAnyCounts(t *testing.T) {
+	many := func(n int, api, local int64) []Day {
+		var ds []Day
+		start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+		for i := range n {
+			ds = append(ds, countDay(start.AddDate(0, 0, i).Format("2006-01-02"), i64(api+int64(i)), i64(local), "match"))
+		}
+		return ds
+	}
+	tests := []struct {
+		name string
+		days []Day
+	}{
+		{"no_day", nil},
+		{"int64_max_one_day", []Day{countDay("2026-01-01", i64(math.MaxInt64), i64(0), "unverifiable")}},
+		{"int64_max_both_sides", []Day{countDay("2026-01-01", i64(math.MaxInt64), i64(math.MaxInt64), "unverifiable")}},
+		{"int64_min", []Day{countDay("2026-01-01", i64(math.MinInt64), i64(math.MinInt64), "unverifiable")}},
+		{"int64_min_and_max", []Day{countDay("2026-01-01", i64(math.MinInt64), nil, "unverifiable"), countDay("2026-01-02", nil, i64(math.MaxInt64), "unverifiable")}},
+		{"negative", []Day{countDay("2026-01-01", i64(-5), i64(-500), "unverifiable")}},
+		{"zero", []Day{countDay("2026-01-01", i64(0), i64(0), "match")}},
+		{"unknown", []Day{countDay("2026-01-01", nil, nil, "unverifiable")}},
+		{"just_over_every_power_of_ten", func() []Day {
+			var ds []Day
+			for p := int64(1); p <= math.MaxInt64/10; p *= 10 {
+				ds = append(ds, countDay(fmt.Sprintf("2026-01-%02d", len(ds)+1), i64(p*10+1), i64(p*8), "missing"))
+			}
+			return ds
+		}()},
+		{"near_max_400_days", many(400, math.MaxInt64-400, math.MaxInt64/3)},
+		{"400_days", many(400, 1000, 990)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			page := renderWithin(t, chartReport(tt.days...), 10*time.Second)
+			checkWellFormed(t, page)
+			if got := strings.Count(string(page), `<g class="day"`); got != len(tt.days) {
+				t.Errorf("%d day groups, want %d", got, len(tt.days))
+			}
+		})
+	}
+}
+
+// The scale's top is a round number at or above the largest count, for
+// every count, without overflowing.
+func TestNiceCeil(t *testing.T) {
+	tests := []struct {
+		n, want int64
+	}{
+		{math.MinInt64, 10},
+		{-1, 10},
+		{0, 10},
+		{10, 10},
+		{11, 12},
+		{1710, 2000},
+		{12345, 15000},
+		{99, 100},
+		{100, 100},
+		{101, 120},
+		{8_000_000_000_000_000_000, 8_000_000_000_000_000_000},
+		{8_000_000_000_000_000_001, math.MaxInt64},
+		{math.MaxInt64, math.MaxInt64},
+	}
+	for _, tt := range tests {
+		t.Run(strconv.FormatInt(tt.n, 10), func(t *testing.T) {
+			done := make(chan int64, 1)
+			go func() { done <- niceCeil(tt.n) }()
+			select {
+			case got := <-done:
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("niceCeil(%d) (-want +got):\n%s", tt.n, diff)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("niceCeil(%d) did not return within 10s", tt.n)
+			}
+		})
+	}
+}
+
+func TestNum(t *testing.T) {
+	tests := []struct {
+		n           int64
+		num, signed string
+	}{
+		{0, "0", "0"},
+		{7, "7", "+7"},
+		{-1234, "-1,234", "-1,234"},
+		{12345, "12,345", "+12,345"},
+		{math.MaxInt64, "9,223,372,036,854,775,807", "+9,223,372,036,854,775,807"},
+		{math.MinInt64, "-9,223,372,036,854,775,808", "-9,223,372,036,854,775,808"},
+	}
+	for _, tt := range tests {
+		t.Run(strconv.FormatInt(tt.n, 10), func(t *testing.T) {
+			if diff := cmp.Diff([]string{tt.num, tt.signed}, []string{Num(tt.n), Signed(tt.n)}); diff != "" {
+				t.Errorf("Num, Signed (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A delta of math.MinInt64 (whose magnitude does not fit an int64) still
+// sorts as the largest.
+func TestWorstLinksWithExtremeDeltas(t *testing.T) {
+	links := []Link{{LinkID: "small", Delta: -5}, {LinkID: "min", Delta: math.MinInt64}, {LinkID: "big", Delta: 100}}
+	var got []string
+	for _, l := range worstLinks(links, 3) {
+		got = append(got, l.LinkID)
+	}
+	if diff := cmp.Diff([]string{"min", "big", "small"}, got); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+}
+
+// Issue 8, fault 3: a store count of 2^63−1 on one day. The day is
+// unverifiable, the totals do not wrap, and every report file is written
+// well within the run's deadline.
+func TestWriteWithACountAtInt64Max(t *testing.T) {
+	w := reconcile.Window{From: date("2026-11-26"), To: date("2026-11-28"), Loc: time.UTC}
+	res := reconcile.Compare(reconcile.Input{
+		Window: w, Now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), Tolerance: reconcile.Tolerance{FailAbs: 10},
+		API: map[reconcile.Date]reconcile.Reading{
+			date("2026-11-26"): reconcile.Known(40), date("2026-11-27"): reconcile.Known(math.MaxInt64), date("2026-11-28"): reconcile.Known(40)},
+		Local: map[reconcile.Date]reconcile.Reading{
+			date("2026-11-26"): reconcile.Known(40), date("2026-11-27"): reconcile.Known(math.MaxInt64), date("2026-11-28"): reconcile.Known(40)},
+	})
+	r := New(res, w, Meta{RunKey: "k", WorkspaceID: "48213", GeneratedAt: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)})
+	if diff := cmp.Diff(Totals{API: 80, Local: 80}, r.Totals); diff != "" {
+		t.Errorf("totals (-want +got):\n%s", diff)
+	}
+	if r.Days[1].Status != "unverifiable" || r.Status != StatusIncomplete {
+		t.Errorf("day %s, report %s; want unverifiable, incomplete", r.Days[1].Status, r.Status)
+	}
+	dir := t.TempDir()
+	done := make(chan error, 1)
+	go func() { _, err := Write(dir, r); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the report was not written within 10s")
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "k", "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWellFormed(t, page)
+}
+
+// A count out of range (an unverifiable day's misread) does not set the
+// chart's scale, so the other days stay readable; its bar is drawn to the
+// top.
+func TestChartScalesOnCountsInRange(t *testing.T) {
+	c := newChart([]Day{
+		countDay("2026-11-26", i64(40), i64(38), "missing"),
+		countDay("2026-11-27", i64(math.MaxInt64), i64(-7), "unverifiable"),
+	})
+	if got := c.Ticks[len(c.Ticks)-1].Value; got != "40" {
+		t.Errorf("scale top %s, want 40", got)
+	}
+	if top := c.Days[1]; top.APIY != c.Top || top.LocalH != 0 {
+		t.Errorf("out-of-range bars: API at y %v (want %v, the top), store height %v (want 0)", top.APIY, c.Top, top.LocalH)
+	}
+}
