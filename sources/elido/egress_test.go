@@ -148,3 +148,19 @@ func TestErrorBodyIsRedactedBeforeItIsCut(t *testing.T) {
 		}
 	}
 }
+
+// TestBreakdownSumOverflowAcrossPages: counts that fit one page each but
+// wrap when the pages are added up are an error, not a negative total.
+func TestBreakdownSumOverflowAcrossPages(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("cursor") == "" {
+			w.Write([]byte(`{"items":[{"link_id":"a","clicks":9223372036854775800}],"next_cursor":"p2"}`))
+			return
+		}
+		w.Write([]byte(`{"items":[{"link_id":"b","clicks":8}],"next_cursor":null}`))
+	}))
+	t.Cleanup(srv.Close)
+	c, _ := newClient(t, srv.URL+"/v1", nil)
+	_, err := c.LinkBreakdown(context.Background(), date(t, "2026-11-26"), date(t, "2026-11-26"), "UTC")
+	wantError(t, err, "page 2", "add up to more than 9223372036854775807")
+}
