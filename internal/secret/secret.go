@@ -5,6 +5,7 @@ package secret
 import (
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Redact returns s with every non-empty secret replaced by mask.
@@ -38,6 +39,35 @@ func Scrub(err error, mask string, secrets ...string) error {
 		return err
 	}
 	return &scrubbed{msg: out, err: err}
+}
+
+// ScrubCut is Scrub, then the message cut to at most max bytes (at a
+// character boundary, marked with "…"): redaction first, so that no secret
+// is cut in two before it is looked for. Use it where an error quotes a
+// response body of unknown length.
+func ScrubCut(err error, max int, mask string, secrets ...string) error {
+	err = Scrub(err, mask, secrets...)
+	if err == nil || len(err.Error()) <= max {
+		return err
+	}
+	return &scrubbed{msg: Cut(err.Error(), max), err: err}
+}
+
+// Cut returns s cut to at most max bytes, at a character boundary, ending
+// in "…" when it was cut. Cut only text already redacted.
+func Cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	const more = "…"
+	n := max - len(more)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	if n <= 0 {
+		return more
+	}
+	return s[:n] + more
 }
 
 type scrubbed struct {
