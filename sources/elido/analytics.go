@@ -224,15 +224,9 @@ func breakdown[T interface{ clicks() int64 }](ctx context.Context, c *Client, op
 				return err
 			}
 			// A page that fails below and is retried must not count twice.
-			sum := total
-			for i, it := range its {
-				if it.clicks() < 0 {
-					return fmt.Errorf("item %d has a negative count %d", i, it.clicks())
-				}
-				// Checked over every page: the caller sums the breakdown.
-				if sum, err = addClicks(sum, it.clicks()); err != nil {
-					return err
-				}
+			sum, err := checkCounts(its, total)
+			if err != nil {
+				return err
 			}
 			items, next, total = its, p.nextCursor, sum
 			return nil
@@ -250,6 +244,22 @@ func breakdown[T interface{ clicks() int64 }](ctx context.Context, c *Client, op
 		seen[next] = true
 		cursor = next
 	}
+}
+
+// checkCounts checks a breakdown page's counts: none negative, and their
+// sum with the earlier pages' total still fits an int64 (the caller sums
+// the breakdown). It returns the new total.
+func checkCounts[T interface{ clicks() int64 }](items []T, total int64) (int64, error) {
+	for i, it := range items {
+		if it.clicks() < 0 {
+			return 0, fmt.Errorf("item %d has a negative count %d", i, it.clicks())
+		}
+		var err error
+		if total, err = addClicks(total, it.clicks()); err != nil {
+			return 0, err
+		}
+	}
+	return total, nil
 }
 
 func (l LinkCount) clicks() int64    { return l.Clicks }

@@ -411,18 +411,16 @@ func (c *Client) attempt(ctx context.Context, endpoint, u string) outcome {
 
 	// The status alone is enough if the body is lost or long: keep what came.
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
-	// Redact the whole body before anything quotes a part of it: a key
-	// echoed across the end of a snippet would no longer match once cut.
-	data = []byte(c.redact(string(data)))
-	code, message, bodyID, bodyWait, bodyAsked := apiErrorFields(data)
+	f := c.errorFields(data)
 	if o.requestID == "" {
-		o.requestID = c.redact(bodyID)
+		o.requestID = f.requestID
 	}
+	bodyWait, bodyAsked := f.wait, f.asked
 	o.err = &APIError{
 		Endpoint:  endpoint,
 		Status:    resp.StatusCode,
-		Code:      c.redact(code),
-		Message:   c.redact(message),
+		Code:      f.code,
+		Message:   f.message,
 		RequestID: o.requestID,
 	}
 	switch resp.StatusCode {
@@ -433,6 +431,21 @@ func (c *Client) attempt(ctx context.Context, endpoint, u string) outcome {
 		o.retry = true
 	}
 	return o
+}
+
+// errorFields reads an error body with the API key redacted: in the whole
+// body first, before a snippet of it is cut (a key echoed across the
+// snippet's end would no longer match once cut), and again in each field,
+// where JSON escapes may have hidden it from the first pass.
+func (c *Client) errorFields(data []byte) errorFields {
+	code, message, id, wait, asked := apiErrorFields([]byte(c.redact(string(data))))
+	return errorFields{code: c.redact(code), message: c.redact(message), requestID: c.redact(id), wait: wait, asked: asked}
+}
+
+type errorFields struct {
+	code, message, requestID string
+	wait                     time.Duration
+	asked                    bool
 }
 
 // transportFailure classifies an error from sending or reading: the run's
