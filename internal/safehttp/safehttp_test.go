@@ -95,8 +95,7 @@ func TestHTTPSToHTTPRedirectIsNotFollowed(t *testing.T) {
 }
 
 func TestSameOriginRedirectKeepsCredentialsWithoutReferer(t *testing.T) {
-	var srv *recorder
-	srv = newRecorder(t, false, func(w http.ResponseWriter, r *http.Request) {
+	srv := newRecorder(t, false, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/old" {
 			http.Redirect(w, r, "/new", http.StatusTemporaryRedirect)
 			return

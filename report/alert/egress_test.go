@@ -80,8 +80,7 @@ func TestWebhookRedirectIsAFailure(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			other := newHitServer(t, nil)
-			var hook *hitServer
-			hook = newHitServer(t, func(w http.ResponseWriter, r *http.Request) {
+			hook := newHitServer(t, func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path != testHookPath {
 					io.WriteString(w, "ok")
 					return

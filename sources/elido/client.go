@@ -388,7 +388,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, u string) outcome {
 	resp, err := c.httpClient.Do(req)
 	if errors.Is(err, safehttp.ErrRedirect) {
 		// The same answer would come again: not a transient failure.
-		return outcome{err: err}
+		return outcome{err: fmt.Errorf("%w: set ELIDO_API_BASE to the API itself, not to a URL that redirects", err)}
 	}
 	if err != nil {
 		return c.transportFailure(ctx, actx, err)
