@@ -135,15 +135,15 @@ func (n *Notifier) do(ctx context.Context, c call, fn func(ctx context.Context) 
 			return n.redact(fmt.Errorf("%s: %w", c.name, err), errors.Join(cause, unsure), secrets)
 		}
 		if wait > maxServerWait {
-			return n.redact(fmt.Errorf("%s: Slack asked to wait %s, longer than clickrecon waits (%s): %w", c.name, wait, maxServerWait, err), nil, secrets)
+			return n.redact(fmt.Errorf("%s: Slack asked to wait %s, longer than clickrecon waits (%s): %w", c.name, wait, maxServerWait, err), unsure, secrets)
 		}
 		if deadline, ok := ctx.Deadline(); ok && n.now().Add(wait).After(deadline) {
-			return n.redact(fmt.Errorf("%s: Slack asked to wait %s, beyond the run's deadline: %w", c.name, wait, err), context.DeadlineExceeded, secrets)
+			return n.redact(fmt.Errorf("%s: Slack asked to wait %s, beyond the run's deadline: %w", c.name, wait, err), errors.Join(unsure, context.DeadlineExceeded), secrets)
 		}
 		n.log.Warn("slack call failed, retrying", "call", c.name, "attempt", attempt, "wait", wait,
 			"err", n.redact(err, nil, secrets).Error())
 		if err := n.sleep(ctx, wait); err != nil {
-			return n.redact(fmt.Errorf("%s: waiting to retry: %w", c.name, err), err, secrets)
+			return n.redact(fmt.Errorf("%s: waiting to retry: %w", c.name, err), errors.Join(unsure, err), secrets)
 		}
 	}
 }
