@@ -11,6 +11,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/internal/safehttp"
 	"github.com/clickrecon/clickrecon/sources/elido"
+	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
 
 // otherOrigin is a server that must never be reached: it records what it
@@ -163,4 +164,52 @@ func TestBreakdownSumOverflowAcrossPages(t *testing.T) {
 	c, _ := newClient(t, srv.URL+"/v1", nil)
 	_, err := c.LinkBreakdown(context.Background(), date(t, "2026-11-26"), date(t, "2026-11-26"), "UTC")
 	wantError(t, err, "page 2", "add up to more than 9223372036854775807")
+}
+
+// TestFakeEgressFaults runs the client against the fake Elido's faults
+// for what must never leave the client or become a gap: a redirect to
+// another origin, an error page echoing the key across the snippet's end,
+// days newest first, a count that would wrap a sum.
+func TestFakeEgressFaults(t *testing.T) {
+	clicks := []elidotest.Click{
+		{TS: ts(t, "2026-11-26T10:00:00Z"), LinkID: "lnk_a", CountryCode: "PL"},
+		{TS: ts(t, "2026-11-27T10:00:00Z"), LinkID: "lnk_a", CountryCode: "PL"},
+		{TS: ts(t, "2026-11-28T10:00:00Z"), LinkID: "lnk_b", CountryCode: "DE"},
+	}
+	from, to := date(t, "2026-11-26"), date(t, "2026-11-28")
+	t.Run("redirect_to_another_origin", func(t *testing.T) {
+		other := newOtherOrigin(t)
+		f := newFixture(t, clicks, nil)
+		f.srv.SetFaults(elidotest.Fault{Kind: elidotest.Redirect, Status: http.StatusTemporaryRedirect, Location: other.URL + "/v1"})
+		_, err := f.client.Timeseries(t.Context(), from, to, "UTC")
+		wantError(t, err, "another origin", "ELIDO_API_BASE")
+		other.check(t)
+		if n := f.client.Requests()["timeseries"]; n != 1 {
+			t.Errorf("%d requests, want 1: a refused redirect is not retried", n)
+		}
+	})
+	t.Run("error_page_echoes_the_key", func(t *testing.T) {
+		f := newFixture(t, clicks, func(cfg *elido.Config) { cfg.MaxAttempts = 2 })
+		f.srv.SetFaults(elidotest.Fault{Kind: elidotest.EchoAuthorization})
+		_, err := f.client.Summary(t.Context(), from, to, "UTC")
+		wantError(t, err, "HTTP 503", "[redacted]")
+		if strings.Contains(err.Error(), testKey[:8]) {
+			t.Errorf("error %q shows the start of the key", err)
+		}
+	})
+	t.Run("days_newest_first", func(t *testing.T) {
+		f := newFixture(t, clicks, nil)
+		f.srv.SetFaults(elidotest.Fault{Kind: elidotest.ReversedDays})
+		_, err := f.client.Timeseries(t.Context(), from, to, "UTC")
+		wantError(t, err, "out of order", "oldest first")
+		if strings.Contains(err.Error(), "missing") {
+			t.Errorf("error %q calls out-of-order days missing", err)
+		}
+	})
+	t.Run("count_that_wraps_the_sum", func(t *testing.T) {
+		f := newFixture(t, clicks, nil)
+		f.srv.SetFaults(elidotest.Fault{Kind: elidotest.HugeCount})
+		_, err := f.client.Timeseries(t.Context(), from, to, "UTC")
+		wantError(t, err, "add up to more than 9223372036854775807")
+	})
 }
