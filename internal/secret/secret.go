@@ -5,7 +5,26 @@ package secret
 import (
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
+
+// Redact returns s with every non-empty secret replaced by mask.
+//
+// Redact whole texts, before cutting them to a snippet: a secret cut in
+// two by the snippet's end no longer matches, and its first part would
+// leak.
+func Redact(s, mask string, secrets ...string) string {
+	// Longest first: a short secret inside a longer one (a password's
+	// first part) must not break the longer one's match.
+	secrets = slices.Clone(secrets)
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	for _, sec := range secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec, mask)
+		}
+	}
+	return s
+}
 
 // Scrub returns err with every non-empty secret in its message replaced by
 // mask. The result keeps err in its chain, for errors.Is and errors.As;
@@ -15,20 +34,40 @@ func Scrub(err error, mask string, secrets ...string) error {
 		return nil
 	}
 	msg := err.Error()
-	out := msg
-	// Longest first: a short secret inside a longer one (a password's
-	// first part) must not break the longer one's match.
-	secrets = slices.Clone(secrets)
-	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
-	for _, s := range secrets {
-		if s != "" {
-			out = strings.ReplaceAll(out, s, mask)
-		}
-	}
+	out := Redact(msg, mask, secrets...)
 	if out == msg {
 		return err
 	}
 	return &scrubbed{msg: out, err: err}
+}
+
+// ScrubCut is Scrub, then the message cut to at most max bytes (at a
+// character boundary, marked with "…"): redaction first, so that no secret
+// is cut in two before it is looked for. Use it where an error quotes a
+// response body of unknown length.
+func ScrubCut(err error, max int, mask string, secrets ...string) error {
+	err = Scrub(err, mask, secrets...)
+	if err == nil || len(err.Error()) <= max {
+		return err
+	}
+	return &scrubbed{msg: Cut(err.Error(), max), err: err}
+}
+
+// Cut returns s cut to at most max bytes, at a character boundary, ending
+// in "…" when it was cut. Cut only text already redacted.
+func Cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	const more = "…"
+	n := max - len(more)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	if n <= 0 {
+		return more
+	}
+	return s[:n] + more
 }
 
 type scrubbed struct {

@@ -115,6 +115,8 @@ type Notifier struct {
 	log        *slog.Logger
 	secrets    []string // never shown in an error or a log line
 
+	callTimeout time.Duration // one attempt of one call; 0 is defaultCallTimeout
+
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration) error
 }
@@ -157,6 +159,7 @@ func New(cfg Config, opts ...Option) (*Notifier, error) {
 	if n.httpClient == nil {
 		n.httpClient = &http.Client{Timeout: defaultRequestTimeout}
 	}
+	n.httpClient = httpClient(n.httpClient, cfg.WebhookURL != "") // redirects: see transport.go
 	if n.log == nil {
 		n.log = slog.New(slog.DiscardHandler)
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"github.com/clickrecon/clickrecon/internal/safehttp"
 )
 
 // Retry policy. A call is retried only when a retry cannot post twice:
@@ -31,7 +33,40 @@ const (
 	maxAttempts   = 4 // per call, the first included
 	backoffBase   = time.Second
 	maxServerWait = 10 * time.Minute // a longer Retry-After is not waited for
+
+	// defaultCallTimeout bounds one attempt of one call: a Slack that
+	// never answers costs the run this much per attempt, well within the
+	// run's deadline (RECON_TIMEOUT, 30m by default), which leaves time to
+	// record what happened. The run's own deadline still wins when nearer.
+	defaultCallTimeout = 20 * time.Second
 )
+
+// ErrUnconfirmed marks a failed call whose answer never came (no answer
+// within the call's timeout, the connection lost after the request was
+// sent, the run stopping mid-request) or does not say whether Slack acted
+// (a 5xx, internal_error): the message may have been posted. A caller
+// treats such a post as pending, to be resolved, not as one Slack refused;
+// a refusal (4xx, an ok:false error code, a redirect) does not match it.
+var ErrUnconfirmed = errors.New("slack did not confirm the call: it may have been posted")
+
+// WithCallTimeout replaces the bound on one attempt of one Slack call
+// (default 20s).
+func WithCallTimeout(d time.Duration) Option {
+	return func(n *Notifier) { n.callTimeout = d }
+}
+
+// httpClient returns c with the redirect policy of a Slack destination
+// (see internal/safehttp): an incoming webhook follows no redirect at
+// all, since a 3xx means Slack did not post and following it would hand
+// the alert, and the webhook URL, to whatever it points at; the Web API
+// follows redirects only within its origin, so the bot token never
+// leaves it. No request carries Referer.
+func httpClient(c *http.Client, webhook bool) *http.Client {
+	if webhook {
+		return safehttp.Client(c, safehttp.NoRedirects)
+	}
+	return safehttp.Client(c, safehttp.SameOrigin)
+}
 
 // call names one Slack request for logs, errors and the retry policy.
 type call struct {
@@ -50,14 +85,35 @@ var (
 
 // do runs fn until it succeeds, fails in a way the retry policy does not
 // retry, runs out of attempts, or ctx ends. Its error never holds a secret.
+//
+// Each attempt is bounded by the call timeout. The error matches
+// ErrUnconfirmed when any attempt may have reached Slack without an answer
+// that says what it did.
 func (n *Notifier) do(ctx context.Context, c call, fn func(ctx context.Context) error, secrets ...string) error {
+	timeout := n.callTimeout
+	if timeout <= 0 {
+		timeout = defaultCallTimeout
+	}
+	var unsure error // ErrUnconfirmed once an attempt may have acted unseen
 	for attempt := 1; ; attempt++ {
-		err := fn(ctx)
+		if err := ctx.Err(); err != nil { // not sent: nothing to confirm
+			return n.redact(fmt.Errorf("%s: not sent: %w", c.name, err), errors.Join(unsure, err), secrets)
+		}
+		actx, cancel := context.WithTimeout(ctx, timeout)
+		err := fn(actx)
+		timedOut := err != nil && ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded)
+		cancel()
 		if err == nil {
 			return nil
 		}
+		if unconfirmed(err) {
+			unsure = ErrUnconfirmed
+		}
+		if timedOut {
+			err = fmt.Errorf("no answer within %s: %w", timeout, err)
+		}
 		if ctx.Err() != nil {
-			return n.redact(fmt.Errorf("%s: %w", c.name, err), ctx.Err(), secrets)
+			return n.redact(fmt.Errorf("%s: %w", c.name, err), errors.Join(unsure, ctx.Err()), secrets)
 		}
 		wait, retry := n.retryAfter(err, c, attempt)
 		if !retry || attempt == maxAttempts {
@@ -70,21 +126,24 @@ func (n *Notifier) do(ctx context.Context, c call, fn func(ctx context.Context) 
 			if misconfigured(err) {
 				cause = ErrMisconfigured
 			}
+			if errors.Is(err, safehttp.ErrRedirect) {
+				cause = errors.Join(cause, safehttp.ErrRedirect)
+			}
 			if h := hint(err); h != "" {
 				err = fmt.Errorf("%w: %s", err, h)
 			}
-			return n.redact(fmt.Errorf("%s: %w", c.name, err), cause, secrets)
+			return n.redact(fmt.Errorf("%s: %w", c.name, err), errors.Join(cause, unsure), secrets)
 		}
 		if wait > maxServerWait {
-			return n.redact(fmt.Errorf("%s: Slack asked to wait %s, longer than clickrecon waits (%s): %w", c.name, wait, maxServerWait, err), nil, secrets)
+			return n.redact(fmt.Errorf("%s: Slack asked to wait %s, longer than clickrecon waits (%s): %w", c.name, wait, maxServerWait, err), unsure, secrets)
 		}
 		if deadline, ok := ctx.Deadline(); ok && n.now().Add(wait).After(deadline) {
-			return n.redact(fmt.Errorf("%s: Slack asked to wait %s, beyond the run's deadline: %w", c.name, wait, err), context.DeadlineExceeded, secrets)
+			return n.redact(fmt.Errorf("%s: Slack asked to wait %s, beyond the run's deadline: %w", c.name, wait, err), errors.Join(unsure, context.DeadlineExceeded), secrets)
 		}
 		n.log.Warn("slack call failed, retrying", "call", c.name, "attempt", attempt, "wait", wait,
 			"err", n.redact(err, nil, secrets).Error())
 		if err := n.sleep(ctx, wait); err != nil {
-			return n.redact(fmt.Errorf("%s: waiting to retry: %w", c.name, err), err, secrets)
+			return n.redact(fmt.Errorf("%s: waiting to retry: %w", c.name, err), errors.Join(unsure, err), secrets)
 		}
 	}
 }
@@ -93,6 +152,9 @@ func (n *Notifier) do(ctx context.Context, c call, fn func(ctx context.Context) 
 // after how long.
 func (n *Notifier) retryAfter(err error, c call, attempt int) (time.Duration, bool) {
 	backoff := backoffBase << (attempt - 1)
+	if errors.Is(err, safehttp.ErrRedirect) { // the same answer would come again
+		return 0, false
+	}
 	var rl *slack.RateLimitedError
 	if errors.As(err, &rl) {
 		return max(rl.RetryAfter, time.Second), true
@@ -131,6 +193,36 @@ func (n *Notifier) retryAfter(err error, c call, attempt int) (time.Duration, bo
 	return 0, false
 }
 
+// unconfirmed reports whether err leaves open whether Slack acted on the
+// request: no answer came after it may have been sent, or the answer
+// (5xx, internal_error) does not say.
+func unconfirmed(err error) bool {
+	if errors.Is(err, safehttp.ErrRedirect) || notSent(err) {
+		return false
+	}
+	var rl *slack.RateLimitedError
+	if errors.As(err, &rl) {
+		return false
+	}
+	var sc slack.StatusCodeError
+	if errors.As(err, &sc) {
+		return sc.Code >= 500
+	}
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) {
+		switch se.Err {
+		case "internal_error", "fatal_error", "service_unavailable":
+			return true
+		}
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
+}
+
 // ErrMisconfigured marks a Slack failure only a change of configuration
 // can mend: a webhook removed or refused, a token revoked or lacking a
 // scope, a channel that does not exist, is archived or lacks the bot.
@@ -138,6 +230,9 @@ var ErrMisconfigured = errors.New("slack is misconfigured")
 
 // misconfigured reports whether err is such a failure.
 func misconfigured(err error) bool {
+	if errors.Is(err, safehttp.ErrRedirect) {
+		return true // the URL points at a redirector, not at Slack
+	}
 	var sc slack.StatusCodeError
 	if errors.As(err, &sc) {
 		switch sc.Code {
@@ -156,6 +251,9 @@ func misconfigured(err error) bool {
 
 // hint says what to do about a failure a retry cannot fix.
 func hint(err error) string {
+	if errors.Is(err, safehttp.ErrRedirect) {
+		return "Slack answered with a redirect, so nothing was posted and nothing was sent on: set SLACK_WEBHOOK_URL or SLACK_API_URL to the URL Slack gives, not one that redirects"
+	}
 	var sc slack.StatusCodeError
 	if errors.As(err, &sc) { // the webhook answers with a status
 		switch sc.Code {
@@ -216,13 +314,19 @@ func (n *Notifier) redact(err error, cause error, extra []string) error {
 			msg = strings.ReplaceAll(msg, s, "[redacted]")
 		}
 	}
-	return &redactedError{msg: msg, cause: cause, code: slackErrorCode(err)}
+	re := &redactedError{msg: msg, cause: cause, code: slackErrorCode(err)}
+	var sc slack.StatusCodeError
+	if errors.As(err, &sc) {
+		re.status = sc.Code
+	}
+	return re
 }
 
 type redactedError struct {
-	msg   string
-	cause error
-	code  string
+	msg    string
+	cause  error
+	code   string
+	status int // the HTTP status of a webhook's answer, when it failed on it
 }
 
 func (e *redactedError) Error() string { return e.msg }
@@ -237,32 +341,103 @@ func slackCode(err error) string {
 	return ""
 }
 
-// postWebhook posts m to the incoming webhook.
+// postWebhook posts m to the incoming webhook, and its plain text alone if
+// Slack refuses the blocks.
 func (n *Notifier) postWebhook(ctx context.Context, m Message) error {
-	msg := &slack.WebhookMessage{Text: m.Text, Blocks: &slack.Blocks{BlockSet: m.Blocks}}
+	err := n.webhookOnce(ctx, m)
+	if !n.blocksRefused(err, m) {
+		return err
+	}
+	n.log.Warn("slack refused the blocks, posting the plain-text fallback", "call", callWebhook.name, "err", err.Error())
+	if ferr := n.webhookOnce(ctx, plainText(m)); ferr != nil {
+		return fmt.Errorf("%w; the plain-text fallback failed too: %w", err, ferr)
+	}
+	return nil
+}
+
+func (n *Notifier) webhookOnce(ctx context.Context, m Message) error {
+	msg := &slack.WebhookMessage{Text: m.Text}
+	if len(m.Blocks) > 0 {
+		msg.Blocks = &slack.Blocks{BlockSet: m.Blocks}
+	}
 	return n.do(ctx, callWebhook, func(ctx context.Context) error {
 		return slack.PostWebhookCustomHTTPContext(ctx, n.webhookURL, n.httpClient, msg)
 	})
 }
 
-// postMessage posts m to channel with the bot token and returns the
-// channel's ID and the message's ts.
+// postMessage posts m to channel with the bot token, or its plain text
+// alone if Slack refuses the blocks, and returns the channel's ID and the
+// message's ts.
 func (n *Notifier) postMessage(ctx context.Context, channel string, m Message) (string, string, error) {
+	ch, ts, err := n.postMessageOnce(ctx, channel, m)
+	if !n.blocksRefused(err, m) {
+		return ch, ts, err
+	}
+	n.log.Warn("slack refused the blocks, posting the plain-text fallback", "call", callPost.name, "err", err.Error())
+	ch, ts, ferr := n.postMessageOnce(ctx, channel, plainText(m))
+	if ferr != nil {
+		return "", "", fmt.Errorf("%w; the plain-text fallback failed too: %w", err, ferr)
+	}
+	return ch, ts, nil
+}
+
+func (n *Notifier) postMessageOnce(ctx context.Context, channel string, m Message) (string, string, error) {
 	var ch, ts string
 	err := n.do(ctx, callPost, func(ctx context.Context) error {
 		var err error
-		ch, ts, err = n.api.PostMessageContext(ctx, channel, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
+		ch, ts, err = n.api.PostMessageContext(ctx, channel, msgOptions(m)...)
 		return err
 	})
 	return ch, ts, err
 }
 
-// updateMessage replaces the message ts in channel with m.
+// updateMessage replaces the message ts in channel with m, or with its
+// plain text alone if Slack refuses the blocks.
 func (n *Notifier) updateMessage(ctx context.Context, channel, ts string, m Message) error {
-	return n.do(ctx, callUpdate, func(ctx context.Context) error {
-		_, _, _, err := n.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks...))
+	update := func(m Message) error {
+		return n.do(ctx, callUpdate, func(ctx context.Context) error {
+			_, _, _, err := n.api.UpdateMessageContext(ctx, channel, ts, msgOptions(m)...)
+			return err
+		})
+	}
+	err := update(m)
+	if !n.blocksRefused(err, m) {
 		return err
-	})
+	}
+	n.log.Warn("slack refused the blocks, updating with the plain-text fallback", "call", callUpdate.name, "err", err.Error())
+	if ferr := update(plainText(m)); ferr != nil {
+		return fmt.Errorf("%w; the plain-text fallback failed too: %w", err, ferr)
+	}
+	return nil
+}
+
+func msgOptions(m Message) []slack.MsgOption {
+	opts := []slack.MsgOption{slack.MsgOptionText(m.Text, false)}
+	if len(m.Blocks) > 0 {
+		opts = append(opts, slack.MsgOptionBlocks(m.Blocks...))
+	}
+	return opts
+}
+
+// blocksRefused reports whether err is Slack refusing m's blocks, so that
+// the same content as plain text may still go out: invalid_blocks (or
+// invalid_blocks_format) from the Web API; from a webhook, a 400, which is
+// how it refuses a payload (its body, invalid_blocks or invalid_payload,
+// is not passed on by slack-go; a text-only payload is the remedy for
+// both). A message without blocks has no fallback.
+func (n *Notifier) blocksRefused(err error, m Message) bool {
+	if err == nil || len(m.Blocks) == 0 {
+		return false
+	}
+	var re *redactedError
+	if !errors.As(err, &re) {
+		return false
+	}
+	switch re.code {
+	case "invalid_blocks", "invalid_blocks_format":
+		return true
+	}
+	return n.api == nil && re.status == http.StatusBadRequest
 }
 
 // attach uploads content as a file into the thread of the message ts in

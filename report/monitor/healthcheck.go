@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/clickrecon/clickrecon/internal/safehttp"
 )
 
 // maxSummary bounds the body of the end ping (healthchecks.io keeps the
@@ -32,7 +34,10 @@ type Healthcheck struct {
 
 // NewHealthcheck checks rawURL, the check's ping URL, such as
 // https://hc-ping.com/<uuid> or https://hc-ping.com/<ping-key>/<slug>.
-// Its errors never quote the URL: its path is the check's secret.
+// Its errors never quote the URL: its path is the check's secret. For the
+// same reason a ping follows a redirect only within the URL's origin, and
+// never sends Referer: a redirect elsewhere fails the ping, unretried (see
+// internal/safehttp).
 func NewHealthcheck(rawURL string) (*Healthcheck, error) {
 	u, err := parseEndpoint("HEALTHCHECK_URL", rawURL)
 	if err != nil {
@@ -42,7 +47,7 @@ func NewHealthcheck(rawURL string) (*Healthcheck, error) {
 	u.RawPath = strings.TrimSuffix(u.RawPath, "/")
 	h := &Healthcheck{
 		base:     u,
-		client:   &http.Client{},
+		client:   safehttp.Client(nil, safehttp.SameOrigin),
 		timeout:  callTimeout,
 		attempts: 3,
 		wait:     time.Second,
@@ -126,6 +131,9 @@ func (h *Healthcheck) post(ctx context.Context, target, body string) (retry bool
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
+		}
+		if errors.Is(err, safehttp.ErrRedirect) {
+			return false, err // the same answer would come again
 		}
 		return ctx.Err() == nil, err
 	}

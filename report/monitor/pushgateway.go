@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,7 +10,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/push"
+
+	"github.com/clickrecon/clickrecon/internal/safehttp"
+	"github.com/clickrecon/clickrecon/internal/secret"
 )
+
+// maxErrorText bounds the error of a push, which quotes the Pushgateway's
+// answer.
+const maxErrorText = 600
 
 // Metrics is what one run reports to the Pushgateway.
 type Metrics struct {
@@ -54,14 +62,15 @@ type Pushgateway struct {
 
 // NewPushgateway checks rawURL, the Pushgateway's base URL
 // (http://pushgateway.monitoring:9091, without /metrics/...). User info in
-// it (https://user:password@host) is sent as basic auth. Its errors never
-// quote the URL.
+// it (https://user:password@host) is sent as basic auth, and never to
+// another origin: a redirect elsewhere fails the push (see
+// internal/safehttp). Its errors never quote the URL.
 func NewPushgateway(rawURL string) (*Pushgateway, error) {
 	u, err := parseEndpoint("PUSHGATEWAY_URL", rawURL)
 	if err != nil {
 		return nil, err
 	}
-	p := &Pushgateway{client: &http.Client{}, timeout: callTimeout}
+	p := &Pushgateway{client: safehttp.Client(nil, safehttp.SameOrigin), timeout: callTimeout}
 	if u.User != nil {
 		p.user = u.User.Username()
 		p.password, _ = u.User.Password()
@@ -111,7 +120,11 @@ func (p *Pushgateway) Push(ctx context.Context, workspaceID string, m Metrics) e
 	gauge(metricExitCode, "Exit code of the last clickrecon run: 0 completed, 1 gaps at or above --fail-on, 2 usage or configuration error, 3 could not complete.", float64(m.ExitCode))
 
 	if err := pusher.AddContext(ctx); err != nil {
-		return fmt.Errorf("push metrics to the Pushgateway at %s: %w", p.url, redact(err, p.password, url.QueryEscape(p.password)))
+		// The error quotes the Pushgateway's answer, whole: redact it (a
+		// proxy's page may echo the Authorization header), then cut it.
+		basic := base64.StdEncoding.EncodeToString([]byte(p.user + ":" + p.password))
+		err = secret.ScrubCut(err, maxErrorText, "…", p.password, url.QueryEscape(p.password), basic)
+		return fmt.Errorf("push metrics to the Pushgateway at %s: %w", p.url, err)
 	}
 	return nil
 }

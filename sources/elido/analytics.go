@@ -3,6 +3,7 @@ package elido
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/url"
 	"time"
 
@@ -203,6 +204,7 @@ func (c *Client) CountryBreakdown(ctx context.Context, from, to reconcile.Date, 
 func breakdown[T interface{ clicks() int64 }](ctx context.Context, c *Client, op, endpoint string,
 	query func(cursor string) url.Values, convert func(breakdownPage) ([]T, error)) ([]T, error) {
 	var all []T
+	var total int64
 	seen := map[string]bool{}
 	cursor := ""
 	for page := 1; ; page++ {
@@ -221,12 +223,12 @@ func breakdown[T interface{ clicks() int64 }](ctx context.Context, c *Client, op
 			if err != nil {
 				return err
 			}
-			for i, it := range its {
-				if it.clicks() < 0 {
-					return fmt.Errorf("item %d has a negative count %d", i, it.clicks())
-				}
+			// A page that fails below and is retried must not count twice.
+			sum, err := checkCounts(its, total)
+			if err != nil {
+				return err
 			}
-			items, next = its, p.nextCursor
+			items, next, total = its, p.nextCursor, sum
 			return nil
 		})
 		if err != nil {
@@ -242,6 +244,22 @@ func breakdown[T interface{ clicks() int64 }](ctx context.Context, c *Client, op
 		seen[next] = true
 		cursor = next
 	}
+}
+
+// checkCounts checks a breakdown page's counts: none negative, and their
+// sum with the earlier pages' total still fits an int64 (the caller sums
+// the breakdown). It returns the new total.
+func checkCounts[T interface{ clicks() int64 }](items []T, total int64) (int64, error) {
+	for i, it := range items {
+		if it.clicks() < 0 {
+			return 0, fmt.Errorf("item %d has a negative count %d", i, it.clicks())
+		}
+		var err error
+		if total, err = addClicks(total, it.clicks()); err != nil {
+			return 0, err
+		}
+	}
+	return total, nil
 }
 
 func (l LinkCount) clicks() int64    { return l.Clicks }
@@ -287,8 +305,17 @@ func checkHeader(h timeseriesHeader, interval, tz string) error {
 }
 
 // checkDays checks that days holds each day from..to once, oldest first,
-// with no negative count.
+// with no negative count and a sum that fits an int64.
 func checkDays(days []DayCount, from, to reconcile.Date) error {
+	// Order first: days that are all there but newest first are out of
+	// order, not missing.
+	for i := 1; i < len(days); i++ {
+		if days[i].Date.Before(days[i-1].Date) {
+			return fmt.Errorf("the items are out of order: item %d (%s) comes after item %d (%s); days must come oldest first, once each",
+				i, days[i].Date, i-1, days[i-1].Date)
+		}
+	}
+	var total int64
 	want := from
 	for i, d := range days {
 		switch {
@@ -302,6 +329,10 @@ func checkDays(days []DayCount, from, to reconcile.Date) error {
 			return fmt.Errorf("item %d is for %s, out of order (days must come oldest first, once each)", i, d.Date)
 		case d.Clicks < 0:
 			return fmt.Errorf("day %s has a negative count %d", d.Date, d.Clicks)
+		}
+		var err error
+		if total, err = addClicks(total, d.Clicks); err != nil {
+			return err
 		}
 		want = want.AddDays(1)
 	}
@@ -324,6 +355,7 @@ func daysIn(from, to reconcile.Date) int {
 func checkHours(hours []HourCount, day reconcile.Date, loc *time.Location) error {
 	start, end := day.Bounds(loc)
 	n := int((end.Sub(start) + time.Hour - 1) / time.Hour)
+	var total int64
 	for i, h := range hours {
 		want := start.Add(time.Duration(i) * time.Hour)
 		switch {
@@ -336,6 +368,10 @@ func checkHours(hours []HourCount, day reconcile.Date, loc *time.Location) error
 		case h.Clicks < 0:
 			return fmt.Errorf("hour %s has a negative count %d", fmtHour(h.Start), h.Clicks)
 		}
+		var err error
+		if total, err = addClicks(total, h.Clicks); err != nil {
+			return err
+		}
 	}
 	if len(hours) < n {
 		return fmt.Errorf("hour %s is missing (the answer has %d items, for the %d hours of %s in %s)",
@@ -345,3 +381,14 @@ func checkHours(hours []HourCount, day reconcile.Date, loc *time.Location) error
 }
 
 func fmtHour(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// addClicks returns sum+n for a non-negative n, or an error where the sum
+// would pass the largest int64 and wrap negative. No real count comes
+// near it: such an answer is misread or corrupt, and its days are
+// unverifiable rather than a gap computed from a wrapped total.
+func addClicks(sum, n int64) (int64, error) {
+	if n > math.MaxInt64-sum {
+		return 0, fmt.Errorf("the counts add up to more than %d, which no real total reaches: the answer is corrupt", int64(math.MaxInt64))
+	}
+	return sum + n, nil
+}

@@ -568,7 +568,43 @@ func TestStrictDecoding(t *testing.T) {
 			name: "newest_first",
 			body: `{"interval":"day","tz":"UTC","items":[{"date":"2026-11-27","clicks":1},{"date":"2026-11-26","clicks":0}]}`,
 			call: timeseries,
+			err:  []string{"out of order", "item 1 (2026-11-26) comes after item 0 (2026-11-27)", "oldest first"},
+		},
+		{
+			name: "one_day_missing_is_named",
+			body: `{"interval":"day","tz":"UTC","items":[{"date":"2026-11-27","clicks":1}]}`,
+			call: timeseries,
 			err:  []string{"day 2026-11-26 is missing (item 0 is for 2026-11-27)"},
+		},
+		{
+			name: "counts_that_overflow_a_sum",
+			body: `{"interval":"day","tz":"UTC","items":[{"date":"2026-11-26","clicks":9223372036854775807},{"date":"2026-11-27","clicks":1}]}`,
+			call: timeseries,
+			err:  []string{"add up to more than 9223372036854775807"},
+		},
+		{
+			name: "largest_count_alone_is_read",
+			body: `{"interval":"day","tz":"UTC","items":[{"date":"2026-11-26","clicks":9223372036854775807},{"date":"2026-11-27","clicks":0}]}`,
+			call: timeseries,
+			want: []elido.DayCount{{from, 9223372036854775807}, {to, 0}},
+		},
+		{
+			name: "count_beyond_int64",
+			body: `{"interval":"day","tz":"UTC","items":[{"date":"2026-11-26","clicks":9223372036854775808},{"date":"2026-11-27","clicks":0}]}`,
+			call: timeseries,
+			err:  []string{"unusable response", "cannot unmarshal number 9223372036854775808"},
+		},
+		{
+			name: "link_counts_that_overflow_a_sum",
+			body: `{"items":[{"link_id":"a","clicks":9223372036854775807},{"link_id":"b","clicks":5}]}`,
+			call: links,
+			err:  []string{"add up to more than 9223372036854775807"},
+		},
+		{
+			name: "country_counts_that_overflow_a_sum",
+			body: `{"items":[{"country_code":"PL","clicks":9223372036854775000},{"country_code":"DE","clicks":9223372036854775000}]}`,
+			call: countries,
+			err:  []string{"add up to more than 9223372036854775807"},
 		},
 		{
 			name: "day_outside_the_range",

@@ -28,6 +28,9 @@ import (
 	"unicode"
 
 	"golang.org/x/time/rate"
+
+	"github.com/clickrecon/clickrecon/internal/safehttp"
+	"github.com/clickrecon/clickrecon/internal/secret"
 )
 
 const (
@@ -68,7 +71,7 @@ type Config struct {
 	RatePerMinute  int           // requests per minute the client allows itself; default 60
 	RequestTimeout time.Duration // per attempt; default 30s
 	MaxAttempts    int           // per request, the first included; default 5
-	HTTPClient     *http.Client  // default: a new http.Client
+	HTTPClient     *http.Client  // default: a new http.Client; its CheckRedirect is replaced (see New)
 	Logger         *slog.Logger  // debug lines per attempt; nil logs nothing
 }
 
@@ -145,6 +148,12 @@ func WithClock(now func() time.Time, sleep func(ctx context.Context, d time.Dura
 }
 
 // New checks cfg, fills in its defaults and returns a client.
+//
+// The client follows a redirect only within the origin (scheme, host and
+// port) of ELIDO_API_BASE, with the API key, which that origin already
+// holds. A redirect anywhere else is not followed at all, so the key never
+// reaches another server, and fails the request without a retry (see
+// internal/safehttp). No request carries a Referer.
 func New(cfg Config, opts ...Option) (*Client, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
@@ -183,9 +192,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	if cfg.MaxAttempts == 0 {
 		cfg.MaxAttempts = defaultMaxAttempts
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
-	}
+	cfg.HTTPClient = safehttp.Client(cfg.HTTPClient, safehttp.SameOrigin)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -272,6 +279,8 @@ func (c *Client) get(ctx context.Context, op, endpoint string, q url.Values, dec
 			if err == nil {
 				return nil
 			}
+			// A decode error may quote the body (a link id): redact it.
+			err = secret.Scrub(err, "[redacted]", c.secrets()...)
 			o.err = fmt.Errorf("unusable response%s: %w", requestIDNote(o.requestID), err)
 			if !isMalformed(err) {
 				return fmt.Errorf("elido: %s: %w", op, o.err)
@@ -377,6 +386,10 @@ func (c *Client) attempt(ctx context.Context, endpoint, u string) outcome {
 	req.Header.Set(headerAccept, mediaJSON)
 	c.count(endpoint)
 	resp, err := c.httpClient.Do(req)
+	if errors.Is(err, safehttp.ErrRedirect) {
+		// The same answer would come again: not a transient failure.
+		return outcome{err: fmt.Errorf("%w: set ELIDO_API_BASE to the API itself, not to a URL that redirects", err)}
+	}
 	if err != nil {
 		return c.transportFailure(ctx, actx, err)
 	}
@@ -398,15 +411,16 @@ func (c *Client) attempt(ctx context.Context, endpoint, u string) outcome {
 
 	// The status alone is enough if the body is lost or long: keep what came.
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
-	code, message, bodyID, bodyWait, bodyAsked := apiErrorFields(data)
+	f := c.errorFields(data)
 	if o.requestID == "" {
-		o.requestID = c.redact(bodyID)
+		o.requestID = f.requestID
 	}
+	bodyWait, bodyAsked := f.wait, f.asked
 	o.err = &APIError{
 		Endpoint:  endpoint,
 		Status:    resp.StatusCode,
-		Code:      c.redact(code),
-		Message:   c.redact(message),
+		Code:      f.code,
+		Message:   f.message,
 		RequestID: o.requestID,
 	}
 	switch resp.StatusCode {
@@ -417,6 +431,21 @@ func (c *Client) attempt(ctx context.Context, endpoint, u string) outcome {
 		o.retry = true
 	}
 	return o
+}
+
+// errorFields reads an error body with the API key redacted: in the whole
+// body first, before a snippet of it is cut (a key echoed across the
+// snippet's end would no longer match once cut), and again in each field,
+// where JSON escapes may have hidden it from the first pass.
+func (c *Client) errorFields(data []byte) errorFields {
+	code, message, id, wait, asked := apiErrorFields([]byte(c.redact(string(data))))
+	return errorFields{code: c.redact(code), message: c.redact(message), requestID: c.redact(id), wait: wait, asked: asked}
+}
+
+type errorFields struct {
+	code, message, requestID string
+	wait                     time.Duration
+	asked                    bool
 }
 
 // transportFailure classifies an error from sending or reading: the run's
@@ -471,9 +500,23 @@ func (c *Client) logAttempt(ctx context.Context, endpoint string, attempt int, o
 }
 
 // redact removes the API key from text the server sent, in case an error
-// message echoes it.
+// message echoes it: as sent, and URL- or JSON-escaped.
 func (c *Client) redact(s string) string {
-	return strings.ReplaceAll(s, c.apiKey, "[redacted]")
+	return secret.Redact(s, "[redacted]", c.secrets()...)
+}
+
+func (c *Client) secrets() []string {
+	return []string{c.apiKey, url.QueryEscape(c.apiKey), jsonEscaped(c.apiKey)}
+}
+
+// jsonEscaped is s as encoding/json writes it inside a string, where it
+// differs from s (a key holding <, > or &).
+func jsonEscaped(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil || len(b) < 2 {
+		return ""
+	}
+	return string(b[1 : len(b)-1])
 }
 
 var errBodyTooLarge = errors.New("response body too large")

@@ -351,7 +351,10 @@ func apiErrorFields(data []byte) (code, message, requestID string, retryAfter ti
 		code, message = str(b.Code), str(b.Error)
 	}
 	if b.RetryAfterSeconds != nil && *b.RetryAfterSeconds >= 0 {
-		retryAfter = time.Duration(*b.RetryAfterSeconds * float64(time.Second))
+		retryAfter = longestWait
+		if secs := *b.RetryAfterSeconds; secs < longestWait.Seconds() {
+			retryAfter = time.Duration(secs * float64(time.Second))
+		}
 		asked = true
 	}
 	return code, message, str(b.RequestID), retryAfter, asked
@@ -367,6 +370,11 @@ func snippet(data []byte) string {
 	return string(r)
 }
 
+// longestWait stands for a wait the server asks for that is too long for a
+// Duration (Retry-After: 1e300): it must not wrap negative and retry at
+// once. The client gives up on any wait this long.
+const longestWait = 365 * 24 * time.Hour
+
 // retryAfterHeader reads Retry-After, in seconds or as an HTTP date.
 func retryAfterHeader(v string, now time.Time) (time.Duration, bool) {
 	if v == "" {
@@ -375,6 +383,9 @@ func retryAfterHeader(v string, now time.Time) (time.Duration, bool) {
 	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
 		if secs < 0 {
 			return 0, false
+		}
+		if secs > int64(longestWait/time.Second) { // would wrap negative
+			return longestWait, true
 		}
 		return time.Duration(secs) * time.Second, true
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -242,6 +243,21 @@ func timeseries(q url.Values, sp span, clicks []Click, f Fault) (timeseriesJSON,
 		items = items[:0]
 	case f.Kind == DuplicateDay:
 		items = slices.Insert(items, 0, items[0])
+	case f.Kind == ReversedDays:
+		slices.Reverse(items)
+	case f.Kind == HugeCount && len(items) > 0:
+		n := f.Count
+		if n == 0 {
+			n = math.MaxInt64
+		}
+		switch it := items[0].(type) {
+		case dayJSON:
+			it.Clicks = n
+			items[0] = it
+		case hourJSON:
+			it.Clicks = n
+			items[0] = it
+		}
 	}
 	return timeseriesJSON{Interval: interval, TZ: sp.tz, Items: items}, nil
 }

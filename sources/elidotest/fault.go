@@ -62,6 +62,25 @@ const (
 	// with that same cursor as next_cursor, so that a client that does not
 	// guard against it pages for ever. It applies to breakdown/link only.
 	RepeatCursor
+
+	// Redirect answers Status (302 by default) with Location set to
+	// Location followed by the request's path and query: a proxy, or an
+	// attacker, sending the client elsewhere. A client must not carry its
+	// key there.
+	Redirect
+	// EchoAuthorization answers Status (503 by default) with an HTML page
+	// that quotes the request's Authorization header from about the 100th
+	// character, across the 120 a snippet keeps, as some misconfigured
+	// proxies do: a client must redact it from
+	// the whole body before quoting any part of it.
+	EchoAuthorization
+	// ReversedDays sends the items of a timeseries newest first. It
+	// applies to timeseries only.
+	ReversedDays
+	// HugeCount sets the first item of a timeseries to Count (the largest
+	// int64 by default), so that the window's sums would wrap. It applies
+	// to timeseries only.
+	HugeCount
 )
 
 // Fault is one misbehaviour of the fake, set with Server.SetFaults.
@@ -84,6 +103,8 @@ type Fault struct {
 	Delay      time.Duration // Slow
 	Field      string        // MissingField, NullField
 	Offset     int64         // SummaryOff
+	Location   string        // Redirect: where to, e.g. another server's URL + "/v1"
+	Count      int64         // HugeCount; 0 means the largest int64
 }
 
 // appliesTo reports whether f concerns a request to endpoint with the
@@ -98,7 +119,7 @@ func (f Fault) appliesTo(endpoint string, q url.Values) bool {
 	switch f.Kind {
 	case SummaryOff:
 		return endpoint == endpointSummary
-	case MissingDay, DuplicateDay:
+	case MissingDay, DuplicateDay, ReversedDays, HugeCount:
 		return endpoint == endpointTimeseries
 	case RepeatCursor:
 		return endpoint == endpointLinkBreakdown

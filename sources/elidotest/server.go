@@ -270,6 +270,25 @@ func (s *Server) failBefore(w http.ResponseWriter, r *http.Request, req request)
 	case NotFound:
 		writeError(w, req, http.StatusNotFound, "not_found", "not found")
 		return true
+	case Redirect:
+		status := f.Status
+		if status == 0 {
+			status = http.StatusFound
+		}
+		target := f.Location + strings.TrimPrefix(r.URL.RequestURI(), "/v1")
+		h.Set("Location", target)
+		w.WriteHeader(status)
+		return true
+	case EchoAuthorization:
+		status := f.Status
+		if status == 0 {
+			status = http.StatusServiceUnavailable
+		}
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(status)
+		fmt.Fprintf(w, "<html><body><h1>%d %s</h1><p>upstream said no; headers:</p><pre>Authorization: %s</pre></body></html>\n",
+			status, http.StatusText(status), r.Header.Get("Authorization"))
+		return true
 	}
 	return false
 }

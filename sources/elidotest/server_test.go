@@ -545,6 +545,25 @@ func TestFaults(t *testing.T) {
 			body: `{"interval":"day","tz":"UTC","items":[{"date":"2026-11-26","clicks":3},{"date":"2026-11-28","clicks":2}]}`,
 		},
 		{
+			name:     "reversed_days",
+			fault:    elidotest.Fault{Kind: elidotest.ReversedDays},
+			endpoint: "timeseries", status: 200,
+			body: `{"interval":"day","tz":"UTC","items":[{"date":"2026-11-28","clicks":2},{"date":"2026-11-27","clicks":0},{"date":"2026-11-26","clicks":3}]}`,
+		},
+		{
+			name:     "huge_count",
+			fault:    elidotest.Fault{Kind: elidotest.HugeCount},
+			endpoint: "timeseries", status: 200,
+			body: `{"interval":"day","tz":"UTC","items":[{"date":"2026-11-26","clicks":9223372036854775807},{"date":"2026-11-27","clicks":0},{"date":"2026-11-28","clicks":2}]}`,
+		},
+		{
+			name:     "echo_authorization",
+			fault:    elidotest.Fault{Kind: elidotest.EchoAuthorization},
+			endpoint: "summary", status: 503,
+			headers: map[string]string{"Content-Type": "text/html; charset=utf-8"},
+			body:    "<pre>Authorization: Bearer " + key + "</pre>",
+		},
+		{
 			name:     "duplicate_day",
 			fault:    elidotest.Fault{Kind: elidotest.DuplicateDay},
 			endpoint: "timeseries", status: 200,
@@ -722,4 +741,21 @@ func TestCloseCutsSlowAnswers(t *testing.T) {
 	srv.Close() // returns only once the slow answer has ended
 	<-done
 	srv.Close() // twice is harmless
+}
+
+func TestRedirectFault(t *testing.T) {
+	srv := newServer(t, clicks(t))
+	srv.SetFaults(elidotest.Fault{Kind: elidotest.Redirect, Status: http.StatusTemporaryRedirect, Location: "http://other.example:8080/v1"})
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL()+analytics("summary", "from=2026-11-26&to=2026-11-28"), nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	want := "http://other.example:8080/v1" + analytics("summary", "from=2026-11-26&to=2026-11-28")
+	if resp.StatusCode != http.StatusTemporaryRedirect || resp.Header.Get("Location") != want {
+		t.Errorf("answer %d Location %q, want 307 to %s", resp.StatusCode, resp.Header.Get("Location"), want)
+	}
 }
