@@ -32,8 +32,11 @@
 // string literals and comments are left alone.
 //
 // On PostgreSQL, :from and :to are timestamptz values, so a query compares
-// them with a timestamptz column directly and the session TimeZone never
-// matters. On SQLite they are RFC 3339 UTC strings with millisecond
+// them with a timestamptz column directly. A timestamp (without time zone)
+// column is read in the session TimeZone, which the store pins on every
+// connection to UTC, or to Options.TimestampZone (STORE_TIMESTAMP_TZ) for a
+// column that holds local wall-clock times: the database's, role's or DSN's
+// own TimeZone never changes a count. On SQLite they are RFC 3339 UTC strings with millisecond
 // precision, such as 2026-11-26T23:00:00.000Z: compare them as instants,
 // julianday(ts) >= julianday(:from), never as strings, unless every ts is
 // written in exactly that form.
@@ -58,6 +61,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -77,9 +83,26 @@ type Store struct {
 // sqlite:PATH) and checks that it answers. Its errors show the DSN with the
 // password redacted.
 func Open(ctx context.Context, rawDSN string) (*Store, error) {
+	return OpenWith(ctx, rawDSN, Options{})
+}
+
+// Options say how a store is read. The zero Options is the default.
+type Options struct {
+	// TimestampZone is the zone in which PostgreSQL reads a ts column of
+	// type timestamp (without time zone): the session TimeZone of every
+	// connection. UTC when nil. SQLite reads a ts without an offset as UTC,
+	// and only UTC is accepted for it.
+	TimestampZone *time.Location
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, rawDSN string, o Options) (*Store, error) {
 	t, err := parseDSN(rawDSN)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if t, err = o.pin(t); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", RedactDSN(rawDSN), err)
 	}
 	s, err := open(ctx, t)
 	if err != nil {
@@ -88,10 +111,57 @@ func Open(ctx context.Context, rawDSN string) (*Store, error) {
 	return s, nil
 }
 
-// ErrRefused marks a connection the database refused for a reason a
-// retry cannot mend: the role, its password or the database name in the
-// DSN is wrong. Fix STORE_DSN.
+// pin sets the session TimeZone of every PostgreSQL connection to the
+// timestamp zone, UTC by default. Day bounds are timestamptz values, and
+// comparing them with a timestamp column reads that column in the session
+// TimeZone: pinned, the database's or role's own TimeZone setting (or an
+// options=-c TimeZone=… in the DSN) never changes a count. The zone is a
+// startup parameter, which PostgreSQL applies after the server, database,
+// role and options settings, so it costs no round trip.
+func (o Options) pin(t dsn.Target) (dsn.Target, error) {
+	zone := "UTC"
+	if o.TimestampZone != nil {
+		zone = o.TimestampZone.String()
+	}
+	if zone == "Local" || zone == "" {
+		return t, configError{errors.New("STORE_TIMESTAMP_TZ must name an IANA zone such as UTC or America/New_York")}
+	}
+	if t.Dialect == dsn.SQLite {
+		if zone != "UTC" {
+			return t, configError{fmt.Errorf("STORE_TIMESTAMP_TZ=%s applies to PostgreSQL only: SQLite reads a ts without an offset as UTC; leave it unset, or store ts with its offset", zone)}
+		}
+		return t, nil
+	}
+	u, err := url.Parse(t.Conn)
+	if err != nil {
+		return t, errors.New("malformed PostgreSQL DSN")
+	}
+	q := u.Query()
+	for k := range q {
+		if strings.EqualFold(k, "timezone") {
+			q.Del(k)
+		}
+	}
+	q.Set("TimeZone", zone)
+	u.RawQuery = q.Encode()
+	t.Conn = u.String()
+	return t, nil
+}
+
+// ErrRefused marks a store that cannot be opened as configured, for a
+// reason a retry cannot mend: the database refused the DSN's role, password
+// or database name, the DSN is not one a driver accepts (an unknown sslmode,
+// a port out of range), the SQLite file is not a database, or
+// STORE_TIMESTAMP_TZ does not fit the store. Fix the configuration.
 var ErrRefused = errors.New("the database refused the connection: check the user, password and database in the DSN")
+
+// configError is a configuration mistake that a retry cannot mend, with a
+// message of its own: errors.Is(err, ErrRefused) holds for it.
+type configError struct{ err error }
+
+func (e configError) Error() string        { return e.err.Error() }
+func (e configError) Unwrap() error        { return e.err }
+func (e configError) Is(target error) bool { return target == ErrRefused }
 
 // refused marks the errors of a connection the database refused for good
 // (dsn.Refused) with ErrRefused.
