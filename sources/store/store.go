@@ -41,6 +41,13 @@
 // julianday(ts) >= julianday(:from), never as strings, unless every ts is
 // written in exactly that form.
 //
+// On SQLite, the events preset reads ts as julianday(ts) does: RFC 3339
+// text with an offset, or without one, which is then read as UTC (there is
+// no other zone to read it in). julianday() cannot read an epoch number, an
+// offset without a colon (+0100) or garbage, and such a row has no day:
+// CheckTimes counts them, so that no day is checked while they exist,
+// instead of the row being left out of every day silently.
+//
 // Rows are read as follows. link_id must be text: NULL is an error (count
 // such clicks under a name of your choice with COALESCE(link_id, 'unknown')
 // if they are wanted).
@@ -253,7 +260,8 @@ func (s *Store) query(ctx context.Context, tx *sqlx.Tx, nq namedQuery, params ma
 // ErrBadQuery marks an error a retry cannot mend: the query does not fit
 // the database (a syntax error, a table or column that does not exist, a
 // permission it lacks), tries to write, or returns rows that are not
-// (link_id, clicks) counts. Fix the query, the preset or the role.
+// (link_id, clicks) counts, or the table holds click times that cannot be
+// read (UnreadableError). Fix the query, the preset, the role or the data.
 var ErrBadQuery = errors.New("the store query does not fit this database")
 
 // classify marks the database errors that say the query itself is wrong
