@@ -53,7 +53,10 @@
 // if they are wanted).
 // clicks must be a whole number ≥ 0 (an integer, or a numeric or float with
 // no fraction, as sum() may return). Rows with the same link_id are added
-// up, so a query may return one row per click or per source table.
+// up, so a query may return one row per click or per source table. A count,
+// or a day's sum, above MaxClicks (2^53) fails the day's read with
+// ErrBadQuery: no day has that many clicks, and a wrapped or rounded number
+// must never reach a comparison.
 //
 // Every query runs inside a read-only transaction that is always rolled
 // back, on a connection that, for SQLite, cannot write at all: a count
