@@ -109,7 +109,7 @@ type Options struct {
 func OpenWith(ctx context.Context, rawDSN string, o Options) (*Store, error) {
 	t, err := parseDSN(rawDSN)
 	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+		return nil, fmt.Errorf("open store: %w", configError{err})
 	}
 	if t, err = o.pin(t); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", RedactDSN(rawDSN), err)
@@ -174,12 +174,18 @@ func (e configError) Unwrap() error        { return e.err }
 func (e configError) Is(target error) bool { return target == ErrRefused }
 
 // refused marks the errors of a connection the database refused for good
-// (dsn.Refused) with ErrRefused.
+// (dsn.Refused) with ErrRefused: with its own message for a wrong role,
+// password or database, as they are for the rest (no SSL on the server, a
+// SQLite file that is not a database).
 func refused(err error) error {
-	if dsn.Refused(err) {
+	var pqErr *pq.Error
+	switch {
+	case !dsn.Refused(err):
+		return err
+	case errors.As(err, &pqErr):
 		return fmt.Errorf("%w: %w", ErrRefused, err)
 	}
-	return err
+	return configError{err}
 }
 
 // parseDSN reads a store DSN: a SQLite file must exist, and is opened
@@ -198,7 +204,7 @@ func RedactDSN(rawDSN string) string { return dsn.Redact(rawDSN) }
 func open(ctx context.Context, t dsn.Target) (*Store, error) {
 	db, err := t.Open()
 	if err != nil {
-		return nil, err
+		return nil, configError{err} // the driver cannot use the DSN
 	}
 	s := &Store{db: db, dialect: t.Dialect}
 	if err := s.check(ctx); err != nil {
