@@ -1,4 +1,6 @@
--- The totals of a chunk of days from the events schema, in one statement:
+-- Measured, not used (BenchmarkPostgresTotals: slower than one statement
+-- per day wherever days have clicks). The totals of a chunk of days from
+-- the events schema, in one statement:
 -- rows (i, clicks), i numbering the days of the arrays $1 (each day's first
 -- instant) and $2 (the next day's first instant) from 1. Each count is a
 -- range search of the ts index, as the one-day query is; one round trip

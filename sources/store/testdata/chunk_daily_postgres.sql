@@ -1,4 +1,6 @@
--- The totals of a chunk of days from the daily schema, in one statement:
+-- Measured, not used (BenchmarkPostgresTotals: slower than one statement
+-- per day wherever days have clicks). The totals of a chunk of days from
+-- the daily schema, in one statement:
 -- rows (i, clicks), i numbering the days of the array $1 from 1. Each sum
 -- is a search of the primary key (day, link_id), as the one-day query is;
 -- one round trip instead of one per day.
