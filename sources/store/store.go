@@ -58,6 +58,17 @@
 // ErrBadQuery: no day has that many clicks, and a wrapped or rounded number
 // must never reach a comparison.
 //
+// # Totals
+//
+// The main pass needs each day's total only: Totals reads it with a
+// count(*) over the day's instants (events, an index search on ts), a
+// sum(clicks) of the day's counters (daily, the primary key), or a custom
+// total query (Query.WithTotal, STORE_TOTAL_QUERY_FILE): the same named
+// parameters, one row with one column, the day's clicks. A custom query
+// without one is totalled by summing its rows: correct, and as slow as the
+// per-link count. Counts, CountryCounts and HourlyCounts are for the days
+// that differ.
+//
 // Every query runs inside a read-only transaction that is always rolled
 // back, on a connection that, for SQLite, cannot write at all: a count
 // query can never change the customer's data. On PostgreSQL the statement is

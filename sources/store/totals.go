@@ -138,7 +138,7 @@ func readTotal(rows *sql.Rows) (int64, error) {
 		if err := rows.Err(); err != nil {
 			return 0, err
 		}
-		return 0, errors.New("the total query returned no row: it must return one, such as SELECT count(*) AS clicks ...")
+		return 0, errors.New("the total query returned no row: it must return exactly one, as count(*) and sum() without GROUP BY do")
 	}
 	var v any
 	if err := rows.Scan(&v); err != nil {
