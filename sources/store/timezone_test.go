@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clickrecon/clickrecon/internal/pgtest"
+	"github.com/clickrecon/clickrecon/reconcile"
 )
 
 // withSessionZone returns dsn with the server-side default TimeZone of its
@@ -57,6 +58,14 @@ func TestPostgresTimestampColumnIgnoresTheDatabaseTimeZone(t *testing.T) {
 					want := DayCounts{Date: day, Total: 3, Links: map[string]int64{"a": 3}}
 					if diff := cmp.Diff(want, got); diff != "" {
 						t.Errorf("Counts mismatch (-want +got):\n%s", diff)
+					}
+					totals, err := s.Totals(t.Context(), events, []reconcile.Date{day.AddDays(-1), day, day.AddDays(1)}, time.UTC)
+					if err != nil {
+						t.Fatal(err)
+					}
+					wantTotals := map[reconcile.Date]reconcile.Reading{day.AddDays(-1): reconcile.Known(1), day: reconcile.Known(3), day.AddDays(1): reconcile.Known(1)}
+					if diff := cmp.Diff(wantTotals, totals); diff != "" {
+						t.Errorf("Totals mismatch (-want +got):\n%s", diff)
 					}
 					countries, err := s.CountryCounts(t.Context(), events, day, time.UTC)
 					if err != nil {
