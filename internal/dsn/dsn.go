@@ -13,10 +13,12 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -147,7 +149,34 @@ func parsePostgres(raw, name string) (Target, error) {
 		u.RawQuery = q.Encode()
 	}
 	t.Conn = u.String()
+	// A port or an option lib/pq cannot use would otherwise fail every
+	// connection attempt as if the server were down, and be retried.
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return Target{}, fmt.Errorf("invalid PostgreSQL %s: port %s is not a port number (1 to 65535)", name, p)
+		}
+	}
+	if _, err := pq.NewConnector(t.Conn); err != nil {
+		return Target{}, fmt.Errorf("invalid PostgreSQL %s: %w", name, RedactError(err, t.Secrets))
+	}
 	return t, nil
+}
+
+// sqliteHeader is how every SQLite database file begins.
+const sqliteHeader = "SQLite format 3\x00"
+
+// notSQLite reports whether the file at path has content that is not a
+// SQLite database. An empty file is an empty database; a file that cannot
+// be read is left for SQLite to report.
+func notSQLite(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteHeader))
+	n, _ := io.ReadFull(f, head)
+	return n > 0 && string(head[:n]) != sqliteHeader
 }
 
 // parseSQLite reads the PATH of sqlite:PATH (sqlite:///abs/path too).
@@ -173,6 +202,8 @@ func parseSQLite(path, name string, opts Options) (Target, error) {
 			return Target{}, fmt.Errorf("sqlite file %s: %w", abs, err)
 		case fi.IsDir():
 			return Target{}, fmt.Errorf("sqlite path %s is a directory, not a database file", abs)
+		case notSQLite(abs):
+			return Target{}, fmt.Errorf("sqlite file %s is not a SQLite database: check the path", abs)
 		}
 	}
 	v := url.Values{}
@@ -255,16 +286,23 @@ func isScheme(s string) bool {
 
 // Refused reports whether err is the database refusing a connection for a
 // reason a retry cannot mend: PostgreSQL's class 28 (a wrong role or
-// password) or 3D000 (no such database), or SQLite unable to open the file
-// (a missing folder, no permission).
+// password) or 3D000 (no such database), a server without SSL for an
+// sslmode that requires it, or SQLite unable to open the file (a missing
+// folder, no permission) or finding it is not a database.
 func Refused(err error) bool {
+	if errors.Is(err, pq.ErrSSLNotSupported) {
+		return true
+	}
 	var pqErr *pq.Error
 	if errors.As(err, &pqErr) {
 		return pqErr.Code.Class() == "28" || pqErr.Code == "3D000"
 	}
 	var liteErr *sqlite.Error
 	if errors.As(err, &liteErr) {
-		return liteErr.Code()&0xff == sqlite3.SQLITE_CANTOPEN || liteErr.Code()&0xff == sqlite3.SQLITE_PERM
+		switch liteErr.Code() & 0xff {
+		case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_NOTADB:
+			return true
+		}
 	}
 	return false
 }

@@ -121,6 +121,10 @@ func TestParseSQLite(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing.db")
+	notADatabase := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notADatabase, []byte("these are not the clicks you are looking for\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name    string
 		raw     string
@@ -128,6 +132,50 @@ func TestParseErrors(t *testing.T) {
 		want    []string // substrings of the error
 		secrets []string // must not appear in the error
 	}{
+		{
+			name:    "unknown_sslmode",
+			raw:     "postgres://app:s3cr3t-pw@127.0.0.1/clicks?sslmode=sometimes",
+			opts:    Options{Name: "STORE_DSN"},
+			want:    []string{"invalid PostgreSQL STORE_DSN", "sslmode", "sometimes", "verify-full"},
+			secrets: []string{"s3cr3t-pw"},
+		},
+		{
+			name:    "port_out_of_range",
+			raw:     "postgres://app:s3cr3t-pw@127.0.0.1:99999/clicks?sslmode=disable",
+			opts:    Options{Name: "STORE_DSN"},
+			want:    []string{"invalid PostgreSQL STORE_DSN", "port 99999", "1 to 65535"},
+			secrets: []string{"s3cr3t-pw"},
+		},
+		{
+			name:    "port_zero",
+			raw:     "postgres://app:s3cr3t-pw@127.0.0.1:0/clicks?sslmode=disable",
+			want:    []string{"port 0", "1 to 65535"},
+			secrets: []string{"s3cr3t-pw"},
+		},
+		{
+			name:    "port_in_the_query",
+			raw:     "postgres://app:s3cr3t-pw@127.0.0.1/clicks?port=70000",
+			want:    []string{"invalid PostgreSQL DSN", "port"},
+			secrets: []string{"s3cr3t-pw"},
+		},
+		{
+			name:    "port_not_a_number",
+			raw:     "postgres://app:s3cr3t-pw@127.0.0.1:54x2/clicks",
+			want:    []string{"malformed PostgreSQL DSN"},
+			secrets: []string{"s3cr3t-pw"},
+		},
+		{
+			name: "sqlite_not_a_database",
+			raw:  "sqlite:" + notADatabase,
+			opts: Options{Name: "STORE_DSN"},
+			want: []string{notADatabase, "is not a SQLite database"},
+		},
+		{
+			name: "sqlite_not_a_database_read_write",
+			raw:  "sqlite:" + notADatabase,
+			opts: Options{Mode: ReadWrite},
+			want: []string{"is not a SQLite database"},
+		},
 		{
 			name:    "unsupported_scheme",
 			raw:     "mysql://app:s3cr3t-pw@db/clicks",
@@ -302,6 +350,7 @@ func TestRefused(t *testing.T) {
 		{&pq.Error{Code: "53300"}, false},
 		{fmt.Errorf("open history: %w", &pq.Error{Code: "3D000"}), true},
 		{errors.New("dial tcp: connection refused"), false},
+		{fmt.Errorf("connect: %w", pq.ErrSSLNotSupported), true}, // sslmode=require on a server without SSL
 	} {
 		if got := Refused(tt.err); got != tt.want {
 			t.Errorf("Refused(%v) = %v, want %v", tt.err, got, tt.want)
@@ -319,5 +368,26 @@ func TestRefused(t *testing.T) {
 	defer db.Close()
 	if err := db.Ping(); !Refused(err) {
 		t.Errorf("Refused(%v) = false for a file in a missing folder", err)
+	}
+	// A file that became something other than a database after Parse.
+	path := filepath.Join(t.TempDir(), "clicks.db")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tg, err = Parse("sqlite:"+path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Repeat("not a database ", 100)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	notADB, err := tg.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notADB.Close()
+	var n int
+	if err := notADB.Get(&n, "SELECT count(*) FROM sqlite_schema"); !Refused(err) {
+		t.Errorf("Refused(%v) = false for a file that is not a database", err)
 	}
 }

@@ -123,7 +123,7 @@ func newSQLite(t *testing.T) (*sqlx.DB, string) {
 
 // applySchemas runs the reference schemas users adopt, read from
 // sql/store, so that those are the schemas tested.
-func applySchemas(t *testing.T, db *sqlx.DB, dir string) {
+func applySchemas(t testing.TB, db *sqlx.DB, dir string) {
 	t.Helper()
 	for _, name := range []string{"events.sql", "daily.sql"} {
 		path := filepath.Join("..", "..", "sql", "store", dir, name)
@@ -205,7 +205,7 @@ func readAll(rows *sql.Rows) error {
 	return rows.Err()
 }
 
-func mustDate(t *testing.T, s string) reconcile.Date {
+func mustDate(t testing.TB, s string) reconcile.Date {
 	t.Helper()
 	d, err := reconcile.ParseDate(s)
 	if err != nil {
@@ -214,7 +214,7 @@ func mustDate(t *testing.T, s string) reconcile.Date {
 	return d
 }
 
-func mustZone(t *testing.T, name string) *time.Location {
+func mustZone(t testing.TB, name string) *time.Location {
 	t.Helper()
 	loc, err := time.LoadLocation(name)
 	if err != nil {

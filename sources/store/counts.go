@@ -20,6 +20,25 @@ import (
 // click times or countries to break down.
 var ErrNotSupported = errors.New("not supported by this store query (only by the events preset)")
 
+// MaxClicks is the largest number of clicks the store believes: 2^53, the
+// largest whole number a JSON reader (a float64) holds exactly. A count or
+// a day's total above it comes from a wrong query, never from clicks, and
+// fails the day's read. It also bounds the sum of a window: even 1000 such
+// days add up to less than an int64 holds.
+const MaxClicks = 1 << 53
+
+// errTooMany ends the error about a count above MaxClicks.
+var errTooMany = fmt.Errorf("more clicks than a store can hold (%d): the query does not count clicks", int64(MaxClicks))
+
+// addClicks returns total + n, or an error when the sum passes MaxClicks;
+// n and total are at most MaxClicks, so the sum itself cannot overflow.
+func addClicks(total, n int64) (int64, error) {
+	if n > MaxClicks || total > MaxClicks-n {
+		return 0, fmt.Errorf("the clicks add up to %w", errTooMany)
+	}
+	return total + n, nil
+}
+
 // DayCounts are the clicks the store recorded during one day.
 type DayCounts struct {
 	Date  reconcile.Date
@@ -203,11 +222,12 @@ func readLinkCounts(rows *sql.Rows, dc *DayCounts) error {
 		if err != nil {
 			return fmt.Errorf("link_id %q: %w", link, err)
 		}
-		if dc.Total > math.MaxInt64-n {
-			return errors.New("the clicks add up to more than an int64 holds")
+		total, err := addClicks(dc.Total, n)
+		if err != nil {
+			return err
 		}
-		dc.Links[link] += n
-		dc.Total += n
+		dc.Links[link] += n // at most dc.Total
+		dc.Total = total
 	}
 	return nil
 }
@@ -244,8 +264,11 @@ func clickCount(v any) (int64, error) {
 	case int64:
 		n = v
 	case float64:
-		if v != math.Trunc(v) || v < math.MinInt64 || v >= math.MaxInt64 {
+		if v != math.Trunc(v) || math.IsInf(v, 0) {
 			return 0, fmt.Errorf("clicks is %v, not a whole number", v)
+		}
+		if math.Abs(v) > MaxClicks {
+			return 0, fmt.Errorf("clicks is %v, %w", v, errTooMany)
 		}
 		n = int64(v)
 	case []byte:
@@ -254,8 +277,11 @@ func clickCount(v any) (int64, error) {
 		i, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			f, ferr := strconv.ParseFloat(v, 64)
-			if ferr != nil || f != math.Trunc(f) || math.Abs(f) >= math.MaxInt64 {
+			if ferr != nil && !errors.Is(ferr, strconv.ErrRange) || f != math.Trunc(f) {
 				return 0, fmt.Errorf("clicks is %q, not a whole number", v)
+			}
+			if math.Abs(f) > MaxClicks {
+				return 0, fmt.Errorf("clicks is %s, %w", v, errTooMany)
 			}
 			i = int64(f)
 		}
@@ -267,6 +293,9 @@ func clickCount(v any) (int64, error) {
 	}
 	if n < 0 {
 		return 0, fmt.Errorf("clicks is %d: a count cannot be negative", n)
+	}
+	if n > MaxClicks {
+		return 0, fmt.Errorf("clicks is %d, %w", n, errTooMany)
 	}
 	return n, nil
 }

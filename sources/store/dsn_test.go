@@ -27,12 +27,14 @@ func TestOpenErrors(t *testing.T) {
 		dsn     string
 		want    []string // substrings of the error
 		secrets []string // must not appear in the error
+		retry   bool     // a retry may mend it: not ErrRefused
 	}{
 		{
 			name:    "postgres_unreachable",
 			dsn:     "postgres://app:s3cr3t-pw@127.0.0.1:1/clicks?sslmode=disable",
 			want:    []string{"open store postgres://app:xxxxx@127.0.0.1:1/clicks"},
 			secrets: []string{"s3cr3t-pw"},
+			retry:   true,
 		},
 		{
 			name:    "postgres_unknown_database",
@@ -45,12 +47,14 @@ func TestOpenErrors(t *testing.T) {
 			dsn:     "postgresql://app@127.0.0.1:1/clicks?password=s3cr3t-pw&sslmode=disable",
 			want:    []string{"password=xxxxx"},
 			secrets: []string{"s3cr3t-pw"},
+			retry:   true,
 		},
 		{
 			name:    "postgres_percent_encoded_password",
 			dsn:     "postgres://app:s3cr3t%40pw@127.0.0.1:1/clicks?sslmode=disable",
 			want:    []string{"app:xxxxx@"},
 			secrets: []string{"s3cr3t@pw", "s3cr3t%40pw"},
+			retry:   true,
 		},
 		{
 			name:    "postgres_malformed_url",
@@ -62,6 +66,12 @@ func TestOpenErrors(t *testing.T) {
 			name:    "postgres_bad_option",
 			dsn:     "postgres://app:s3cr3t-pw@127.0.0.1/clicks?sslmode=sometimes",
 			want:    []string{"sslmode"},
+			secrets: []string{"s3cr3t-pw"},
+		},
+		{
+			name:    "postgres_port_out_of_range",
+			dsn:     "postgres://app:s3cr3t-pw@127.0.0.1:99999/clicks?sslmode=disable",
+			want:    []string{"port 99999"},
 			secrets: []string{"s3cr3t-pw"},
 		},
 		{
@@ -95,7 +105,7 @@ func TestOpenErrors(t *testing.T) {
 		{
 			name: "sqlite_not_a_database",
 			dsn:  "sqlite:" + notADatabase,
-			want: []string{"open store sqlite:", "not a database"},
+			want: []string{"open store", "is not a SQLite database"},
 		},
 		{
 			name: "sqlite_without_path",
@@ -111,6 +121,9 @@ func TestOpenErrors(t *testing.T) {
 				t.Fatal("Open succeeded, want an error")
 			}
 			errorContains(t, err, tt.want...)
+			if isConfig(err) == tt.retry {
+				t.Errorf("error %v: marked as a configuration mistake %v, want %v", err, isConfig(err), !tt.retry)
+			}
 			for _, secret := range tt.secrets {
 				if strings.Contains(err.Error(), secret) {
 					t.Errorf("error %q shows the secret %q", err, secret)

@@ -210,6 +210,12 @@ func TestClickCount(t *testing.T) {
 		{"null", nil, 0, "NULL"},
 		{"text", "many", 0, "not a whole number"},
 		{"boolean", true, 0, "not a number"},
+		{"largest_believable", int64(MaxClicks), MaxClicks, ""},
+		{"int64_max", int64(9223372036854775807), 0, "more clicks than"},
+		{"just_past_believable", int64(MaxClicks + 1), 0, "more clicks than"},
+		{"numeric_past_int64", []byte("18446744073709551614"), 0, "more clicks than"},
+		{"text_int64_max", "9223372036854775807", 0, "more clicks than"},
+		{"huge_float", 1e300, 0, "more clicks than"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -38,6 +38,10 @@ var (
 	countriesPostgres string
 	//go:embed queries/countries_sqlite.sql
 	countriesSQLite string
+	//go:embed queries/total_daily_postgres.sql
+	totalDailyPostgres string
+	//go:embed queries/total_daily_sqlite.sql
+	totalDailySQLite string
 )
 
 // Query is the count query a Store runs once per day: a preset or a custom
@@ -47,21 +51,60 @@ type Query struct {
 	name     string
 	postgres namedQuery
 	sqlite   namedQuery
+	total    totalQuery
+}
+
+// totalQuery reads one day's total: one row, one column. The zero
+// totalQuery is none: the day's total is then the sum of the count query's
+// rows.
+type totalQuery struct {
+	name     string // the preset's name, or nameCustom
+	postgres namedQuery
+	sqlite   namedQuery
 }
 
 // PresetQuery returns the preset count query called name: PresetEvents or
 // PresetDaily.
 func PresetQuery(name string) (Query, error) {
-	var pg, lite string
+	var pg, lite, totalPG, totalLite string
 	switch name {
 	case PresetEvents:
 		pg, lite = eventsPostgres, eventsSQLite
+		totalPG, totalLite = spanPostgres, spanSQLite
 	case PresetDaily:
 		pg, lite = dailyPostgres, dailySQLite
+		totalPG, totalLite = totalDailyPostgres, totalDailySQLite
 	default:
 		return Query{}, fmt.Errorf("unknown store preset %q: use %s or %s (or a custom query file)", name, PresetEvents, PresetDaily)
 	}
-	return newQuery(name, pg, lite)
+	q, err := newQuery(name, pg, lite)
+	if err != nil {
+		return Query{}, err
+	}
+	total, err := newQuery(name, totalPG, totalLite)
+	if err != nil {
+		return Query{}, err
+	}
+	q.total = totalQuery{name: name, postgres: total.postgres, sqlite: total.sqlite}
+	return q, nil
+}
+
+// WithTotal returns q with a custom total query (STORE_TOTAL_QUERY_FILE):
+// one statement in the store's dialect, with the named parameters of the
+// count query (:day, :from, :to, :tz), that returns one row with one
+// column, the day's clicks (named clicks by convention). Totals runs it
+// once per day; without it, a custom query's total is the sum of its rows,
+// correct but as slow as the per-link count.
+func (q Query) WithTotal(sqlText string) (Query, error) {
+	if strings.TrimSpace(sqlText) == "" {
+		return Query{}, errors.New("custom total query is empty")
+	}
+	total, err := newQuery(nameCustom, sqlText, sqlText)
+	if err != nil {
+		return Query{}, fmt.Errorf("custom total query: %w", err)
+	}
+	q.total = totalQuery{name: nameCustom, postgres: total.postgres, sqlite: total.sqlite}
+	return q, nil
 }
 
 // CustomQuery returns a count query from the SQL text of a custom query file
@@ -102,6 +145,14 @@ func (q Query) in(d dsn.Dialect) namedQuery {
 		return q.sqlite
 	}
 	return q.postgres
+}
+
+// in returns t's text for dialect d.
+func (t totalQuery) in(d dsn.Dialect) namedQuery {
+	if d == dsn.SQLite {
+		return t.sqlite
+	}
+	return t.postgres
 }
 
 // spanQuery and countriesQuery return the events-schema queries behind

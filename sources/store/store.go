@@ -32,18 +32,42 @@
 // string literals and comments are left alone.
 //
 // On PostgreSQL, :from and :to are timestamptz values, so a query compares
-// them with a timestamptz column directly and the session TimeZone never
-// matters. On SQLite they are RFC 3339 UTC strings with millisecond
+// them with a timestamptz column directly. A timestamp (without time zone)
+// column is read in the session TimeZone, which the store pins on every
+// connection to UTC, or to Options.TimestampZone (STORE_TIMESTAMP_TZ) for a
+// column that holds local wall-clock times: the database's, role's or DSN's
+// own TimeZone never changes a count. On SQLite they are RFC 3339 UTC strings with millisecond
 // precision, such as 2026-11-26T23:00:00.000Z: compare them as instants,
 // julianday(ts) >= julianday(:from), never as strings, unless every ts is
 // written in exactly that form.
+//
+// On SQLite, the events preset reads ts as julianday(ts) does: RFC 3339
+// text with an offset, or without one, which is then read as UTC (there is
+// no other zone to read it in). julianday() cannot read an epoch number, an
+// offset without a colon (+0100) or garbage, and such a row has no day:
+// CheckTimes counts them, so that no day is checked while they exist,
+// instead of the row being left out of every day silently.
 //
 // Rows are read as follows. link_id must be text: NULL is an error (count
 // such clicks under a name of your choice with COALESCE(link_id, 'unknown')
 // if they are wanted).
 // clicks must be a whole number ≥ 0 (an integer, or a numeric or float with
 // no fraction, as sum() may return). Rows with the same link_id are added
-// up, so a query may return one row per click or per source table.
+// up, so a query may return one row per click or per source table. A count,
+// or a day's sum, above MaxClicks (2^53) fails the day's read with
+// ErrBadQuery: no day has that many clicks, and a wrapped or rounded number
+// must never reach a comparison.
+//
+// # Totals
+//
+// The main pass needs each day's total only: Totals reads it with a
+// count(*) over the day's instants (events, an index search on ts), a
+// sum(clicks) of the day's counters (daily, the primary key), or a custom
+// total query (Query.WithTotal, STORE_TOTAL_QUERY_FILE): the same named
+// parameters, one row with one column, the day's clicks. A custom query
+// without one is totalled by summing its rows: correct, and as slow as the
+// per-link count. Counts, CountryCounts and HourlyCounts are for the days
+// that differ.
 //
 // Every query runs inside a read-only transaction that is always rolled
 // back, on a connection that, for SQLite, cannot write at all: a count
@@ -58,6 +82,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -77,9 +104,26 @@ type Store struct {
 // sqlite:PATH) and checks that it answers. Its errors show the DSN with the
 // password redacted.
 func Open(ctx context.Context, rawDSN string) (*Store, error) {
+	return OpenWith(ctx, rawDSN, Options{})
+}
+
+// Options say how a store is read. The zero Options is the default.
+type Options struct {
+	// TimestampZone is the zone in which PostgreSQL reads a ts column of
+	// type timestamp (without time zone): the session TimeZone of every
+	// connection. UTC when nil. SQLite reads a ts without an offset as UTC,
+	// and only UTC is accepted for it.
+	TimestampZone *time.Location
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, rawDSN string, o Options) (*Store, error) {
 	t, err := parseDSN(rawDSN)
 	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+		return nil, fmt.Errorf("open store: %w", configError{err})
+	}
+	if t, err = o.pin(t); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", RedactDSN(rawDSN), err)
 	}
 	s, err := open(ctx, t)
 	if err != nil {
@@ -88,18 +132,71 @@ func Open(ctx context.Context, rawDSN string) (*Store, error) {
 	return s, nil
 }
 
-// ErrRefused marks a connection the database refused for a reason a
-// retry cannot mend: the role, its password or the database name in the
-// DSN is wrong. Fix STORE_DSN.
+// pin sets the session TimeZone of every PostgreSQL connection to the
+// timestamp zone, UTC by default. Day bounds are timestamptz values, and
+// comparing them with a timestamp column reads that column in the session
+// TimeZone: pinned, the database's or role's own TimeZone setting (or an
+// options=-c TimeZone=… in the DSN) never changes a count. The zone is a
+// startup parameter, which PostgreSQL applies after the server, database,
+// role and options settings, so it costs no round trip.
+func (o Options) pin(t dsn.Target) (dsn.Target, error) {
+	zone := "UTC"
+	if o.TimestampZone != nil {
+		zone = o.TimestampZone.String()
+	}
+	if zone == "Local" || zone == "" {
+		return t, configError{errors.New("STORE_TIMESTAMP_TZ must name an IANA zone such as UTC or America/New_York")}
+	}
+	if t.Dialect == dsn.SQLite {
+		if zone != "UTC" {
+			return t, configError{fmt.Errorf("STORE_TIMESTAMP_TZ=%s applies to PostgreSQL only: SQLite reads a ts without an offset as UTC; leave it unset, or store ts with its offset", zone)}
+		}
+		return t, nil
+	}
+	u, err := url.Parse(t.Conn)
+	if err != nil {
+		return t, errors.New("malformed PostgreSQL DSN")
+	}
+	q := u.Query()
+	for k := range q {
+		if strings.EqualFold(k, "timezone") {
+			q.Del(k)
+		}
+	}
+	q.Set("TimeZone", zone)
+	u.RawQuery = q.Encode()
+	t.Conn = u.String()
+	return t, nil
+}
+
+// ErrRefused marks a store that cannot be opened as configured, for a
+// reason a retry cannot mend: the database refused the DSN's role, password
+// or database name, the DSN is not one a driver accepts (an unknown sslmode,
+// a port out of range), the SQLite file is not a database, or
+// STORE_TIMESTAMP_TZ does not fit the store. Fix the configuration.
 var ErrRefused = errors.New("the database refused the connection: check the user, password and database in the DSN")
 
+// configError is a configuration mistake that a retry cannot mend, with a
+// message of its own: errors.Is(err, ErrRefused) holds for it.
+type configError struct{ err error }
+
+func (e configError) Error() string        { return e.err.Error() }
+func (e configError) Unwrap() error        { return e.err }
+func (e configError) Is(target error) bool { return target == ErrRefused }
+
 // refused marks the errors of a connection the database refused for good
-// (dsn.Refused) with ErrRefused.
+// (dsn.Refused) with ErrRefused: with its own message for a wrong role,
+// password or database, as they are for the rest (no SSL on the server, a
+// SQLite file that is not a database).
 func refused(err error) error {
-	if dsn.Refused(err) {
+	var pqErr *pq.Error
+	switch {
+	case !dsn.Refused(err):
+		return err
+	case errors.As(err, &pqErr):
 		return fmt.Errorf("%w: %w", ErrRefused, err)
 	}
-	return err
+	return configError{err}
 }
 
 // parseDSN reads a store DSN: a SQLite file must exist, and is opened
@@ -118,7 +215,7 @@ func RedactDSN(rawDSN string) string { return dsn.Redact(rawDSN) }
 func open(ctx context.Context, t dsn.Target) (*Store, error) {
 	db, err := t.Open()
 	if err != nil {
-		return nil, err
+		return nil, configError{err} // the driver cannot use the DSN
 	}
 	s := &Store{db: db, dialect: t.Dialect}
 	if err := s.check(ctx); err != nil {
@@ -183,7 +280,8 @@ func (s *Store) query(ctx context.Context, tx *sqlx.Tx, nq namedQuery, params ma
 // ErrBadQuery marks an error a retry cannot mend: the query does not fit
 // the database (a syntax error, a table or column that does not exist, a
 // permission it lacks), tries to write, or returns rows that are not
-// (link_id, clicks) counts. Fix the query, the preset or the role.
+// (link_id, clicks) counts, or the table holds click times that cannot be
+// read (UnreadableError). Fix the query, the preset, the role or the data.
 var ErrBadQuery = errors.New("the store query does not fit this database")
 
 // classify marks the database errors that say the query itself is wrong

@@ -1,5 +1,6 @@
 -- The number of clicks in the half-open range [:from, :to), one row with
--- one column (clicks): the hourly drill-down runs it once per hour of a day.
+-- one column (clicks): a day's total for the events preset (an index
+-- search on ts), and, once per hour of a day, the hourly drill-down.
 SELECT count(*) AS clicks
 FROM clicks
 WHERE julianday(ts) >= julianday(:from)

@@ -4,9 +4,10 @@
 -- rows whose ts lies in [the day's first instant, the next day's first
 -- instant). Those two instants are computed in Go and passed as timestamptz,
 -- so DST days are 23 or 25 hours long and the session TimeZone never matters.
--- ts must therefore be timestamptz (an instant), not timestamp: a timestamp
--- without time zone would be read in whatever zone the session happens to
--- use.
+-- ts should be timestamptz (an instant). A timestamp (without time zone)
+-- column works too: clickrecon pins its sessions' TimeZone, so it is read as
+-- UTC (or in STORE_TIMESTAMP_TZ, if it holds local wall-clock times), never
+-- in the database's own TimeZone.
 --
 -- You may add columns (an id, the webhook delivery id for idempotent
 -- inserts, a user agent...); clickrecon reads only ts, link_id and

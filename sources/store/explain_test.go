@@ -1,0 +1,93 @@
+package store
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/clickrecon/clickrecon/internal/dsn"
+	"github.com/clickrecon/clickrecon/internal/pgtest"
+)
+
+// A day's total on the PostgreSQL reference schemas is a search of the ts
+// index (events) or of the primary key (daily), never a scan of the whole
+// table.
+func TestPostgresTotalsUseTheIndex(t *testing.T) {
+	db, _ := pgtest.New(t)
+	applySchemas(t, db, "postgres")
+	// 400 days of clicks and counters, so that a day is a small part of
+	// each table and the planner has a choice to make.
+	db.MustExec(`INSERT INTO clicks (ts, link_id)
+		SELECT timestamptz '2025-11-01 00:00:00+00' + n * interval '10 minutes', 'l' || (n % 50)
+		FROM generate_series(0, 400 * 144 - 1) AS n`)
+	db.MustExec(`INSERT INTO click_counts (day, link_id, clicks)
+		SELECT date '2025-11-01' + d, 'l' || l, d + l
+		FROM generate_series(0, 399) AS d, generate_series(0, 199) AS l`)
+	db.MustExec(`VACUUM ANALYZE clicks`)
+	db.MustExec(`VACUUM ANALYZE click_counts`)
+
+	s := &Store{dialect: dsn.Postgres}
+	day := mustDate(t, "2026-11-26")
+	loc := mustZone(t, "Europe/Warsaw")
+	from, to := day.Bounds(loc)
+	params := s.params(day, from, to, loc)
+	for _, name := range []string{PresetEvents, PresetDaily} {
+		q := mustQuery(t)(PresetQuery(name))
+		text, args, err := q.total.postgres.bind(dsn.Postgres, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(name+"_day", func(t *testing.T) { assertIndexPlan(t, db, name, text, args...) })
+	}
+}
+
+// assertIndexPlan fails t unless the plan of text reads the table of the
+// preset through an index, and never scans it whole.
+func assertIndexPlan(t *testing.T, db *sqlx.DB, preset, text string, args ...any) {
+	t.Helper()
+	table, index := "clicks", "clicks_ts_idx"
+	if preset == PresetDaily {
+		table, index = "click_counts", "click_counts_pkey"
+	}
+	var lines []string
+	if err := db.Select(&lines, "EXPLAIN "+text, args...); err != nil {
+		t.Fatal(err)
+	}
+	plan := strings.Join(lines, "\n")
+	if strings.Contains(plan, "Seq Scan on "+table) {
+		t.Errorf("plan scans %s whole:\n%s", table, plan)
+	}
+	if !strings.Contains(plan, "Index Only Scan using "+index) && !strings.Contains(plan, "Index Scan using "+index) && !strings.Contains(plan, "Bitmap Index Scan on "+index) {
+		t.Errorf("plan does not use %s:\n%s", index, plan)
+	}
+}
+
+// The daily preset's total on SQLite is a search of the primary key.
+func TestSQLiteDailyTotalUsesThePrimaryKey(t *testing.T) {
+	db, _ := newSQLite(t)
+	s := &Store{dialect: dsn.SQLite}
+	day := mustDate(t, "2026-11-26")
+	from, to := day.Bounds(time.UTC)
+	q := mustQuery(t)(PresetQuery(PresetDaily))
+	text, args, err := q.total.sqlite.bind(dsn.SQLite, s.params(day, from, to, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []struct {
+		ID, Parent, NotUsed int
+		Detail              string
+	}
+	if err := db.Select(&plan, "EXPLAIN QUERY PLAN "+text, args...); err != nil {
+		t.Fatal(err)
+	}
+	var details []string
+	for _, p := range plan {
+		details = append(details, p.Detail)
+	}
+	got := strings.Join(details, "\n")
+	if !strings.Contains(got, "SEARCH click_counts USING INDEX sqlite_autoindex_click_counts_1 (day=?)") {
+		t.Errorf("plan does not search the primary key:\n%s", got)
+	}
+}
