@@ -106,3 +106,56 @@ func findPosted(ctx context.Context, api *slack.Client, channel string, in histo
 func slackTS(t time.Time) string {
 	return fmt.Sprintf("%d.%06d", t.Unix(), t.Nanosecond()/1000)
 }
+
+// lookBack is how far back the search for a pending post goes when the
+// history's record of it has no readable creation time.
+const lookBack = 7 * 24 * time.Hour
+
+// resolvePending settles every pending post of s before a run posts
+// anything, and returns the id of the webhook post the run's next post may
+// repeat (give it as history.Intent.RepeatOf and say so in the message), 0
+// when there is none:
+//
+//   - a bot post (api not nil) is looked for in channel (findPosted): found,
+//     it is adopted (history.MarkPosted with its ts); not found, it never
+//     arrived (history.Abandon) and its days are alerted again;
+//   - a webhook post cannot be read back: the first time it is abandoned
+//     and its id returned, so that it is posted once more, marked as a
+//     possible repeat; a repeat that is itself pending is taken as
+//     delivered (history.MarkPosted with no channel or ts), so a webhook
+//     never posts a gap more than twice.
+//
+// An error leaves the rest pending: the run must post nothing.
+func resolvePending(ctx context.Context, h *history.History, api *slack.Client, channel string, s history.Scope, now time.Time) (repeatOf int64, err error) {
+	pending, err := h.Pending(ctx, s)
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range pending {
+		switch {
+		case p.Transport == history.TransportBot && api != nil:
+			ts, found, err := findPosted(ctx, api, channel, p, pendingSince(p, now.Add(-lookBack)))
+			if err != nil {
+				return 0, err
+			}
+			if found {
+				err = h.MarkPosted(ctx, p.ID, channel, ts)
+			} else {
+				err = h.Abandon(ctx, p.ID)
+			}
+			if err != nil {
+				return 0, err
+			}
+		case p.RepeatOf != 0:
+			if err := h.MarkPosted(ctx, p.ID, "", ""); err != nil {
+				return 0, err
+			}
+		default:
+			if err := h.Abandon(ctx, p.ID); err != nil {
+				return 0, err
+			}
+			repeatOf = p.ID
+		}
+	}
+	return repeatOf, nil
+}

@@ -3,9 +3,9 @@ package alert
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,7 +76,8 @@ func (f *channelFake) serve(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	switch strings.TrimPrefix(r.URL.Path, "/") {
 	case "chat.postMessage":
-		ts := fmt.Sprintf("1764558000.%06d", len(f.messages)+1)
+		// Slack's clock: a post made now, after the intent was recorded.
+		ts := slackTS(time.Now().Add(time.Duration(len(f.messages)) * time.Microsecond))
 		m := fakeMessage{TS: ts, Text: r.Form.Get("text")}
 		if md := r.Form.Get("metadata"); md != "" {
 			m.Metadata = json.RawMessage(md)
@@ -246,4 +247,123 @@ func TestPendingSince(t *testing.T) {
 	if got := pendingSince(history.Intent{}, fallback); !got.Equal(fallback) {
 		t.Errorf("pendingSince without Created = %v, want %v", got, fallback)
 	}
+}
+
+// outboxHistory returns a migrated SQLite history of the test's own.
+func outboxHistory(t *testing.T) *history.History {
+	t.Helper()
+	ctx := context.Background()
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "history.db")
+	if _, err := history.Migrate(ctx, dsn); err != nil {
+		t.Fatal(err)
+	}
+	h, err := history.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// A rerun settles the post an earlier run left pending before posting.
+func TestResolvePending(t *testing.T) {
+	ctx := context.Background()
+	scope := history.Scope{WorkspaceID: "48213", StoreID: "st_a", TZ: "Europe/Warsaw"}
+	now := time.Now()
+	gap := history.Alert{Date: "2026-11-25", Status: "missing", Severity: "warn", API: 1200, Local: 1195, Delta: -5,
+		From: "2026-11-24", To: "2026-11-26", RunKey: "rk1"}
+	intend := func(t *testing.T, h *history.History, transport string, repeatOf int64) history.Intent {
+		t.Helper()
+		a := gap
+		a.Transport = transport
+		in := history.Intent{Scope: scope, RunKey: "rk1", Kind: history.KindAlert, Transport: transport,
+			From: "2026-11-24", To: "2026-11-26", Alerts: []history.Alert{a}, RepeatOf: repeatOf}
+		id, err := h.Intend(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.ID = id
+		return in
+	}
+	alerted := func(t *testing.T, h *history.History) map[string]history.Alert {
+		t.Helper()
+		got, err := h.Alerts(ctx, scope.WorkspaceID, scope.StoreID, scope.TZ, "2026-11-20", "2026-11-30")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	pendingAfter := func(t *testing.T, h *history.History) int {
+		t.Helper()
+		p, err := h.Pending(ctx, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(p)
+	}
+
+	t.Run("bot_post_that_arrived_is_adopted", func(t *testing.T) {
+		h, f := outboxHistory(t), newChannelFake(t)
+		in := intend(t, h, history.TransportBot, 0)
+		// The post arrived; its answer never did.
+		_, ts, err := f.client().PostMessageContext(ctx, testChannelID, slack.MsgOptionText("gap", false), postMetadata(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		repeat, err := resolvePending(ctx, h, f.client(), testChannelID, scope, now)
+		if err != nil || repeat != 0 {
+			t.Fatalf("resolvePending = %d, %v; want 0, nil", repeat, err)
+		}
+		if a := alerted(t, h)[gap.Date]; a.TS != ts || a.Channel != testChannelID {
+			t.Errorf("alert of %s = %+v, want the adopted message %s", gap.Date, a, ts)
+		}
+		if n := pendingAfter(t, h); n != 0 {
+			t.Errorf("%d posts still pending", n)
+		}
+	})
+	t.Run("bot_post_that_never_arrived_is_abandoned", func(t *testing.T) {
+		h, f := outboxHistory(t), newChannelFake(t)
+		intend(t, h, history.TransportBot, 0)
+		repeat, err := resolvePending(ctx, h, f.client(), testChannelID, scope, now)
+		if err != nil || repeat != 0 {
+			t.Fatalf("resolvePending = %d, %v; want 0, nil", repeat, err)
+		}
+		if a := alerted(t, h); len(a) != 0 {
+			t.Errorf("alerts = %v, want none: the gap is to be posted", a)
+		}
+		if n := pendingAfter(t, h); n != 0 {
+			t.Errorf("%d posts still pending", n)
+		}
+	})
+	t.Run("bot_post_unknown_while_slack_fails_stays_pending", func(t *testing.T) {
+		h, f := outboxHistory(t), newChannelFake(t)
+		f.fail = "ratelimited"
+		intend(t, h, history.TransportBot, 0)
+		if _, err := resolvePending(ctx, h, f.client(), testChannelID, scope, now); err == nil {
+			t.Fatal("resolvePending while Slack fails: got nil, want an error (post nothing)")
+		}
+		if n := pendingAfter(t, h); n != 1 {
+			t.Errorf("%d posts pending, want the 1 kept", n)
+		}
+	})
+	t.Run("webhook_post_is_repeated_once_then_taken_as_delivered", func(t *testing.T) {
+		h := outboxHistory(t)
+		first := intend(t, h, history.TransportWebhook, 0)
+		repeat, err := resolvePending(ctx, h, nil, "", scope, now)
+		if err != nil || repeat != first.ID {
+			t.Fatalf("resolvePending = %d, %v; want %d, nil", repeat, err, first.ID)
+		}
+		if a := alerted(t, h); len(a) != 0 {
+			t.Errorf("alerts = %v, want none: the gap is posted once more", a)
+		}
+		// The repeat's answer is lost too: it is not posted a third time.
+		intend(t, h, history.TransportWebhook, first.ID)
+		repeat, err = resolvePending(ctx, h, nil, "", scope, now)
+		if err != nil || repeat != 0 {
+			t.Fatalf("resolvePending of the repeat = %d, %v; want 0, nil", repeat, err)
+		}
+		if _, ok := alerted(t, h)[gap.Date]; !ok {
+			t.Errorf("the repeated gap is not counted as alerted: a third post would follow")
+		}
+	})
 }
