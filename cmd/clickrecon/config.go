@@ -13,6 +13,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
+	"github.com/clickrecon/clickrecon/internal/runlock"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/monitor"
@@ -265,17 +266,10 @@ func (c config) validateRun(now time.Time) (settings, error) {
 	return s, nil
 }
 
-// lockDSN is the Postgres database that holds the advisory lock keeping
-// two runs of a workspace apart: the history's, else the store's; "" when
-// neither is Postgres (an embedded SQLite setup has one runner).
-func (c config) lockDSN() string {
-	for _, dsn := range []string{c.HistoryDSN, c.StoreDSN} {
-		if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-			return dsn
-		}
-	}
-	return ""
-}
+// lockDSN is the database whose lock keeps two runs of a workspace apart
+// (runlock.DSN): a PostgreSQL history or store (an advisory lock), else
+// the SQLite history, else the SQLite store (a lock file beside it).
+func (c config) lockDSN() string { return runlock.DSN(c.HistoryDSN, c.StoreDSN) }
 
 // slack returns the notifier's configuration.
 func (c config) slack() alert.Config {

@@ -89,7 +89,7 @@ func (j *job) lock(ctx context.Context, c config, stdout io.Writer) (release fun
 	release = func() {}
 	dsn := c.lockDSN()
 	if dsn == "" {
-		j.log.Debug("no run lock: neither the history nor the store is PostgreSQL (an embedded setup has one runner)")
+		j.log.Debug("no run lock: no database to lock")
 		return release, false
 	}
 	unlock, err := store.Lock(ctx, dsn, c.WorkspaceID)

@@ -28,23 +28,27 @@ const (
 
 // Alert is what Slack was last told about one day of a workspace in a
 // zone: the key of de-duplication.
+//
+// The JSON names are how an intended post (Intent) keeps its days in the
+// outbox table: changing one makes pending rows of an older version
+// unreadable.
 type Alert struct {
-	Date      string `db:"day"`
-	Status    string `db:"status"` // missing or surplus, as alerted
-	Severity  string `db:"severity"`
-	API       int64  `db:"api_clicks"` // the counts as alerted
-	Local     int64  `db:"local_clicks"`
-	Delta     int64  `db:"delta_clicks"`
-	Healed    bool   `db:"healed"` // the day matched after it was alerted
-	Transport string `db:"transport"`
+	Date      string `db:"day" json:"day"`
+	Status    string `db:"status" json:"status"` // missing or surplus, as alerted
+	Severity  string `db:"severity" json:"severity"`
+	API       int64  `db:"api_clicks" json:"api_clicks"` // the counts as alerted
+	Local     int64  `db:"local_clicks" json:"local_clicks"`
+	Delta     int64  `db:"delta_clicks" json:"delta_clicks"`
+	Healed    bool   `db:"healed" json:"healed"` // the day matched after it was alerted
+	Transport string `db:"transport" json:"transport"`
 	// Channel and TS name the newest message that shows the day, the one
 	// a later run edits; both are empty for a webhook.
-	Channel string `db:"channel"`
-	TS      string `db:"ts"`
+	Channel string `db:"channel" json:"channel"`
+	TS      string `db:"ts" json:"ts"`
 	// From and To are the window of that message.
-	From   string `db:"window_from"`
-	To     string `db:"window_to"`
-	RunKey string `db:"run_key"` // the run that last set the row
+	From   string `db:"window_from" json:"window_from"`
+	To     string `db:"window_to" json:"window_to"`
+	RunKey string `db:"run_key" json:"run_key"` // the run that last set the row
 }
 
 // Message is a Slack message a run posted or edited.
@@ -91,22 +95,25 @@ func (h *History) MessageAlerts(ctx context.Context, workspaceID, storeID, tz, c
 // it told Slack about, in one transaction: either history knows about the
 // message and every day it showed, or about none of them.
 func (h *History) SaveAlerts(ctx context.Context, m Message, alerts []Alert) error {
-	err := h.inTx(ctx, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, h.q.insertMessage,
-			m.RunKey, m.WorkspaceID, m.TZ, m.Kind, m.Action, m.Transport, m.Channel, m.TS); err != nil {
-			return fmt.Errorf("insert message: %w", err)
-		}
-		for _, a := range alerts {
-			if _, err := tx.ExecContext(ctx, h.q.upsertAlert,
-				m.WorkspaceID, m.StoreID, m.TZ, a.Date, a.Status, a.Severity, a.API, a.Local, a.Delta,
-				a.Healed, a.Transport, a.Channel, a.TS, a.From, a.To, a.RunKey); err != nil {
-				return fmt.Errorf("save alert of %s: %w", a.Date, err)
-			}
-		}
-		return nil
-	})
+	err := h.inTx(ctx, func(tx *sqlx.Tx) error { return h.saveAlerts(ctx, tx, m, alerts) })
 	if err != nil {
 		return fmt.Errorf("record Slack %s of run %s: %w", m.Kind, m.RunKey, err)
+	}
+	return nil
+}
+
+// saveAlerts is SaveAlerts inside the caller's transaction.
+func (h *History) saveAlerts(ctx context.Context, tx *sqlx.Tx, m Message, alerts []Alert) error {
+	if _, err := tx.ExecContext(ctx, h.q.insertMessage,
+		m.RunKey, m.WorkspaceID, m.TZ, m.Kind, m.Action, m.Transport, m.Channel, m.TS); err != nil {
+		return fmt.Errorf("insert message: %w", err)
+	}
+	for _, a := range alerts {
+		if _, err := tx.ExecContext(ctx, h.q.upsertAlert,
+			m.WorkspaceID, m.StoreID, m.TZ, a.Date, a.Status, a.Severity, a.API, a.Local, a.Delta,
+			a.Healed, a.Transport, a.Channel, a.TS, a.From, a.To, a.RunKey); err != nil {
+			return fmt.Errorf("save alert of %s: %w", a.Date, err)
+		}
 	}
 	return nil
 }

@@ -5,6 +5,10 @@
 // a later run stay quiet about a gap already reported, edit an alert whose
 // numbers changed and report a gap that healed.
 //
+// A Slack post is recorded as intended (Intend) before it is made and
+// marked posted (MarkPosted) after, so that a post whose answer never came
+// is resolved by the next run (Pending) instead of being repeated.
+//
 // Migrate creates and upgrades the tables from the numbered files of
 // sql/history (embedded in the binary); Open refuses a database that was
 // not migrated. Errors never contain the DSN's password, and the package
@@ -49,6 +53,13 @@ type queries struct {
 	alertsOfMessage   string
 	upsertAlert       string
 	insertMessage     string
+	insertIntent      string
+	intent            string
+	pendingIntents    string
+	resolveIntent     string
+	storeRows         string
+	adoptAlerts       string
+	adoptOutbox       string
 }
 
 func loadQueries(d dsn.Dialect) (queries, error) {
@@ -65,6 +76,13 @@ func loadQueries(d dsn.Dialect) (queries, error) {
 		"alerts_of_message":  &q.alertsOfMessage,
 		"upsert_alert":       &q.upsertAlert,
 		"insert_message":     &q.insertMessage,
+		"insert_intent":      &q.insertIntent,
+		"intent":             &q.intent,
+		"pending_intents":    &q.pendingIntents,
+		"resolve_intent":     &q.resolveIntent,
+		"store_rows":         &q.storeRows,
+		"adopt_alerts":       &q.adoptAlerts,
+		"adopt_outbox":       &q.adoptOutbox,
 	}
 	if d == dsn.Postgres {
 		files["migrate_lock"] = &q.migrateLock

@@ -107,7 +107,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]string{"001_history"}, first); diff != "" {
+		if diff := cmp.Diff([]string{"001_history", "002_outbox"}, first); diff != "" {
 			t.Errorf("first Migrate applied (-want +got):\n%s", diff)
 		}
 		second, err := Migrate(ctx, dsn)
@@ -148,7 +148,7 @@ func TestMigrateConcurrently(t *testing.T) {
 			}
 			all = append(all, results[i]...)
 		}
-		if diff := cmp.Diff([]string{"001_history"}, all); diff != "" {
+		if diff := cmp.Diff([]string{"001_history", "002_outbox"}, all); diff != "" {
 			t.Errorf("migrations applied over all concurrent runs (-want +got):\n%s", diff)
 		}
 	})

@@ -1,0 +1,336 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/lib/pq"
+
+	"github.com/clickrecon/clickrecon/internal/dsn"
+	"github.com/clickrecon/clickrecon/internal/pgtest"
+)
+
+var scope = Scope{WorkspaceID: "48213", StoreID: "st_a", TZ: "Europe/Warsaw"}
+
+// sampleIntent is an alert of two gaps about to be posted.
+func sampleIntent(runKey string) Intent {
+	a := Alert{Date: "2026-11-25", Status: "missing", Severity: "warn", API: 1200, Local: 1195, Delta: -5,
+		Transport: TransportBot, From: "2026-11-24", To: "2026-11-26", RunKey: runKey}
+	b := a
+	b.Date, b.Status, b.API, b.Local, b.Delta = "2026-11-26", "surplus", 900, 907, 7
+	return Intent{Scope: scope, RunKey: runKey, Kind: KindAlert, Transport: TransportBot,
+		From: "2026-11-24", To: "2026-11-26", Alerts: []Alert{a, b}}
+}
+
+// ignoreTimes leaves out what the history sets itself.
+var ignoreTimes = cmpopts.IgnoreFields(Intent{}, "Created", "Updated")
+
+func TestIntentMarkedPostedCountsAsAlerted(t *testing.T) {
+	each(t, func(t *testing.T, dsn string) {
+		h := migrated(t, dsn)
+		ctx := context.Background()
+		in := sampleIntent("rk1")
+		id, err := h.Intend(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		// Pending: the next run sees it, and nothing is alerted yet.
+		pending, err := h.Pending(ctx, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := in
+		want.ID, want.State = id, StatePending
+		if diff := cmp.Diff([]Intent{want}, pending, ignoreTimes); diff != "" {
+			t.Errorf("Pending (-want +got):\n%s", diff)
+		}
+		if len(pending) == 1 && (pending[0].Created == "" || !strings.HasSuffix(pending[0].Created, "Z")) {
+			t.Errorf("Created = %q, want an RFC 3339 UTC instant", pending[0].Created)
+		}
+		if got, err := h.Alerts(ctx, scope.WorkspaceID, scope.StoreID, scope.TZ, "2026-11-20", "2026-11-30"); err != nil || len(got) != 0 {
+			t.Errorf("Alerts while the post is pending = %v, %v; want none", got, err)
+		}
+
+		if err := h.MarkPosted(ctx, id, "C0ALERTS", "1700000000.000100"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := h.Alerts(ctx, scope.WorkspaceID, scope.StoreID, scope.TZ, "2026-11-20", "2026-11-30")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantAlerts := map[string]Alert{}
+		for _, a := range in.Alerts {
+			a.Channel, a.TS = "C0ALERTS", "1700000000.000100"
+			wantAlerts[a.Date] = a
+		}
+		if diff := cmp.Diff(wantAlerts, got); diff != "" {
+			t.Errorf("Alerts after MarkPosted (-want +got):\n%s", diff)
+		}
+		if n := count(t, h, "slack_messages"); n != 1 {
+			t.Errorf("slack_messages = %d, want 1", n)
+		}
+		if pending, err := h.Pending(ctx, scope); err != nil || len(pending) != 0 {
+			t.Errorf("Pending after MarkPosted = %v, %v; want none", pending, err)
+		}
+
+		// A retried MarkPosted (its first answer was lost) changes nothing;
+		// another message for the same post is refused.
+		if err := h.MarkPosted(ctx, id, "C0ALERTS", "1700000000.000100"); err != nil {
+			t.Errorf("MarkPosted again with the same message: %v", err)
+		}
+		if n := count(t, h, "slack_messages"); n != 1 {
+			t.Errorf("slack_messages after a repeated MarkPosted = %d, want 1", n)
+		}
+		if err := h.MarkPosted(ctx, id, "C0ALERTS", "1700000000.999999"); !errors.Is(err, ErrResolved) {
+			t.Errorf("MarkPosted with another ts: %v, want ErrResolved", err)
+		}
+		if err := h.Abandon(ctx, id); !errors.Is(err, ErrResolved) {
+			t.Errorf("Abandon of a posted post: %v, want ErrResolved", err)
+		}
+		if err := h.MarkPosted(ctx, id+1000, "C", "1"); err == nil {
+			t.Error("MarkPosted of an unknown id: got nil")
+		}
+	})
+}
+
+func TestIntendRefusesWhileAPostIsPending(t *testing.T) {
+	each(t, func(t *testing.T, dsn string) {
+		h := migrated(t, dsn)
+		ctx := context.Background()
+		first, err := h.Intend(ctx, sampleIntent("rk1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Intend(ctx, sampleIntent("rk2")); !errors.Is(err, ErrPending) {
+			t.Fatalf("second Intend while the first is pending: %v, want ErrPending", err)
+		}
+
+		// Another store, or another zone, has its own posts.
+		other := sampleIntent("rk2")
+		other.StoreID = "st_b"
+		if _, err := h.Intend(ctx, other); err != nil {
+			t.Errorf("Intend for another store: %v", err)
+		}
+
+		// A webhook cannot read back: the post is given up and repeated
+		// once, marked as such.
+		if err := h.Abandon(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Abandon(ctx, first); err != nil {
+			t.Errorf("second Abandon: %v, want nil", err)
+		}
+		if err := h.MarkPosted(ctx, first, "", ""); !errors.Is(err, ErrResolved) {
+			t.Errorf("MarkPosted of an abandoned post: %v, want ErrResolved", err)
+		}
+		repeat := sampleIntent("rk2")
+		repeat.Transport, repeat.RepeatOf = TransportWebhook, first
+		id, err := h.Intend(ctx, repeat)
+		if err != nil {
+			t.Fatalf("Intend after the pending post was abandoned: %v", err)
+		}
+		pending, err := h.Pending(ctx, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pending) != 1 || pending[0].ID != id || pending[0].RepeatOf != first || pending[0].Transport != TransportWebhook {
+			t.Errorf("Pending = %+v, want only %d repeating %d by webhook", pending, id, first)
+		}
+		if got, err := h.Alerts(ctx, scope.WorkspaceID, scope.StoreID, scope.TZ, "2026-11-20", "2026-11-30"); err != nil || len(got) != 0 {
+			t.Errorf("Alerts after an abandoned post = %v, %v; want none", got, err)
+		}
+	})
+}
+
+func TestIntendRefusesAnIncompleteIntent(t *testing.T) {
+	h := migrated(t, "sqlite:"+t.TempDir()+"/history.db")
+	in := sampleIntent("rk1")
+	in.From = ""
+	if _, err := h.Intend(context.Background(), in); err == nil {
+		t.Error("Intend without a window: got nil")
+	}
+}
+
+// A history the job can read but not write (a role that lost its INSERT
+// grant, a read-only file) refuses the intent, so nothing may be posted:
+// it could not record the post and every later run would repeat it.
+func TestIntendFailsOnAHistoryItCannotWrite(t *testing.T) {
+	ctx := context.Background()
+	check := func(t *testing.T, ro *History) {
+		t.Helper()
+		if _, err := ro.Alerts(ctx, scope.WorkspaceID, scope.StoreID, scope.TZ, "2026-11-20", "2026-11-30"); err != nil {
+			t.Fatalf("the history is not readable: %v", err)
+		}
+		if _, err := ro.Pending(ctx, scope); err != nil {
+			t.Fatalf("Pending on a readable history: %v", err)
+		}
+		id, err := ro.Intend(ctx, sampleIntent("rk1"))
+		if err == nil {
+			t.Fatalf("Intend on a history that cannot be written returned id %d and no error: a post would follow", id)
+		}
+		if errors.Is(err, ErrPending) {
+			t.Errorf("Intend: %v, must not be ErrPending", err)
+		}
+	}
+
+	t.Run("sqlite", func(t *testing.T) {
+		path := t.TempDir() + "/history.db"
+		migrated(t, "sqlite:"+path)
+		target, err := dsn.Parse("sqlite:"+path, dsn.Options{Mode: dsn.ReadOnly})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ro, err := open(ctx, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.Close()
+		check(t, ro)
+	})
+
+	t.Run("postgres", func(t *testing.T) {
+		admin, rawDSN := pgtest.New(t)
+		migrated(t, rawDSN)
+		var schema string
+		if err := admin.GetContext(ctx, &schema, "SELECT current_schema()"); err != nil {
+			t.Fatal(err)
+		}
+		role := fmt.Sprintf("clickrecon_ro_%016x", rand.Uint64())
+		for _, stmt := range []string{
+			"CREATE ROLE " + role + " LOGIN",
+			"GRANT USAGE ON SCHEMA " + pq.QuoteIdentifier(schema) + " TO " + role,
+			"GRANT SELECT ON ALL TABLES IN SCHEMA " + pq.QuoteIdentifier(schema) + " TO " + role,
+		} {
+			if _, err := admin.ExecContext(ctx, stmt); err != nil {
+				t.Fatalf("%s: %v", stmt, err)
+			}
+		}
+		t.Cleanup(func() {
+			for _, stmt := range []string{"DROP OWNED BY " + role, "DROP ROLE " + role} {
+				if _, err := admin.Exec(stmt); err != nil {
+					t.Errorf("%s: %v", stmt, err)
+				}
+			}
+		})
+		u, err := url.Parse(rawDSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.User = url.User(role)
+		ro, err := Open(ctx, u.String())
+		if err != nil {
+			t.Fatalf("Open as a role that may only read: %v", err)
+		}
+		defer ro.Close()
+		check(t, ro)
+	})
+}
+
+// A history migrated by an earlier version, without the outbox, is
+// refused by Open until migrate adds it, and keeps its rows.
+func TestMigrateAddsTheOutboxToAnExistingHistory(t *testing.T) {
+	each(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		h := migrated(t, dsn)
+		if err := h.SaveAlerts(ctx, Message{RunKey: "rk0", WorkspaceID: "48213", StoreID: "st_a", TZ: "Europe/Warsaw",
+			Kind: KindAlert, Action: ActionPosted, Transport: TransportWebhook}, sampleIntent("rk0").Alerts); err != nil {
+			t.Fatal(err)
+		}
+		// Back to what 001_history alone left.
+		for _, stmt := range []string{"DROP TABLE outbox", "DELETE FROM schema_migrations WHERE version = '002_outbox'"} {
+			if _, err := h.db.ExecContext(ctx, stmt); err != nil {
+				t.Fatalf("%s: %v", stmt, err)
+			}
+		}
+		if _, err := Open(ctx, dsn); !errors.Is(err, ErrNotMigrated) {
+			t.Fatalf("Open without the outbox: %v, want ErrNotMigrated", err)
+		}
+		applied, err := Migrate(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"002_outbox"}, applied); diff != "" {
+			t.Errorf("Migrate applied (-want +got):\n%s", diff)
+		}
+		h2, err := Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h2.Close()
+		if got := count(t, h2, "alerts"); got != 2 {
+			t.Errorf("alerts after the upgrade = %d, want the 2 kept", got)
+		}
+		if _, err := h2.Intend(ctx, sampleIntent("rk1")); err != nil {
+			t.Errorf("Intend after the upgrade: %v", err)
+		}
+	})
+}
+
+// Alerts recorded under the store id of earlier versions (a hash of the
+// DSN as written) move to the store's identity once, and are never merged
+// into an identity the history already knows.
+func TestAdoptStoreID(t *testing.T) {
+	each(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		h := migrated(t, dsn)
+		legacy := Scope{WorkspaceID: "48213", StoreID: "st_legacy", TZ: "Europe/Warsaw"}
+		in := sampleIntent("rk0")
+		in.Scope = legacy
+		id, err := h.Intend(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.MarkPosted(ctx, id, "C0ALERTS", "1.1"); err != nil {
+			t.Fatal(err)
+		}
+		// Another workspace's rows under the same id stay.
+		elsewhere := in
+		elsewhere.WorkspaceID = "99999"
+		if _, err := h.Intend(ctx, elsewhere); err != nil {
+			t.Fatal(err)
+		}
+
+		moved, err := h.AdoptStoreID(ctx, "48213", "st_legacy", "pg:cluster-1/db-16384")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if moved != 3 { // two alerts and one outbox row
+			t.Errorf("AdoptStoreID moved %d rows, want 3", moved)
+		}
+		got, err := h.Alerts(ctx, "48213", "pg:cluster-1/db-16384", "Europe/Warsaw", "2026-11-20", "2026-11-30")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 {
+			t.Errorf("alerts under the new identity = %v, want the 2 adopted", got)
+		}
+		if left, _ := h.Alerts(ctx, "48213", "st_legacy", "Europe/Warsaw", "2026-11-20", "2026-11-30"); len(left) != 0 {
+			t.Errorf("alerts left under the legacy id: %v", left)
+		}
+		if p, err := h.Pending(ctx, Scope{WorkspaceID: "99999", StoreID: "st_legacy", TZ: "Europe/Warsaw"}); err != nil || len(p) != 1 {
+			t.Errorf("another workspace's pending post = %v, %v; want it kept", p, err)
+		}
+
+		// Once adopted, nothing more moves, even if an old version writes
+		// under the legacy id again.
+		again := sampleIntent("rk9")
+		again.Scope = legacy
+		if _, err := h.Intend(ctx, again); err != nil {
+			t.Fatal(err)
+		}
+		if moved, err := h.AdoptStoreID(ctx, "48213", "st_legacy", "pg:cluster-1/db-16384"); err != nil || moved != 0 {
+			t.Errorf("second AdoptStoreID = %d, %v; want 0, nil", moved, err)
+		}
+		if moved, err := h.AdoptStoreID(ctx, "48213", "same", "same"); err != nil || moved != 0 {
+			t.Errorf("AdoptStoreID of an id to itself = %d, %v", moved, err)
+		}
+	})
+}
