@@ -642,8 +642,12 @@ func secretKeyAt(t *testing.T, file string, mounts []corev1.VolumeMount, volumes
 	return "", corev1.VolumeMount{}
 }
 
-func TestWritableDirectories(t *testing.T) {
-	b := load(t)
+func TestWritableDirectories(t *testing.T) { checkWritableDirectories(t, load(t)) }
+
+// checkWritableDirectories checks that RECON_REPORT_DIR, when a folder,
+// and /tmp are writable volumes in both pods.
+func checkWritableDirectories(t *testing.T, b *base) {
+	t.Helper()
 	reportDir := b.configMap.Data["RECON_REPORT_DIR"]
 	for name, pod := range b.pods() {
 		t.Run(name, func(t *testing.T) {
@@ -664,7 +668,11 @@ func TestWritableDirectories(t *testing.T) {
 			}
 			// The root filesystem is read-only: the reports and any
 			// temporary file need a volume of their own.
-			for _, dir := range []string{reportDir, "/tmp"} {
+			dirs := []string{reportDir, "/tmp"}
+			if strings.Contains(reportDir, "://") {
+				dirs = dirs[1:] // an object store
+			}
+			for _, dir := range dirs {
 				v, ok := mounted[path.Clean(dir)]
 				if !ok {
 					t.Errorf("%s is not a writable mount", dir)
@@ -683,8 +691,10 @@ func TestWritableDirectories(t *testing.T) {
 
 // TestBackfillIsTheNightlyPod checks that the backfill Job runs exactly
 // the CronJob's pod, with only its args changed.
-func TestBackfillIsTheNightlyPod(t *testing.T) {
-	b := load(t)
+func TestBackfillIsTheNightlyPod(t *testing.T) { checkBackfillIsTheNightlyPod(t, load(t)) }
+
+func checkBackfillIsTheNightlyPod(t *testing.T, b *base) {
+	t.Helper()
 	nightly := b.cronJob.Spec.JobTemplate.Spec.Template.DeepCopy()
 	backfill := b.job.Spec.Template.DeepCopy()
 
