@@ -364,6 +364,38 @@ func TestEgressPrivateComponent(t *testing.T) {
 	}
 }
 
+func TestNoHistoryComponent(t *testing.T) {
+	b, _ := withComponent(t, "components/no-history")
+	if v, ok := b.configMap.Data["HISTORY_DSN_FILE"]; ok {
+		t.Errorf("HISTORY_DSN_FILE is still set (%q)", v)
+	}
+	for name, s := range map[string]batchv1.JobSpec{
+		"CronJob": b.cronJob.Spec.JobTemplate.Spec,
+		"Job":     b.job.Spec,
+	} {
+		t.Run(name, func(t *testing.T) {
+			if ic := s.Template.Spec.InitContainers; len(ic) > 0 {
+				t.Errorf("init containers %v: migrate would exit 2 without HISTORY_DSN", names(ic))
+			}
+			checkFailurePolicyNamesContainers(t, s)
+			// The run's own rules are kept.
+			var kept int
+			for _, r := range s.PodFailurePolicy.Rules {
+				if r.OnExitCodes != nil && deref0(r.OnExitCodes.ContainerName) == containerName && slices.Equal(r.OnExitCodes.Values, []int32{1, 2}) {
+					kept++
+				}
+				if len(r.OnPodConditions) == 1 && r.OnPodConditions[0].Type == corev1.DisruptionTarget {
+					kept++
+				}
+			}
+			if kept != 2 {
+				t.Errorf("podFailurePolicy %+v lost the run's rules", s.PodFailurePolicy.Rules)
+			}
+		})
+	}
+	checkBackfillIsTheNightlyPod(t, b)
+}
+
 // TestComponentsBuildWithKubectl builds an overlay of the base with every
 // component through kustomize itself (kubectl kustomize), when kubectl is
 // installed, and decodes its output strictly.

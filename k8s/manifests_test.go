@@ -407,6 +407,7 @@ func TestJobSpecs(t *testing.T) {
 			if diff := cmp.Diff(want, s.PodFailurePolicy); diff != "" {
 				t.Errorf("podFailurePolicy (-want +got):\n%s", diff)
 			}
+			checkFailurePolicyNamesContainers(t, s)
 			if s.PodReplacementPolicy == nil || *s.PodReplacementPolicy != batchv1.Failed {
 				t.Errorf("podReplacementPolicy %v, want Failed", deref(s.PodReplacementPolicy))
 			}
@@ -1009,4 +1010,21 @@ func parseGoMemLimit(s string) (int64, error) {
 		return 0, fmt.Errorf("want a positive number of bytes with B, KiB, MiB, GiB or TiB (Mi is not Go's unit)")
 	}
 	return n * mult, nil
+}
+
+// checkFailurePolicyNamesContainers checks that every containerName of
+// the podFailurePolicy is a container or init container of the pod: the
+// API server refuses the Job otherwise.
+func checkFailurePolicyNamesContainers(t *testing.T, s batchv1.JobSpec) {
+	t.Helper()
+	if s.PodFailurePolicy == nil {
+		return
+	}
+	pod := s.Template.Spec
+	all := names(append(slices.Clone(pod.InitContainers), pod.Containers...))
+	for _, r := range s.PodFailurePolicy.Rules {
+		if r.OnExitCodes != nil && r.OnExitCodes.ContainerName != nil && !slices.Contains(all, *r.OnExitCodes.ContainerName) {
+			t.Errorf("podFailurePolicy names container %s, which the pod does not have (%v)", *r.OnExitCodes.ContainerName, all)
+		}
+	}
 }
