@@ -2,6 +2,7 @@ package k8s
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -20,6 +21,8 @@ import (
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/yaml"
+
+	"github.com/clickrecon/clickrecon/report"
 )
 
 // component is the part of a kustomize Component the components of
@@ -310,6 +313,14 @@ func TestReportsS3Component(t *testing.T) {
 			t.Errorf("RECON_REPORT_DIR sets %s: the prefix is the URL's path", p)
 		}
 	}
+	// The job opens it the same way: every query parameter is one
+	// gocloud.dev's s3blob knows.
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	d, err := report.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatalf("RECON_REPORT_DIR %q does not open: %v", dir, err)
+	}
+	d.Close()
 	// A merge patch: every other setting of the base is kept.
 	for k, v := range base.configMap.Data {
 		if k != "RECON_REPORT_DIR" && b.configMap.Data[k] != v {
