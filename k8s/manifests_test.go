@@ -35,6 +35,18 @@ import (
 // names it.
 const containerName = "clickrecon"
 
+// migrateContainerName is the init container that creates the history's
+// tables before the run.
+const migrateContainerName = "migrate"
+
+// podStartAllowance is the time a pod is given to be scheduled, pull its
+// image and start, in the activeDeadlineSeconds budget.
+const podStartAllowance = 2 * time.Minute
+
+// jobBackoff is the Job controller's first delay before a new pod after a
+// failed one; it doubles with each failure.
+const jobBackoff = 10 * time.Second
+
 // kustomization is the part of kustomization.yaml the base uses. It is
 // decoded strictly too: a field it does not know is a test failure, and
 // is added here once it is understood.
@@ -348,8 +360,29 @@ func TestJobSpecs(t *testing.T) {
 			if s.BackoffLimit == nil || *s.BackoffLimit > 3 || *s.BackoffLimit < 0 {
 				t.Errorf("backoffLimit %v, want 0 to 3", deref(s.BackoffLimit))
 			}
-			if s.ActiveDeadlineSeconds == nil || time.Duration(*s.ActiveDeadlineSeconds)*time.Second <= timeout {
-				t.Errorf("activeDeadlineSeconds %v, want above RECON_TIMEOUT %s: the run must stop itself before it is killed", deref(s.ActiveDeadlineSeconds), timeout)
+			if s.ActiveDeadlineSeconds == nil {
+				t.Fatal("activeDeadlineSeconds is not set")
+			}
+			// activeDeadlineSeconds counts from the Job's start, retries
+			// included: every pod backoffLimit allows must have time for
+			// its migrate, a whole RECON_TIMEOUT and its grace period, and
+			// to be scheduled, plus the controller's backoff between pods.
+			deadline := time.Duration(*s.ActiveDeadlineSeconds) * time.Second
+			pod := s.Template.Spec
+			attempts := int(deref0(s.BackoffLimit)) + 1
+			perPod := migrateTimeout(t, pod) + timeout + time.Duration(deref0(pod.TerminationGracePeriodSeconds))*time.Second + podStartAllowance
+			need := time.Duration(attempts) * perPod
+			for i := range attempts - 1 {
+				need += jobBackoff << i
+			}
+			if deadline < need {
+				t.Errorf("activeDeadlineSeconds %s leaves the last of %d pods less than a full run: want at least %s (%d x %s + backoff)",
+					deadline, attempts, need, attempts, perPod)
+			}
+			// Longer than a night, and concurrencyPolicy: Forbid skips the
+			// next night's run while a retry is still going.
+			if deadline >= 20*time.Hour {
+				t.Errorf("activeDeadlineSeconds %s: a stuck Job would hold back the next night's run", deadline)
 			}
 			want := &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
 				Action: batchv1.PodFailurePolicyActionFailJob,
@@ -357,6 +390,13 @@ func TestJobSpecs(t *testing.T) {
 					ContainerName: ptr(containerName),
 					Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
 					Values:        []int32{1, 2},
+				},
+			}, {
+				Action: batchv1.PodFailurePolicyActionFailJob,
+				OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+					ContainerName: ptr(migrateContainerName),
+					Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
+					Values:        []int32{2},
 				},
 			}, {
 				Action: batchv1.PodFailurePolicyActionIgnore,
@@ -367,10 +407,10 @@ func TestJobSpecs(t *testing.T) {
 			if diff := cmp.Diff(want, s.PodFailurePolicy); diff != "" {
 				t.Errorf("podFailurePolicy (-want +got):\n%s", diff)
 			}
+			checkFailurePolicyNamesContainers(t, s)
 			if s.PodReplacementPolicy == nil || *s.PodReplacementPolicy != batchv1.Failed {
 				t.Errorf("podReplacementPolicy %v, want Failed", deref(s.PodReplacementPolicy))
 			}
-			pod := s.Template.Spec
 			if pod.RestartPolicy != corev1.RestartPolicyNever {
 				t.Errorf("restartPolicy %q, want Never (podFailurePolicy requires it)", pod.RestartPolicy)
 			}
@@ -479,17 +519,18 @@ func TestConfigMapAndImage(t *testing.T) {
 		images[img.Name] = true
 	}
 	for name, pod := range b.pods() {
-		c := pod.Containers[0]
-		if len(c.EnvFrom) != 1 || c.EnvFrom[0].ConfigMapRef == nil || c.EnvFrom[0].ConfigMapRef.Name != cm.Name {
-			t.Errorf("%s: envFrom must be the ConfigMap %s alone", name, cm.Name)
-		}
-		for _, e := range c.Env {
-			if isSecretVariable(e.Name) {
-				t.Errorf("%s: the environment sets the secret %s: use %s_FILE", name, e.Name, e.Name)
+		for _, c := range append(slices.Clone(pod.InitContainers), pod.Containers...) {
+			if len(c.EnvFrom) != 1 || c.EnvFrom[0].ConfigMapRef == nil || c.EnvFrom[0].ConfigMapRef.Name != cm.Name {
+				t.Errorf("%s, container %s: envFrom must be the ConfigMap %s alone", name, c.Name, cm.Name)
 			}
-		}
-		if !images[c.Image] {
-			t.Errorf("%s: image %q is not one kustomization.yaml's images rewrites", name, c.Image)
+			for _, e := range c.Env {
+				if isSecretVariable(e.Name) {
+					t.Errorf("%s, container %s: the environment sets the secret %s: use %s_FILE", name, c.Name, e.Name, e.Name)
+				}
+			}
+			if !images[c.Image] {
+				t.Errorf("%s, container %s: image %q is not one kustomization.yaml's images rewrites", name, c.Name, c.Image)
+			}
 		}
 	}
 }
@@ -602,8 +643,12 @@ func secretKeyAt(t *testing.T, file string, mounts []corev1.VolumeMount, volumes
 	return "", corev1.VolumeMount{}
 }
 
-func TestWritableDirectories(t *testing.T) {
-	b := load(t)
+func TestWritableDirectories(t *testing.T) { checkWritableDirectories(t, load(t)) }
+
+// checkWritableDirectories checks that RECON_REPORT_DIR, when a folder,
+// and /tmp are writable volumes in both pods.
+func checkWritableDirectories(t *testing.T, b *base) {
+	t.Helper()
 	reportDir := b.configMap.Data["RECON_REPORT_DIR"]
 	for name, pod := range b.pods() {
 		t.Run(name, func(t *testing.T) {
@@ -624,7 +669,11 @@ func TestWritableDirectories(t *testing.T) {
 			}
 			// The root filesystem is read-only: the reports and any
 			// temporary file need a volume of their own.
-			for _, dir := range []string{reportDir, "/tmp"} {
+			dirs := []string{reportDir, "/tmp"}
+			if strings.Contains(reportDir, "://") {
+				dirs = dirs[1:] // an object store
+			}
+			for _, dir := range dirs {
 				v, ok := mounted[path.Clean(dir)]
 				if !ok {
 					t.Errorf("%s is not a writable mount", dir)
@@ -643,8 +692,10 @@ func TestWritableDirectories(t *testing.T) {
 
 // TestBackfillIsTheNightlyPod checks that the backfill Job runs exactly
 // the CronJob's pod, with only its args changed.
-func TestBackfillIsTheNightlyPod(t *testing.T) {
-	b := load(t)
+func TestBackfillIsTheNightlyPod(t *testing.T) { checkBackfillIsTheNightlyPod(t, load(t)) }
+
+func checkBackfillIsTheNightlyPod(t *testing.T, b *base) {
+	t.Helper()
 	nightly := b.cronJob.Spec.JobTemplate.Spec.Template.DeepCopy()
 	backfill := b.job.Spec.Template.DeepCopy()
 
@@ -811,10 +862,169 @@ func names(cs []corev1.Container) []string {
 
 func ptr[T any](v T) *T { return &v }
 
+// deref0 returns a pointer's value, or the zero value for nil.
+func deref0[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
 // deref shows a pointer's value in a message, or <unset>.
 func deref[T any](p *T) string {
 	if p == nil {
 		return "<unset>"
 	}
 	return fmt.Sprint(*p)
+}
+
+// migrateContainer returns the pod's migrate init container, or fails.
+func migrateContainer(t *testing.T, pod corev1.PodSpec) corev1.Container {
+	t.Helper()
+	for _, c := range pod.InitContainers {
+		if c.Name == migrateContainerName {
+			return c
+		}
+	}
+	t.Fatalf("no init container %s: the history's tables would never be created", migrateContainerName)
+	return corev1.Container{}
+}
+
+// migrateTimeout is the RECON_TIMEOUT the migrate init container runs
+// with: its own env value, else the ConfigMap's.
+func migrateTimeout(t *testing.T, pod corev1.PodSpec) time.Duration {
+	t.Helper()
+	c := migrateContainer(t, pod)
+	for _, e := range c.Env {
+		if e.Name == "RECON_TIMEOUT" {
+			d, err := time.ParseDuration(e.Value)
+			if err != nil {
+				t.Fatalf("init container %s: RECON_TIMEOUT %q: %v", c.Name, e.Value, err)
+			}
+			return d
+		}
+	}
+	t.Fatalf("init container %s sets no RECON_TIMEOUT of its own: it would wait up to the run's", c.Name)
+	return 0
+}
+
+// TestMigrateRunsFirst checks the order of operations the history needs:
+// an init container runs "clickrecon migrate" from the same image, with the
+// same settings and the same Secret, so that HISTORY_DSN_FILE names the
+// same database, before the run starts.
+func TestMigrateRunsFirst(t *testing.T) {
+	b := load(t)
+	if b.configMap.Data["HISTORY_DSN_FILE"] == "" {
+		t.Fatal("the ConfigMap sets no HISTORY_DSN_FILE: the migrate init container would exit 2")
+	}
+	for name, pod := range b.pods() {
+		t.Run(name, func(t *testing.T) {
+			if len(pod.InitContainers) != 1 {
+				t.Errorf("init containers %v, want only %s", names(pod.InitContainers), migrateContainerName)
+			}
+			m := migrateContainer(t, pod)
+			run := pod.Containers[0]
+			if m.Image != run.Image || m.ImagePullPolicy != run.ImagePullPolicy {
+				t.Errorf("migrate runs image %q (%s), the run %q (%s): one binary must own the schema", m.Image, m.ImagePullPolicy, run.Image, run.ImagePullPolicy)
+			}
+			if len(m.Command) > 0 {
+				t.Errorf("migrate sets command %q: the image's entrypoint is the binary", m.Command)
+			}
+			if !slices.Equal(m.Args, []string{"migrate"}) {
+				t.Errorf("migrate args %q, want [migrate]", m.Args)
+			}
+			if m.RestartPolicy != nil {
+				t.Errorf("migrate has restartPolicy %s: a sidecar would never finish before the run", *m.RestartPolicy)
+			}
+			if d := migrateTimeout(t, pod); d <= 0 || d > 10*time.Minute {
+				t.Errorf("migrate RECON_TIMEOUT %s, want a few minutes", d)
+			}
+			volumes := map[string]corev1.Volume{}
+			for _, v := range pod.Volumes {
+				volumes[v.Name] = v
+			}
+			file := b.configMap.Data["HISTORY_DSN_FILE"]
+			key, _ := secretKeyAt(t, file, m.VolumeMounts, volumes, b.secret.Name)
+			runKey, _ := secretKeyAt(t, file, run.VolumeMounts, volumes, b.secret.Name)
+			if key == "" || key != runKey {
+				t.Errorf("HISTORY_DSN_FILE=%s is key %q of the Secret in migrate, %q in the run: want the same key", file, key, runKey)
+			}
+		})
+	}
+}
+
+// TestGoMemLimit checks that every container sets GOMEMLIMIT as a value
+// about 90% of its memory limit: a soft limit the GC keeps the heap under,
+// with room left for what the Go runtime does not count.
+func TestGoMemLimit(t *testing.T) {
+	b := load(t)
+	for name, pod := range b.pods() {
+		for _, c := range append(slices.Clone(pod.InitContainers), pod.Containers...) {
+			t.Run(name+"/"+c.Name, func(t *testing.T) {
+				var value string
+				for _, e := range c.Env {
+					if e.Name == "GOMEMLIMIT" {
+						if e.ValueFrom != nil {
+							t.Fatal("GOMEMLIMIT comes from valueFrom: the full limit leaves the GC no room; set a value")
+						}
+						value = e.Value
+					}
+				}
+				if value == "" {
+					t.Fatal("GOMEMLIMIT is not set")
+				}
+				soft, err := parseGoMemLimit(value)
+				if err != nil {
+					t.Fatalf("GOMEMLIMIT %q: %v", value, err)
+				}
+				lim, ok := c.Resources.Limits[corev1.ResourceMemory]
+				if !ok {
+					t.Fatal("no memory limit")
+				}
+				ratio := float64(soft) / float64(lim.Value())
+				if ratio < 0.85 || ratio > 0.95 {
+					t.Errorf("GOMEMLIMIT %s is %.0f%% of the memory limit %s, want about 90%%", value, ratio*100, lim.String())
+				}
+			})
+		}
+	}
+}
+
+// parseGoMemLimit reads GOMEMLIMIT as the Go runtime does: a number of
+// bytes with an optional unit B, KiB, MiB, GiB or TiB.
+func parseGoMemLimit(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = n, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("want a positive number of bytes with B, KiB, MiB, GiB or TiB (Mi is not Go's unit)")
+	}
+	return n * mult, nil
+}
+
+// checkFailurePolicyNamesContainers checks that every containerName of
+// the podFailurePolicy is a container or init container of the pod: the
+// API server refuses the Job otherwise.
+func checkFailurePolicyNamesContainers(t *testing.T, s batchv1.JobSpec) {
+	t.Helper()
+	if s.PodFailurePolicy == nil {
+		return
+	}
+	pod := s.Template.Spec
+	all := names(append(slices.Clone(pod.InitContainers), pod.Containers...))
+	for _, r := range s.PodFailurePolicy.Rules {
+		if r.OnExitCodes != nil && r.OnExitCodes.ContainerName != nil && !slices.Contains(all, *r.OnExitCodes.ContainerName) {
+			t.Errorf("podFailurePolicy names container %s, which the pod does not have (%v)", *r.OnExitCodes.ContainerName, all)
+		}
+	}
 }

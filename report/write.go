@@ -2,64 +2,48 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
 
-// Files written by Write, in the order they are written.
+// Files written by Write, in the order they are rendered.
 var Files = []string{"report.json", "report.csv", "report.md", "report.html"}
 
-// Write writes every report file into dir/<run key>/ and returns that
-// folder. Each file is written to a temporary name and renamed, so a
-// reader never sees half a report, and a rerun replaces the files whole.
+// Write writes every report file as dir/<run key>/ and returns where that
+// folder is. dir is a folder or an object store URL (see Open). A local
+// folder is replaced as a whole, never left a mix of two runs; in an
+// object store report.json is written last (see Dest.Write).
 func Write(dir string, r Report) (string, error) {
-	out := filepath.Join(dir, r.RunKey)
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return "", fmt.Errorf("create report folder: %w", err)
+	ctx := context.Background()
+	d, err := Open(ctx, dir)
+	if err != nil {
+		return "", err
 	}
+	defer d.Close()
+	return d.WriteReport(ctx, r)
+}
+
+// Render renders every report file of r, in the order of Files.
+func Render(r Report) ([]File, error) {
 	renderers := map[string]func(Report) ([]byte, error){
 		"report.json": JSON,
 		"report.csv":  CSV,
 		"report.md":   Markdown,
 		"report.html": HTML,
 	}
+	var files []File
 	for _, name := range Files {
 		b, err := renderers[name](r)
 		if err != nil {
-			return out, fmt.Errorf("render %s: %w", name, err)
+			return nil, fmt.Errorf("render %s: %w", name, err)
 		}
-		if err := writeFile(filepath.Join(out, name), b); err != nil {
-			return out, err
-		}
+		files = append(files, File{Name: name, Data: b})
 	}
-	return out, nil
-}
-
-func writeFile(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return files, nil
 }
 
 // JSON renders report.json, indented, with a final newline.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -125,33 +126,95 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	})
 }
 
-// Two jobs starting at once (a backfill's shards, say) may both run
-// migrate: one applies, the other waits and finds nothing to do.
+// Two jobs starting at once (a CronJob's init container and a backfill's,
+// say) may both run migrate: one applies, the others wait and find
+// nothing to do.
 func TestMigrateConcurrently(t *testing.T) {
 	each(t, func(t *testing.T, dsn string) {
-		const runs = 4
-		var wg sync.WaitGroup
-		results := make([][]string, runs)
-		errs := make([]error, runs)
-		for i := range runs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				results[i], errs[i] = Migrate(context.Background(), dsn)
-			}()
-		}
-		wg.Wait()
-		var all []string
-		for i := range runs {
-			if errs[i] != nil {
-				t.Errorf("Migrate %d: %v", i, errs[i])
-			}
-			all = append(all, results[i]...)
-		}
-		if diff := cmp.Diff([]string{"001_history", "002_outbox"}, all); diff != "" {
-			t.Errorf("migrations applied over all concurrent runs (-want +got):\n%s", diff)
-		}
+		migrateConcurrently(t, dsn)
 	})
+}
+
+// The upgrade path: schema_migrations already exists, so its CREATE TABLE
+// IF NOT EXISTS takes no lock of its own and every Migrate reads the same
+// pending versions. Without the runner's lock they would all apply them,
+// and all but one fail on "relation already exists".
+func TestMigrateConcurrentlyOverAnExistingMigrationsTable(t *testing.T) {
+	each(t, func(t *testing.T, dsn string) {
+		h := openUnmigrated(t, dsn)
+		if _, err := h.db.Exec(h.q.migrationsTable); err != nil {
+			t.Fatal(err)
+		}
+		h.Close()
+		migrateConcurrently(t, dsn)
+	})
+}
+
+// migrateConcurrently runs several Migrate calls on dsn at once and checks
+// that every call succeeds, that each migration was applied by exactly one
+// of them and recorded once, and that the history then opens.
+func migrateConcurrently(t *testing.T, dsn string) {
+	t.Helper()
+	const runs = 6
+	var wg sync.WaitGroup
+	results := make([][]string, runs)
+	errs := make([]error, runs)
+	start := make(chan struct{})
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			results[i], errs[i] = Migrate(context.Background(), dsn)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	var all []string
+	for i := range runs {
+		if errs[i] != nil {
+			t.Errorf("Migrate %d: %v", i, errs[i])
+		}
+		all = append(all, results[i]...)
+	}
+	h := openUnmigrated(t, dsn)
+	defer h.Close()
+	ms, err := migrations(h.dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, m := range ms {
+		want = append(want, m.version)
+	}
+	slices.Sort(all)
+	if diff := cmp.Diff(want, all); diff != "" {
+		t.Errorf("migrations applied over all concurrent runs (-want +got):\n%s", diff)
+	}
+	var recorded []string
+	if err := h.db.Select(&recorded, "SELECT version FROM schema_migrations ORDER BY version"); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, recorded); diff != "" {
+		t.Errorf("schema_migrations (-want +got):\n%s", diff)
+	}
+	if err := h.checkMigrated(context.Background()); err != nil {
+		t.Errorf("after concurrent Migrate: %v", err)
+	}
+}
+
+// openUnmigrated opens dsn without checking its tables.
+func openUnmigrated(t *testing.T, rawDSN string) *History {
+	t.Helper()
+	target, err := parseDSN(rawDSN, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := open(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 func TestOpenRefusesAnUnmigratedDatabase(t *testing.T) {

@@ -1,0 +1,471 @@
+package k8s
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"sigs.k8s.io/yaml"
+
+	"github.com/clickrecon/clickrecon/report"
+)
+
+// component is the part of a kustomize Component the components of
+// components/ use, decoded strictly like kustomization.yaml.
+type component struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Resources  []string `json:"resources,omitempty"`
+	Patches    []struct {
+		Path string `json:"path"`
+	} `json:"patches,omitempty"`
+}
+
+// components lists the folders of components/.
+func components(t *testing.T) []string {
+	t.Helper()
+	dirs, err := filepath.Glob("components/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) == 0 {
+		t.Fatal("no component in components/")
+	}
+	return dirs
+}
+
+// decodeObject decodes one document strictly into the type its kind
+// names, among the kinds the base and its components use.
+func decodeObject(doc []byte) (any, error) {
+	var tm metav1.TypeMeta
+	if err := yaml.Unmarshal(doc, &tm); err != nil {
+		return nil, err
+	}
+	var obj any
+	var apiVersion string
+	switch tm.Kind {
+	case "CronJob":
+		apiVersion, obj = "batch/v1", &batchv1.CronJob{}
+	case "Job":
+		apiVersion, obj = "batch/v1", &batchv1.Job{}
+	case "ServiceAccount":
+		apiVersion, obj = "v1", &corev1.ServiceAccount{}
+	case "ConfigMap":
+		apiVersion, obj = "v1", &corev1.ConfigMap{}
+	case "Secret":
+		apiVersion, obj = "v1", &corev1.Secret{}
+	case "PersistentVolumeClaim":
+		apiVersion, obj = "v1", &corev1.PersistentVolumeClaim{}
+	case "NetworkPolicy":
+		apiVersion, obj = "networking.k8s.io/v1", &networkingv1.NetworkPolicy{}
+	default:
+		return nil, fmt.Errorf("kind %q: the test does not know it; add it to decodeObject", tm.Kind)
+	}
+	if tm.APIVersion != apiVersion {
+		return nil, fmt.Errorf("%s has apiVersion %q, want %q", tm.Kind, tm.APIVersion, apiVersion)
+	}
+	if err := decodeStrict(doc, obj); err != nil {
+		return nil, fmt.Errorf("%s: %w", tm.Kind, err)
+	}
+	return obj, nil
+}
+
+// withComponent returns the base with the component in dir applied as
+// kustomize applies it: every resource it lists decoded strictly and
+// returned, and each strategic-merge patch decoded strictly, matched to
+// the base object of its kind and name (a patch that names none fails)
+// and merged into it with the API server's own strategic merge, after
+// which the result is decoded strictly again.
+func withComponent(t *testing.T, dir string) (*base, []any) {
+	t.Helper()
+	b := load(t)
+	raw, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c component
+	if err := decodeStrict(raw, &c); err != nil {
+		t.Fatalf("%s/kustomization.yaml: %v", dir, err)
+	}
+	if c.APIVersion != "kustomize.config.k8s.io/v1alpha1" || c.Kind != "Component" {
+		t.Errorf("%s is %s %s, want kustomize.config.k8s.io/v1alpha1 Component", dir, c.APIVersion, c.Kind)
+	}
+	var extra []any
+	for _, file := range c.Resources {
+		raw, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatalf("%s lists %s: %v", dir, file, err)
+		}
+		for i, doc := range splitDocuments(raw) {
+			obj, err := decodeObject(doc)
+			if err != nil {
+				t.Errorf("%s/%s, document %d: %v", dir, file, i+1, err)
+				continue
+			}
+			extra = append(extra, obj)
+		}
+	}
+	for _, p := range c.Patches {
+		if p.Path == "" {
+			t.Errorf("%s: a patch without path: keep patches in files, so this test reads them", dir)
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, p.Path))
+		if err != nil {
+			t.Fatalf("%s lists patch %s: %v", dir, p.Path, err)
+		}
+		if err := b.patch(raw); err != nil {
+			t.Errorf("%s/%s: %v", dir, p.Path, err)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	return b, extra
+}
+
+// patch merges one strategic-merge patch into the base object it names.
+func (b *base) patch(doc []byte) error {
+	typed, err := decodeObject(doc) // a misspelt field fails here
+	if err != nil {
+		return err
+	}
+	var meta struct {
+		Kind     string            `json:"kind"`
+		Metadata metav1.ObjectMeta `json:"metadata"`
+	}
+	if err := yaml.Unmarshal(doc, &meta); err != nil {
+		return err
+	}
+	targets := map[string]any{
+		"CronJob/" + b.cronJob.Name:               &b.cronJob,
+		"Job/" + b.job.Name:                       &b.job,
+		"ConfigMap/" + b.configMap.Name:           &b.configMap,
+		"Secret/" + b.secret.Name:                 &b.secret,
+		"ServiceAccount/" + b.serviceAccount.Name: &b.serviceAccount,
+		"NetworkPolicy/" + b.networkPolicy.Name:   &b.networkPolicy,
+	}
+	key := meta.Kind + "/" + meta.Metadata.Name
+	target, ok := targets[key]
+	if !ok {
+		return fmt.Errorf("the patch targets %s, which the base does not have", key)
+	}
+	patchJSON, err := yaml.YAMLToJSONStrict(doc)
+	if err != nil {
+		return err
+	}
+	// target is a pointer to the base's field, which points to the object.
+	objPtr := func() any {
+		switch p := target.(type) {
+		case **batchv1.CronJob:
+			return *p
+		case **batchv1.Job:
+			return *p
+		case **corev1.ConfigMap:
+			return *p
+		case **corev1.Secret:
+			return *p
+		case **corev1.ServiceAccount:
+			return *p
+		case **networkingv1.NetworkPolicy:
+			return *p
+		}
+		return nil
+	}()
+	original, err := json.Marshal(objPtr)
+	if err != nil {
+		return err
+	}
+	merged, err := strategicpatch.StrategicMergePatch(original, patchJSON, typed)
+	if err != nil {
+		return fmt.Errorf("merge into %s: %w", key, err)
+	}
+	out, err := decodeObject(mustYAML(merged))
+	if err != nil {
+		return fmt.Errorf("%s after the patch: %w", key, err)
+	}
+	switch p := target.(type) {
+	case **batchv1.CronJob:
+		*p = out.(*batchv1.CronJob)
+	case **batchv1.Job:
+		*p = out.(*batchv1.Job)
+	case **corev1.ConfigMap:
+		*p = out.(*corev1.ConfigMap)
+	case **corev1.Secret:
+		*p = out.(*corev1.Secret)
+	case **corev1.ServiceAccount:
+		*p = out.(*corev1.ServiceAccount)
+	case **networkingv1.NetworkPolicy:
+		*p = out.(*networkingv1.NetworkPolicy)
+	}
+	return nil
+}
+
+func mustYAML(j []byte) []byte {
+	y, err := yaml.JSONToYAML(j)
+	if err != nil {
+		panic(err)
+	}
+	return y
+}
+
+// Every file of a component is listed in its kustomization.yaml, and
+// every component applies to the base.
+func TestComponentsApply(t *testing.T) {
+	for _, dir := range components(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			withComponent(t, dir) // fails on any document or patch that does not apply
+			raw, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var c component
+			if err := decodeStrict(raw, &c); err != nil {
+				t.Fatal(err)
+			}
+			listed := slices.Clone(c.Resources)
+			for _, p := range c.Patches {
+				listed = append(listed, p.Path)
+			}
+			slices.Sort(listed)
+			files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, f := range files {
+				if filepath.Base(f) != "kustomization.yaml" {
+					names = append(names, filepath.Base(f))
+				}
+			}
+			if diff := cmp.Diff(names, listed); diff != "" {
+				t.Errorf("the component's files differ from those its kustomization.yaml lists (-files +listed):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestReportsPVCComponent(t *testing.T) {
+	b, extra := withComponent(t, "components/reports-pvc")
+	var pvc *corev1.PersistentVolumeClaim
+	for _, o := range extra {
+		if p, ok := o.(*corev1.PersistentVolumeClaim); ok {
+			pvc = p
+		}
+	}
+	if pvc == nil {
+		t.Fatal("the component adds no PersistentVolumeClaim")
+	}
+	if _, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; !ok {
+		t.Error("the claim requests no storage")
+	}
+	if dir := b.configMap.Data["RECON_REPORT_DIR"]; strings.Contains(dir, "://") {
+		t.Errorf("RECON_REPORT_DIR %q: the claim needs a folder", dir)
+	}
+	for name, pod := range b.pods() {
+		var reports *corev1.Volume
+		for i, v := range pod.Volumes {
+			if v.Name == "reports" {
+				reports = &pod.Volumes[i]
+			}
+		}
+		if reports == nil || reports.PersistentVolumeClaim == nil || reports.PersistentVolumeClaim.ClaimName != pvc.Name {
+			t.Errorf("%s: the reports volume is %+v, want the claim %s", name, reports, pvc.Name)
+		} else if reports.EmptyDir != nil {
+			t.Errorf("%s: the reports volume is both an emptyDir and a claim", name)
+		}
+	}
+	checkWritableDirectories(t, b)
+	checkBackfillIsTheNightlyPod(t, b)
+}
+
+func TestReportsS3Component(t *testing.T) {
+	b, _ := withComponent(t, "components/reports-s3")
+	base := load(t)
+	dir := b.configMap.Data["RECON_REPORT_DIR"]
+	u, err := url.Parse(dir)
+	if err != nil || u.Scheme != "s3" || u.Host == "" {
+		t.Fatalf("RECON_REPORT_DIR %q, want s3://BUCKET/PREFIX", dir)
+	}
+	if u.User != nil {
+		t.Error("RECON_REPORT_DIR carries credentials: they come from the pod's identity or the Secret")
+	}
+	if u.Query().Get("region") == "" {
+		t.Error("RECON_REPORT_DIR sets no region")
+	}
+	for _, p := range []string{"prefix", "key"} {
+		if u.Query().Has(p) {
+			t.Errorf("RECON_REPORT_DIR sets %s: the prefix is the URL's path", p)
+		}
+	}
+	// The job opens it the same way: every query parameter is one
+	// gocloud.dev's s3blob knows.
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	d, err := report.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatalf("RECON_REPORT_DIR %q does not open: %v", dir, err)
+	}
+	d.Close()
+	// A merge patch: every other setting of the base is kept.
+	for k, v := range base.configMap.Data {
+		if k != "RECON_REPORT_DIR" && b.configMap.Data[k] != v {
+			t.Errorf("the component changed %s from %q to %q", k, v, b.configMap.Data[k])
+		}
+	}
+	checkWritableDirectories(t, b)
+}
+
+func TestEgressPrivateComponent(t *testing.T) {
+	b, extra := withComponent(t, "components/egress-private")
+	var policies []*networkingv1.NetworkPolicy
+	for _, o := range extra {
+		if p, ok := o.(*networkingv1.NetworkPolicy); ok {
+			policies = append(policies, p)
+		}
+	}
+	if len(policies) != 1 {
+		t.Fatalf("the component adds %d NetworkPolicies, want 1", len(policies))
+	}
+	np := policies[0]
+	if np.Name == b.networkPolicy.Name {
+		t.Errorf("the component's policy is named %s like the base's: it would replace it, not add to it", np.Name)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, pod := range map[string]map[string]string{
+		"CronJob": b.cronJob.Spec.JobTemplate.Spec.Template.Labels,
+		"Job":     b.job.Spec.Template.Labels,
+	} {
+		if sel.Empty() || !sel.Matches(k8slabels.Set(pod)) {
+			t.Errorf("podSelector %s does not select the %s's pods (labels %v)", sel, name, pod)
+		}
+	}
+	if !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeEgress}) {
+		t.Errorf("policyTypes %v, want [Egress] alone", np.Spec.PolicyTypes)
+	}
+	if len(np.Spec.Ingress) > 0 {
+		t.Error("the component allows ingress")
+	}
+	for _, r := range np.Spec.Egress {
+		if len(r.Ports) == 0 || len(r.To) == 0 {
+			t.Errorf("an egress rule allows every port or every address: %+v", r)
+		}
+		for _, peer := range r.To {
+			if peer.IPBlock != nil && (peer.IPBlock.CIDR == "0.0.0.0/0" || peer.IPBlock.CIDR == "::/0") {
+				t.Errorf("an egress rule allows every address: %+v", peer)
+			}
+		}
+	}
+}
+
+func TestNoHistoryComponent(t *testing.T) {
+	b, _ := withComponent(t, "components/no-history")
+	if v, ok := b.configMap.Data["HISTORY_DSN_FILE"]; ok {
+		t.Errorf("HISTORY_DSN_FILE is still set (%q)", v)
+	}
+	for name, s := range map[string]batchv1.JobSpec{
+		"CronJob": b.cronJob.Spec.JobTemplate.Spec,
+		"Job":     b.job.Spec,
+	} {
+		t.Run(name, func(t *testing.T) {
+			if ic := s.Template.Spec.InitContainers; len(ic) > 0 {
+				t.Errorf("init containers %v: migrate would exit 2 without HISTORY_DSN", names(ic))
+			}
+			checkFailurePolicyNamesContainers(t, s)
+			// The run's own rules are kept.
+			var kept int
+			for _, r := range s.PodFailurePolicy.Rules {
+				if r.OnExitCodes != nil && deref0(r.OnExitCodes.ContainerName) == containerName && slices.Equal(r.OnExitCodes.Values, []int32{1, 2}) {
+					kept++
+				}
+				if len(r.OnPodConditions) == 1 && r.OnPodConditions[0].Type == corev1.DisruptionTarget {
+					kept++
+				}
+			}
+			if kept != 2 {
+				t.Errorf("podFailurePolicy %+v lost the run's rules", s.PodFailurePolicy.Rules)
+			}
+		})
+	}
+	checkBackfillIsTheNightlyPod(t, b)
+}
+
+// TestComponentsBuildWithKubectl builds an overlay of the base with every
+// component through kustomize itself (kubectl kustomize), when kubectl is
+// installed, and decodes its output strictly.
+func TestComponentsBuildWithKubectl(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed: the components were checked by TestComponentsApply alone")
+	}
+	overlay := t.TempDir()
+	rel := func(p string) string {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := filepath.Rel(overlay, abs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return filepath.ToSlash(r)
+	}
+	k := "resources:\n  - " + rel(".") + "\ncomponents:\n"
+	for _, dir := range components(t) {
+		k += "  - " + rel(dir) + "\n"
+	}
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(k), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(kubectl, "kustomize", overlay)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kubectl kustomize: %v\n%s", err, stderr.String())
+	}
+	kinds := map[string]int{}
+	var cronJob *batchv1.CronJob
+	for i, doc := range splitDocuments(out) {
+		obj, err := decodeObject(doc)
+		if err != nil {
+			t.Errorf("document %d of the build: %v", i+1, err)
+			continue
+		}
+		kinds[fmt.Sprintf("%T", obj)]++
+		if c, ok := obj.(*batchv1.CronJob); ok {
+			cronJob = c
+		}
+	}
+	want := map[string]int{
+		"*v1.CronJob": 1, "*v1.Job": 1, "*v1.ServiceAccount": 1, "*v1.ConfigMap": 1, "*v1.Secret": 1,
+		"*v1.PersistentVolumeClaim": 1, "*v1.NetworkPolicy": 2,
+	}
+	if diff := cmp.Diff(want, kinds); diff != "" {
+		t.Errorf("objects built (-want +got):\n%s", diff)
+	}
+	if cronJob != nil {
+		for _, v := range cronJob.Spec.JobTemplate.Spec.Template.Spec.Volumes {
+			if v.Name == "reports" && (v.PersistentVolumeClaim == nil || v.EmptyDir != nil) {
+				t.Errorf("the built CronJob's reports volume is %+v, want the claim alone", v)
+			}
+		}
+	}
+}

@@ -1,0 +1,393 @@
+package report
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+)
+
+// folder returns the names and contents of the files in dir.
+func folder(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[e.Name()] = string(b)
+	}
+	return got
+}
+
+// names returns the names in dir.
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+func openDest(t *testing.T, dirOrURL string) *Dest {
+	t.Helper()
+	d, err := Open(context.Background(), dirOrURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// A rerun replaces the run's folder as a whole: a file only the previous
+// run had does not survive next to the new report.json.
+func TestWriteReplacesTheFolderAsAWhole(t *testing.T) {
+	dir := t.TempDir()
+	d := openDest(t, dir)
+	ctx := context.Background()
+	v1 := []File{{"report.json", []byte(`{"v":1}`)}, {"report.html", []byte("v1")}, {"report.old.csv", []byte("v1")}}
+	if err := d.Write(ctx, "key", v1); err != nil {
+		t.Fatal(err)
+	}
+	v2 := []File{{"report.json", []byte(`{"v":2}`)}, {"report.html", []byte("v2")}}
+	if err := d.Write(ctx, "key", v2); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"report.json": `{"v":2}`, "report.html": "v2"}
+	if diff := cmp.Diff(want, folder(t, filepath.Join(dir, "key"))); diff != "" {
+		t.Errorf("the run's folder (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"key"}, names(t, dir)); diff != "" {
+		t.Errorf("the report folder holds more than the run (-want +got):\n%s", diff)
+	}
+	fi, err := os.Stat(filepath.Join(dir, "key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o755 {
+		t.Errorf("the run's folder has mode %v, want 0755", perm)
+	}
+}
+
+// A write that fails halfway (a full disk, say) leaves the previous report
+// whole: never a report.json of one run beside the report.html of another.
+func TestFailedWriteLeavesThePreviousReport(t *testing.T) {
+	dir := t.TempDir()
+	d := openDest(t, dir)
+	ctx := context.Background()
+	v1 := []File{{"report.json", []byte(`{"v":1}`)}, {"report.html", []byte("v1")}}
+	if err := d.Write(ctx, "key", v1); err != nil {
+		t.Fatal(err)
+	}
+	// The second report.html cannot be created: the write fails after
+	// report.json and the first report.html were written.
+	broken := []File{{"report.json", []byte(`{"v":2}`)}, {"report.html", []byte("v2")}, {"report.html", []byte("v2")}}
+	if err := d.Write(ctx, "key", broken); err == nil {
+		t.Fatal("the write did not fail")
+	}
+	want := map[string]string{"report.json": `{"v":1}`, "report.html": "v1"}
+	if diff := cmp.Diff(want, folder(t, filepath.Join(dir, "key"))); diff != "" {
+		t.Errorf("the previous report (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"key"}, names(t, dir)); diff != "" {
+		t.Errorf("a failed write left something behind (-want +got):\n%s", diff)
+	}
+}
+
+// The two-rename fallback, for file systems without an atomic exchange,
+// also replaces the folder and leaves nothing behind.
+func TestSwapRenames(t *testing.T) {
+	dir := t.TempDir()
+	final := filepath.Join(dir, "key")
+	for i, content := range []string{"v1", "v2"} {
+		tmp, err := os.MkdirTemp(dir, ".key"+newSuffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, "report.json"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		old, err := swapRenames(tmp, final)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (old != "") != (i > 0) {
+			t.Errorf("write %d: previous folder %q", i+1, old)
+		}
+		if old != "" {
+			if got := folder(t, old)["report.json"]; got != "v1" {
+				t.Errorf("the folder set aside holds %q, want v1", got)
+			}
+			os.RemoveAll(old)
+		}
+		if got := folder(t, final)["report.json"]; got != content {
+			t.Errorf("write %d: report.json %q, want %q", i+1, got, content)
+		}
+	}
+	if diff := cmp.Diff([]string{"key"}, names(t, dir)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestWriteRefusesNamesOutsideTheFolder(t *testing.T) {
+	d := openDest(t, t.TempDir())
+	for _, tt := range []struct{ key, name string }{
+		{"../up", "report.json"}, {"a/b", "report.json"}, {"", "report.json"}, {".hidden", "report.json"},
+		{"key", "../report.json"}, {"key", ""},
+	} {
+		if err := d.Write(context.Background(), tt.key, []File{{tt.name, nil}}); err == nil {
+			t.Errorf("Write(%q, %q) succeeded", tt.key, tt.name)
+		}
+	}
+}
+
+func TestPruneRemovesOnlyOldReportFolders(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	mk := func(name string, age time.Duration, report bool) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if report {
+			if err := os.WriteFile(filepath.Join(p, "report.json"), []byte("{}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Chtimes(p, now.Add(-age), now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	day := 24 * time.Hour
+	mk("old_report", 31*day, true)
+	mk("recent_report", 29*day, true)
+	mk("current_report", 90*day, true) // this run's: never removed
+	mk("not_a_report", 90*day, false)  // someone else's folder
+	mk(".stale"+newSuffix+"123", 2*time.Hour, false)
+	mk(".fresh"+newSuffix+"456", time.Minute, false) // a write under way
+	if err := os.WriteFile(filepath.Join(dir, "old_file.json"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	d := openDest(t, dir)
+	removed, err := d.Prune(now, 30*day, "current_report")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, ".stale"+newSuffix+"123"), filepath.Join(dir, "old_report")}
+	slices.Sort(removed)
+	if diff := cmp.Diff(want, removed); diff != "" {
+		t.Errorf("removed (-want +got):\n%s", diff)
+	}
+	left := []string{".fresh" + newSuffix + "456", "current_report", "not_a_report", "old_file.json", "recent_report"}
+	if diff := cmp.Diff(left, names(t, dir)); diff != "" {
+		t.Errorf("left (-want +got):\n%s", diff)
+	}
+
+	if removed, err := d.Prune(now, 0, "current_report"); err != nil || len(removed) > 0 {
+		t.Errorf("keep 0 removed %v, %v: want nothing (keep everything)", removed, err)
+	}
+}
+
+func TestOpen(t *testing.T) {
+	dir := t.TempDir()
+	d := openDest(t, "file://"+filepath.ToSlash(dir))
+	if got, want := d.Location("key"), filepath.Join(dir, "key"); got != want {
+		t.Errorf("file:// Location %q, want %q", got, want)
+	}
+	for _, bad := range []string{
+		"", "ftp://host/reports", "s3://bucket/reports?prefix=x", "s3:///reports",
+		"file://host/reports", "file:///reports?x=1",
+	} {
+		if d, err := Open(context.Background(), bad); err == nil {
+			d.Close()
+			t.Errorf("Open(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestHTMLURL(t *testing.T) {
+	tests := []struct {
+		base, key, want string
+	}{
+		{"https://reports.example.com", "20261126_20261128_0123", "https://reports.example.com/20261126_20261128_0123/report.html"},
+		{"https://reports.example.com/clickrecon/", "k", "https://reports.example.com/clickrecon/k/report.html"},
+		{"https://reports.example.com/a%20b", "k", "https://reports.example.com/a%20b/k/report.html"},
+		{"http://proxy.internal:8080/r?view=1", "k", "http://proxy.internal:8080/r/k/report.html?view=1"},
+	}
+	for _, tt := range tests {
+		got, err := HTMLURL(tt.base, tt.key)
+		if err != nil || got != tt.want {
+			t.Errorf("HTMLURL(%q, %q) = %q, %v; want %q", tt.base, tt.key, got, err, tt.want)
+		}
+	}
+	for _, bad := range []struct{ base, key string }{
+		{"s3://bucket/reports", "k"}, {"reports.example.com", "k"}, {"https://user:pw@example.com", "k"},
+		{"https://example.com", "../k"}, {"https://example.com", "a/b"},
+	} {
+		if got, err := HTMLURL(bad.base, bad.key); err == nil {
+			t.Errorf("HTMLURL(%q, %q) = %q, want an error", bad.base, bad.key, got)
+		} else if strings.Contains(err.Error(), "pw") {
+			t.Errorf("the error shows the password: %v", err)
+		}
+	}
+}
+
+// s3Server is an in-process S3 (gofakes3, in memory) with a bucket
+// "reports". It records the keys of every PUT, in order, and fails the
+// PUTs whose key ends with failSuffix.
+type s3Server struct {
+	url        string
+	mu         sync.Mutex
+	puts       []string
+	failSuffix string
+}
+
+func newS3(t *testing.T) *s3Server {
+	t.Helper()
+	backend := s3mem.New()
+	if err := backend.CreateBucket("reports"); err != nil {
+		t.Fatal(err)
+	}
+	s := &s3Server{}
+	fake := gofakes3.New(backend).Server()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			s.mu.Lock()
+			s.puts = append(s.puts, r.URL.Path)
+			fail := s.failSuffix != "" && strings.HasSuffix(r.URL.Path, s.failSuffix)
+			s.mu.Unlock()
+			if fail {
+				w.WriteHeader(http.StatusForbidden)
+				w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>denied</Message></Error>`))
+				return
+			}
+		}
+		fake.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	s.url = srv.URL
+
+	// Credentials and configuration from the test alone, never from the
+	// machine's ~/.aws or an instance metadata service.
+	home := t.TempDir()
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(home, "config"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(home, "credentials"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	t.Setenv("AWS_PROFILE", "")
+	return s
+}
+
+// dest returns the s3:// URL of prefix in the bucket, pointed at s.
+func (s *s3Server) dest(prefix string) string {
+	q := url.Values{"endpoint": {s.url}, "use_path_style": {"true"}, "region": {"eu-central-1"}}
+	return "s3://reports/" + prefix + "?" + q.Encode()
+}
+
+func (s *s3Server) putKeys() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.puts)
+}
+
+func TestWriteToS3(t *testing.T) {
+	s := newS3(t)
+	r := sample(t)
+	where, err := Write(s.dest("clickrecon/nightly"), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "s3://reports/clickrecon/nightly/" + r.RunKey; where != want {
+		t.Errorf("location %q, want %q (and no query)", where, want)
+	}
+	puts := s.putKeys()
+	var want []string
+	for _, name := range Files {
+		want = append(want, "/reports/clickrecon/nightly/"+r.RunKey+"/"+name)
+	}
+	if diff := cmp.Diff(want, puts, cmpSorted); diff != "" {
+		t.Errorf("objects written (-want +got):\n%s", diff)
+	}
+	if len(puts) == 0 || !strings.HasSuffix(puts[len(puts)-1], "/report.json") {
+		t.Errorf("PUTs in order %q: report.json must be the last, the one readers trust", puts)
+	}
+
+	for _, at := range []string{
+		s.dest("clickrecon/nightly/" + r.RunKey),
+		s.dest("clickrecon/nightly/" + r.RunKey + "/report.json"),
+	} {
+		back, err := ReadReport(context.Background(), at)
+		if err != nil {
+			t.Fatalf("ReadReport: %v", err)
+		}
+		if back.RunKey != r.RunKey || back.Status != r.Status || len(back.Days) != len(r.Days) {
+			t.Errorf("read back %s/%s with %d days, want %s/%s with %d", back.RunKey, back.Status, len(back.Days), r.RunKey, r.Status, len(r.Days))
+		}
+	}
+}
+
+// A write that fails in the middle never writes report.json: a reader
+// keeps seeing the previous run's.
+func TestFailedS3WriteNeverWritesReportJSON(t *testing.T) {
+	s := newS3(t)
+	s.failSuffix = "/report.html"
+	if _, err := Write(s.dest("r"), sample(t)); err == nil {
+		t.Fatal("the write did not fail")
+	}
+	for _, key := range s.putKeys() {
+		if strings.HasSuffix(key, "/report.json") {
+			t.Errorf("report.json was written (%s) although report.html failed", key)
+		}
+	}
+}
+
+func TestReadReportFromAFolder(t *testing.T) {
+	dir := t.TempDir()
+	r := sample(t)
+	out, err := Write(dir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []string{out, filepath.Join(out, "report.json"), "file://" + filepath.ToSlash(out)} {
+		back, err := ReadReport(context.Background(), at)
+		if err != nil {
+			t.Fatalf("ReadReport(%s): %v", at, err)
+		}
+		if back.RunKey != r.RunKey {
+			t.Errorf("ReadReport(%s): run key %q, want %q", at, back.RunKey, r.RunKey)
+		}
+	}
+	if _, err := ReadReport(context.Background(), filepath.Join(dir, "missing")); err == nil {
+		t.Error("a missing report was read")
+	}
+}
+
+var cmpSorted = cmp.Transformer("sorted", func(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+})

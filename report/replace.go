@@ -1,0 +1,114 @@
+package report
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// replaceFolder writes files into a new folder beside dir/name, syncs them
+// to disk, and puts the new folder in place of dir/name, whose previous
+// content is then removed. A failure before the swap leaves dir/name as it
+// was.
+func replaceFolder(dir, name string, files []File) (err error) {
+	final := filepath.Join(dir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create report folder: %w", err)
+	}
+	tmp, err := os.MkdirTemp(dir, "."+name+newSuffix)
+	if err != nil {
+		return fmt.Errorf("write report %s: %w", final, err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	for _, f := range files {
+		if err := writeSynced(filepath.Join(tmp, f.Name), f.Data); err != nil {
+			return fmt.Errorf("write report %s: %w", filepath.Join(final, f.Name), err)
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it 0700
+		return fmt.Errorf("write report %s: %w", final, err)
+	}
+	if err := syncDir(tmp); err != nil {
+		return fmt.Errorf("write report %s: %w", final, err)
+	}
+	old, err := swapIn(tmp, final)
+	if err != nil {
+		return fmt.Errorf("write report %s: %w", final, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("write report %s: %w", final, err)
+	}
+	if old != "" {
+		// The new report is in place; a folder left here is removed by
+		// the next Prune.
+		os.RemoveAll(old)
+	}
+	return nil
+}
+
+// The temporary folders beside a run's folder: .<run key>.new-* while it
+// is written, .<run key>.old-* once it has been replaced.
+const (
+	newSuffix = ".new-"
+	oldSuffix = ".old-"
+)
+
+// isLeftover reports whether a folder name is one of replaceFolder's
+// temporary folders.
+func isLeftover(name string) bool {
+	return strings.HasPrefix(name, ".") && (strings.Contains(name, newSuffix) || strings.Contains(name, oldSuffix))
+}
+
+// swapRenames puts tmp at final with two renames, for a file system that
+// cannot exchange two names at once: final's previous folder, if any, is
+// first renamed aside, and its new path returned. Between the renames
+// final does not exist for a moment; it is never a mix of two runs.
+func swapRenames(tmp, final string) (string, error) {
+	if _, err := os.Lstat(final); os.IsNotExist(err) {
+		return "", os.Rename(tmp, final)
+	}
+	old := filepath.Join(filepath.Dir(tmp), strings.Replace(filepath.Base(tmp), newSuffix, oldSuffix, 1))
+	if err := os.Rename(final, old); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		if back := os.Rename(old, final); back != nil {
+			return "", fmt.Errorf("%w (and the previous report stays at %s: %v)", err, old, back)
+		}
+		return "", err
+	}
+	return old, nil
+}
+
+// writeSynced creates path, which must not exist, with b, and syncs it.
+func writeSynced(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// syncDir syncs a folder, so that the names created or renamed in it are
+// on disk.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
