@@ -46,12 +46,17 @@ type Report struct {
 	Drilldown     Drilldown      `json:"drilldown"`
 }
 
+// Drill-down modes, as Drilldown.Mode names them.
+const (
+	DrillOff       = "off"         // --drilldown off
+	DrillNone      = "none_needed" // no settled day differs: no request made
+	DrillBreakdown = "breakdown"   // Elido's /breakdown/link
+	DrillFallback  = "fallback"    // /breakdown/link answered 404: /timeseries?link_id= per link
+)
+
 // Drilldown says how the days that differ were drilled into.
 type Drilldown struct {
-	// Mode is off (--drilldown off), none_needed (no settled day differs,
-	// no request made), breakdown (Elido's /breakdown/link) or fallback
-	// (/timeseries?link_id= per link the store knows).
-	Mode           string `json:"mode"`
+	Mode           string `json:"mode"`            // one of the Drill* modes
 	Requests       int    `json:"requests"`        // API requests the drill-down made
 	UncheckedLinks int    `json:"unchecked_links"` // links the fallback could not check
 }

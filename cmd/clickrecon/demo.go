@@ -14,6 +14,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon"
+	"github.com/clickrecon/clickrecon/internal/job"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/sources/elido"
@@ -61,7 +62,7 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	from, _ := reconcile.ParseDate(demoFrom)
 	to, _ := reconcile.ParseDate(demoTo)
 	w := reconcile.Window{From: from, To: to, Loc: loc}
-	bar := newProgress(stderr)
+	bar := job.NewBar(stderr)
 	log := newLogger(bar, c.LogFormat, c.LogLevel)
 
 	elidoClicks, storeClicks := demoClicks(w)
@@ -92,12 +93,6 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 		fmt.Fprintf(stderr, "clickrecon demo: %v\n", err)
 		return exitIncomplete
 	}
-	st, err := store.Open(ctx, "sqlite:"+dbPath)
-	if err != nil {
-		fmt.Fprintf(stderr, "clickrecon demo: %v\n", err)
-		return exitIncomplete
-	}
-	defer st.Close()
 
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
@@ -106,11 +101,11 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 			"(Elido counted %d; the store lost a burst of webhook deliveries on %s and recorded a retried batch twice on %s).\n\n",
 			srv.URL(), len(storeClicks), len(elidoClicks), from.AddDays(1), from.AddDays(2))
 	}
-	j := c.job(settings{window: w, loc: loc, tolerance: c.tolerance(), failOn: c.failOn()}, d, log, bar)
-	j.client, j.store, j.query, j.workspaceID, j.runKey, j.storeID = client, st, query, demoWorkspace, runKey, report.StoreID("demo")
-	j.showSlack = true
-	j.retention = 0 // the demo's days are fixed; they never age out of the simulated Elido
-	code, _ := j.run(ctx, stdout)
+	o := c.options(w)
+	o.WorkspaceID, o.RunKey, o.StoreID = demoWorkspace, runKey, report.StoreID("demo")
+	o.StoreDSN, o.Query = "sqlite:"+dbPath, query
+	o.Retention = 0 // the demo's days are fixed; they never age out of the simulated Elido
+	code, _ := runJob(ctx, o, job.Deps{Elido: client, Log: log, Now: d.now, Progress: bar}, c.failOn(), nil, c.Format, true, stdout)
 	return code
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/job"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 )
@@ -47,7 +48,7 @@ func cmdMerge(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 		fmt.Fprintf(stderr, "clickrecon merge: %v\n", err)
 		return exitIncomplete
 	}
-	if err := printSummary(stdout, c.Format, merged, dir); err != nil {
+	if err := job.PrintSummary(stdout, c.Format, merged, dir); err != nil {
 		return exitIncomplete
 	}
 	if failOn := c.failOn(); failOn != "" {
