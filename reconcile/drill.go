@@ -30,12 +30,6 @@ type DayDetail struct {
 	Notes []string // why a part was not read
 }
 
-// HourCount is one hour's clicks; Start is the hour's first instant.
-type HourCount struct {
-	Start  time.Time
-	Clicks int64
-}
-
 // LinkDiff is one link whose counts differ on a day.
 type LinkDiff struct {
 	Date       Date

@@ -205,8 +205,8 @@ func (dr driller) hours(ctx context.Context, b *budget, d reconcile.Date, tz str
 		det.Notes = append(det.Notes, "Elido's hourly counts could not be read: "+err.Error())
 		return
 	}
-	for _, h := range hours {
-		det.APIHours = append(det.APIHours, reconcile.HourCount{Start: h.Start, Clicks: h.Clicks})
+	if len(hours) > 0 {
+		det.APIHours = hours
 	}
 	local, err := dr.store.HourlyCounts(ctx, dr.query, d, dr.window.Loc)
 	switch {
@@ -214,10 +214,7 @@ func (dr driller) hours(ctx context.Context, b *budget, d reconcile.Date, tz str
 	case err != nil:
 		det.Notes = append(det.Notes, "the store's hourly counts could not be read: "+err.Error())
 	default:
-		det.LocalHours = []reconcile.HourCount{}
-		for _, h := range local {
-			det.LocalHours = append(det.LocalHours, reconcile.HourCount{Start: h.Start, Clicks: h.Clicks})
-		}
+		det.LocalHours = append([]reconcile.HourCount{}, local...) // read, so never nil
 	}
 }
 
@@ -245,8 +242,8 @@ func (dr driller) neighbourHours(ctx context.Context, b *budget, res reconcile.R
 				continue // the estimate says it lacks hours; the pair is still reported
 			}
 			det := &reconcile.DayDetail{}
-			for _, h := range hours {
-				det.APIHours = append(det.APIHours, reconcile.HourCount{Start: h.Start, Clicks: h.Clicks})
+			if len(hours) > 0 {
+				det.APIHours = hours
 			}
 			details[d] = det
 		}

@@ -18,16 +18,10 @@ type Summary struct {
 }
 
 // DayCount is the clicks of one calendar day.
-type DayCount struct {
-	Date   reconcile.Date
-	Clicks int64
-}
+type DayCount = reconcile.DayCount
 
 // HourCount is the clicks of one hour, from Start (UTC) for an hour.
-type HourCount struct {
-	Start  time.Time
-	Clicks int64
-}
+type HourCount = reconcile.HourCount
 
 // LinkCount is the clicks of one link. The id is opaque.
 type LinkCount struct {

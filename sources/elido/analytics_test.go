@@ -53,7 +53,7 @@ func TestReadsEveryEndpoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []elido.DayCount{{from, 3}, {from.AddDays(1), 0}, {to, 5}}
+		want := []elido.DayCount{{Date: from, Clicks: 3}, {Date: from.AddDays(1), Clicks: 0}, {Date: to, Clicks: 5}}
 		if diff := gocmp.Diff(want, got); diff != "" {
 			t.Errorf("Timeseries (-want +got):\n%s", diff)
 		}
@@ -72,7 +72,7 @@ func TestReadsEveryEndpoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []elido.DayCount{{from, 2}, {from.AddDays(1), 0}, {to, 1}}
+		want := []elido.DayCount{{Date: from, Clicks: 2}, {Date: from.AddDays(1), Clicks: 0}, {Date: to, Clicks: 1}}
 		if diff := gocmp.Diff(want, got); diff != "" {
 			t.Errorf("LinkTimeseries (-want +got):\n%s", diff)
 		}
@@ -550,7 +550,7 @@ func TestStrictDecoding(t *testing.T) {
 			name: "unknown_fields_are_ignored",
 			body: `{"interval":"day","tz":"UTC","granularity":"x","items":[{"date":"2026-11-26","clicks":1,"uniques":1},{"date":"2026-11-27","clicks":0}]}`,
 			call: timeseries,
-			want: []elido.DayCount{{from, 1}, {to, 0}},
+			want: []elido.DayCount{{Date: from, Clicks: 1}, {Date: to, Clicks: 0}},
 		},
 		{
 			name: "wrong_interval",
