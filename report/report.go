@@ -103,6 +103,10 @@ type Day struct {
 	HoursWithGap []Hour `json:"hours_with_gap,omitempty"`
 }
 
+// IsGap reports whether the day is a settled discrepancy (reconcile's
+// verdict).
+func (d Day) IsGap() bool { return reconcile.Status(d.Status).IsGap() }
+
 // Hour is one hour of a day whose counts differ. Start is the hour's first
 // instant in the window's zone, with its offset, so the two 02:00 hours of
 // an autumn DST day are told apart.
@@ -270,7 +274,7 @@ func compactDate(d reconcile.Date) string { return strings.ReplaceAll(d.String()
 func worstDays(days []Day) []Day {
 	var gaps []Day
 	for _, d := range days {
-		if (d.Status == string(reconcile.Missing) || d.Status == string(reconcile.Surplus)) && d.Delta != nil {
+		if d.IsGap() && d.Delta != nil {
 			gaps = append(gaps, d)
 		}
 	}

@@ -53,7 +53,7 @@ func cmdMerge(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 	}
 	if failOn := c.failOn(); failOn != "" {
 		for _, day := range merged.Days {
-			if (day.Status == "missing" || day.Status == "surplus") && reconcile.Severity(day.Severity).AtLeast(failOn) {
+			if day.IsGap() && reconcile.Severity(day.Severity).AtLeast(failOn) {
 				return exitGaps
 			}
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 )
 
@@ -266,8 +267,7 @@ func alertable(days []report.Day) []report.Day {
 }
 
 func isGap(d report.Day) bool {
-	return d.Settled && (d.Status == "missing" || d.Status == "surplus") &&
-		(d.Severity == "warn" || d.Severity == "fail") &&
+	return d.Settled && d.IsGap() && reconcile.Severity(d.Severity).AtLeast(reconcile.Warn) &&
 		d.API != nil && d.Local != nil && d.Delta != nil
 }
 
