@@ -3,30 +3,31 @@ package job
 import (
 	"context"
 
+	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/history"
 )
 
-// revisions adds to the report the days whose Elido count changed since an
-// earlier run (the provider revised it), before the report is written. It
-// returns the history's error, if any (openErr: it could not be opened):
-// without a readable history the run posts nothing, so that it cannot
-// repeat an alert.
-func revisions(ctx context.Context, d Deps, h *history.History, openErr error, rep report.Report, interrupted string) (report.Report, error) {
+// revise adds to the result the days whose Elido count changed since an
+// earlier run recorded them (the provider revised it), so the report is
+// built once, complete. It returns the history's error, if any (openErr:
+// it could not be opened): without a readable history the run posts
+// nothing, so that it cannot repeat an alert.
+func revise(ctx context.Context, d Deps, o Options, h *history.History, openErr error, res reconcile.Result, interrupted string) (reconcile.Result, error) {
 	if openErr != nil {
 		d.Log.Error("history not opened: nothing will be posted to Slack", "err", openErr)
-		return rep, openErr
+		return res, openErr
 	}
 	if h == nil || interrupted != "" {
-		return rep, nil
+		return res, nil
 	}
-	found, err := h.Revisions(ctx, rep)
+	w := o.Window
+	earlier, err := h.LastCounts(ctx, o.WorkspaceID, w.Loc.String(), w.From, w.To)
 	if err != nil {
 		d.Log.Error("history not read: nothing will be posted to Slack", "err", err)
-		return rep, err
+		return res, err
 	}
-	rep.Findings = append(rep.Findings, found...)
-	return rep, nil
+	return reconcile.Revise(res, earlier), nil
 }
 
 // notify posts what Slack should hear of the report, once. It posts

@@ -113,6 +113,7 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	})
 	res, drill := drillDown(ctx, d, o, st, res, totals)
 	interrupted := interruption(ctx, o.Timeout)
+	res, historyErr = revise(ctx, d, o, h, historyErr, res, interrupted)
 	rep := report.New(res, w, report.Meta{
 		RunKey:      o.RunKey,
 		WorkspaceID: o.WorkspaceID,
@@ -123,9 +124,7 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		Drilldown:   drill,
 	})
 	d.Progress.Done()
-	out := Outcome{Result: res, Interrupted: interrupted, ElidoErr: elidoErr, StoreErr: storeErr}
-	rep, out.HistoryErr = revisions(ctx, d, h, historyErr, rep, interrupted)
-	out.Report = rep
+	out := Outcome{Report: rep, Result: res, Interrupted: interrupted, ElidoErr: elidoErr, StoreErr: storeErr, HistoryErr: historyErr}
 	dir, err := report.Write(o.ReportDir, rep)
 	if err != nil {
 		log.Error("report not written", "err", err)

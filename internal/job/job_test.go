@@ -15,6 +15,7 @@ import (
 	"github.com/clickrecon/clickrecon/internal/demo"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/history"
 	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 	"github.com/clickrecon/clickrecon/sources/store"
@@ -256,5 +257,33 @@ func TestDrillDownOff(t *testing.T) {
 	}
 	if before["breakdown/link"] != 0 || before["breakdown/country"] != 0 {
 		t.Errorf("requests %v with the drill-down off", before)
+	}
+}
+
+// A count Elido changed after an earlier run recorded it is a finding of
+// the report, built once with it.
+func TestRunReportsARevisedCount(t *testing.T) {
+	world, o, d := setup(t)
+	ctx := context.Background()
+	o.HistoryDSN = "sqlite:" + filepath.Join(t.TempDir(), "history.db")
+	if _, err := history.Migrate(ctx, o.HistoryDSN); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := Run(ctx, o, d); err != nil || out.HistoryErr != nil {
+		t.Fatalf("first run: %v, history %v", err, out.HistoryErr)
+	}
+	world.Elido.SetClicks(world.ElidoClicks[1:]) // Elido drops the first day's first click
+	out, err := Run(ctx, o, d)
+	if err != nil || out.HistoryErr != nil {
+		t.Fatalf("second run: %v, history %v", err, out.HistoryErr)
+	}
+	var revised []string
+	for _, f := range out.Report.Findings {
+		if f.Kind == reconcile.FindingAPIRevised {
+			revised = append(revised, f.Message)
+		}
+	}
+	if len(revised) != 1 || !strings.Contains(revised[0], "Elido's count for 2026-10-23 changed") {
+		t.Errorf("revision findings %q, want one for 2026-10-23", revised)
 	}
 }
