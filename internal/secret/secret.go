@@ -3,6 +3,7 @@
 package secret
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -38,3 +39,14 @@ type scrubbed struct {
 
 func (e *scrubbed) Error() string { return e.msg }
 func (e *scrubbed) Unwrap() error { return e.err }
+
+// URL shows a URL that is not itself a secret (an API base, say) without
+// the password or the query it might carry, or "(unparsable)".
+func URL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable)"
+	}
+	u.RawQuery = ""
+	return u.Redacted()
+}

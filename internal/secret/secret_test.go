@@ -28,3 +28,16 @@ func TestScrub(t *testing.T) {
 		t.Error("nil became an error")
 	}
 }
+
+func TestURL(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ in, want string }{
+		{"https://slack.com/api/", "https://slack.com/api/"},
+		{"https://user:hunter2@proxy.example/api/?token=xoxb-1", "https://user:xxxxx@proxy.example/api/"},
+		{"://bad", "(unparsable)"},
+	} {
+		if got := URL(tt.in); got != tt.want {
+			t.Errorf("URL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
