@@ -13,6 +13,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
+	"github.com/clickrecon/clickrecon/internal/job"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/monitor"
@@ -135,8 +136,6 @@ type settings struct {
 	tolerance reconcile.Tolerance
 	failOn    reconcile.Severity // "" for --fail-on none
 	apiBase   *url.URL
-	push      *monitor.Pushgateway // nil: PUSHGATEWAY_URL unset
-	health    *monitor.Healthcheck // nil: HEALTHCHECK_URL unset
 }
 
 // validateCommon checks what run and demo share: the tolerances, the
@@ -169,10 +168,8 @@ func (c config) validateCommon() error {
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return err
 	}
-	switch c.SlackNotify {
-	case alert.NotifyGaps, alert.NotifyAlways:
-	default:
-		return fmt.Errorf("SLACK_NOTIFY must be %s or %s, got %q", alert.NotifyGaps, alert.NotifyAlways, c.SlackNotify)
+	if _, err := alert.ParseNotify(c.SlackNotify); err != nil {
+		return err
 	}
 	switch {
 	case c.Settle < 0:
@@ -250,19 +247,27 @@ func (c config) validateRun(now time.Time) (settings, error) {
 			return s, err
 		}
 	}
-	if c.PushgatewayURL != "" {
-		if s.push, err = monitor.NewPushgateway(c.PushgatewayURL); err != nil {
-			return s, err
-		}
-	}
-	if c.HealthcheckURL != "" {
-		if s.health, err = monitor.NewHealthcheck(c.HealthcheckURL); err != nil {
-			return s, err
-		}
-	}
 	s.tolerance = c.tolerance()
 	s.failOn = c.failOn()
 	return s, nil
+}
+
+// monitors builds the monitoring clients PUSHGATEWAY_URL and
+// HEALTHCHECK_URL ask for; their constructors check the URLs.
+func (c config) monitors(opts ...monitor.Option) (job.Monitors, error) {
+	var m job.Monitors
+	var err error
+	if c.PushgatewayURL != "" {
+		if m.Push, err = monitor.NewPushgateway(c.PushgatewayURL); err != nil {
+			return m, err
+		}
+	}
+	if c.HealthcheckURL != "" {
+		if m.Health, err = monitor.NewHealthcheck(c.HealthcheckURL, opts...); err != nil {
+			return m, err
+		}
+	}
+	return m, nil
 }
 
 // lockDSN is the Postgres database that holds the advisory lock keeping

@@ -19,6 +19,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/report/alert"
+	"github.com/clickrecon/clickrecon/report/monitor"
 	"github.com/clickrecon/clickrecon/sources/elido"
 )
 
@@ -47,12 +48,13 @@ func main() {
 type clock func() time.Time
 
 // deps are the parts of the outside world that tests replace: the clock,
-// and options for the Elido client and the Slack notifier (a sleep that
-// does not wait).
+// and options for the Elido client, the Slack notifier and the
+// healthcheck (a sleep that does not wait).
 type deps struct {
-	now   clock
-	elido []elido.Option
-	alert []alert.Option
+	now     clock
+	elido   []elido.Option
+	alert   []alert.Option
+	monitor []monitor.Option
 }
 
 // run is the whole program short of exiting: it takes everything from the

@@ -32,6 +32,10 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	if err != nil {
 		return usageExit(stderr, err)
 	}
+	mon, err := c.monitors(d.monitor...)
+	if err != nil {
+		return usageExit(stderr, err)
+	}
 	query, err := loadQuery(c)
 	if err != nil {
 		return usageExit(stderr, err)
@@ -67,7 +71,6 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	}
 	defer release()
 	started := time.Now()
-	mon := job.Monitors{Push: s.push, Health: s.health}
 	mon.Start(ctx, log)
 	o := c.options(s.window)
 	o.WorkspaceID, o.RunKey, o.StoreID = c.WorkspaceID, runKey, report.StoreID(storeID)

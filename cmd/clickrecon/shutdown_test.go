@@ -9,7 +9,6 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
 
@@ -38,8 +37,7 @@ func TestRunStopsPromptly(t *testing.T) {
 				time.AfterFunc(tt.cancelIn, cancel)
 			}
 			var stdout, stderr bytes.Buffer
-			code := runWith(ctx, []string{"run", "--from", "2026-10-24", "--to", "2026-10-26"}, envconfig.MapLookuper(f.env), &stdout, &stderr,
-				deps{now: func() time.Time { return testNow }, elido: []elido.Option{elido.WithClock(time.Now, f.waits.sleep)}})
+			code := runWith(ctx, []string{"run", "--from", "2026-10-24", "--to", "2026-10-26"}, envconfig.MapLookuper(f.env), &stdout, &stderr, f.deps())
 			if code != exitIncomplete {
 				t.Fatalf("exit %d, want 3\n%s", code, stderr.String())
 			}
@@ -92,8 +90,7 @@ func TestSigtermAfterGapsPostsNothing(t *testing.T) {
 	defer cancel()
 	time.AfterFunc(300*time.Millisecond, cancel)
 	var stdout, stderr bytes.Buffer
-	code := runWith(ctx, []string{"run", "--from", "2026-10-24", "--to", "2026-10-26"}, envconfig.MapLookuper(f.env), &stdout, &stderr,
-		deps{now: func() time.Time { return testNow }, elido: []elido.Option{elido.WithClock(time.Now, f.waits.sleep)}})
+	code := runWith(ctx, []string{"run", "--from", "2026-10-24", "--to", "2026-10-26"}, envconfig.MapLookuper(f.env), &stdout, &stderr, f.deps())
 	if code != exitIncomplete {
 		t.Fatalf("exit %d, want 3\n%s", code, stderr.String())
 	}

@@ -46,6 +46,18 @@ const (
 	NotifyAlways = "always" // post every run, gaps or not
 )
 
+// ParseNotify reads SLACK_NOTIFY, which is checked here only: gaps (also
+// when empty) or always.
+func ParseNotify(s string) (string, error) {
+	switch s {
+	case "":
+		return NotifyGaps, nil
+	case NotifyGaps, NotifyAlways:
+		return s, nil
+	}
+	return "", fmt.Errorf("SLACK_NOTIFY must be %s or %s, got %q", NotifyGaps, NotifyAlways, s)
+}
+
 // DefaultAPIURL is Slack's Web API, used with a bot token when APIURL is
 // empty.
 const DefaultAPIURL = "https://slack.com/api/"
@@ -60,7 +72,7 @@ type Config struct {
 	BotToken   string       // SLACK_BOT_TOKEN: scopes chat:write and files:write
 	Channel    string       // SLACK_CHANNEL: an ID (C0123ABC) or a name the bot is a member of
 	APIURL     string       // SLACK_API_URL: the Web API base, default DefaultAPIURL
-	Notify     string       // SLACK_NOTIFY: NotifyGaps (default) or NotifyAlways
+	Notify     string       // SLACK_NOTIFY, as ParseNotify read it: NotifyGaps (default) or NotifyAlways
 	HTTPClient *http.Client // default: a client with a 30s timeout
 	Logger     *slog.Logger // a line per retried call; nil logs nothing
 }
@@ -135,12 +147,8 @@ func New(cfg Config, opts ...Option) (*Notifier, error) {
 		now:        time.Now,
 		sleep:      sleep,
 	}
-	switch n.notify {
-	case "":
+	if n.notify != NotifyAlways {
 		n.notify = NotifyGaps
-	case NotifyGaps, NotifyAlways:
-	default:
-		return nil, fmt.Errorf("SLACK_NOTIFY must be %s or %s, got %q", NotifyGaps, NotifyAlways, cfg.Notify)
 	}
 	if n.httpClient == nil {
 		n.httpClient = &http.Client{Timeout: defaultRequestTimeout}

@@ -28,12 +28,23 @@ type Healthcheck struct {
 	timeout  time.Duration
 	attempts int
 	wait     time.Duration
+	sleep    func(ctx context.Context, d time.Duration) error
+}
+
+// Option adjusts a Healthcheck.
+type Option func(*Healthcheck)
+
+// WithSleep replaces how the healthcheck waits between attempts, so that
+// tests do not wait for real. sleep must return ctx's error if ctx ends
+// first.
+func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
+	return func(h *Healthcheck) { h.sleep = sleep }
 }
 
 // NewHealthcheck checks rawURL, the check's ping URL, such as
 // https://hc-ping.com/<uuid> or https://hc-ping.com/<ping-key>/<slug>.
 // Its errors never quote the URL: its path is the check's secret.
-func NewHealthcheck(rawURL string) (*Healthcheck, error) {
+func NewHealthcheck(rawURL string, opts ...Option) (*Healthcheck, error) {
 	u, err := parseEndpoint("HEALTHCHECK_URL", rawURL)
 	if err != nil {
 		return nil, err
@@ -46,6 +57,10 @@ func NewHealthcheck(rawURL string) (*Healthcheck, error) {
 		timeout:  callTimeout,
 		attempts: 3,
 		wait:     time.Second,
+		sleep:    sleep,
+	}
+	for _, opt := range opts {
+		opt(h)
 	}
 	for _, s := range []string{u.Path, u.EscapedPath(), u.RawQuery} {
 		if strings.Trim(s, "/") != "" {
@@ -104,7 +119,7 @@ func (h *Healthcheck) ping(ctx context.Context, suffix, body string) error {
 		if retry, err = h.post(ctx, target, body); err == nil {
 			return nil
 		}
-		if !retry || attempt >= h.attempts || !sleep(ctx, h.wait) {
+		if !retry || attempt >= h.attempts || h.sleep(ctx, h.wait) != nil {
 			break
 		}
 	}
@@ -155,14 +170,14 @@ func oneLine(s string) string {
 	return s
 }
 
-// sleep waits for d, or returns false at once when ctx ends first.
-func sleep(ctx context.Context, d time.Duration) bool {
+// sleep waits for d, or returns ctx's error at once when ctx ends first.
+func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return false
+		return ctx.Err()
 	case <-t.C:
-		return true
+		return nil
 	}
 }
