@@ -26,6 +26,7 @@ func date(s string) Date {
 }
 
 func TestDayBounds(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		zone      string
@@ -83,6 +84,7 @@ func TestDayBounds(t *testing.T) {
 // Every day of several years tiles the time line in zones with unusual
 // rules, so no click can fall between two days or into two.
 func TestDaysTileTheTimeLine(t *testing.T) {
+	t.Parallel()
 	for _, zone := range []string{"Europe/Warsaw", "America/Santiago", "America/Havana", "Asia/Beirut", "Australia/Lord_Howe", "Asia/Kolkata", "America/St_Johns"} {
 		loc := mustLoad(t, zone)
 		d := date("2025-01-01")
@@ -104,6 +106,7 @@ func TestDaysTileTheTimeLine(t *testing.T) {
 }
 
 func TestParseDate(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{"", "2026-2-03", "2026-02-30", "26-11-2026", "2026/11/26", "2026-11-26T00:00:00Z", "yesterday"} {
 		if _, err := ParseDate(bad); err == nil {
 			t.Errorf("ParseDate(%q) succeeded, want an error", bad)
@@ -115,6 +118,7 @@ func TestParseDate(t *testing.T) {
 }
 
 func TestNewWindow(t *testing.T) {
+	t.Parallel()
 	warsaw := mustLoad(t, "Europe/Warsaw")
 	kiritimati := mustLoad(t, "Pacific/Kiritimati") // UTC+14
 	pagoPago := mustLoad(t, "Pacific/Pago_Pago")    // UTC-11
@@ -172,6 +176,7 @@ func TestNewWindow(t *testing.T) {
 }
 
 func TestShard(t *testing.T) {
+	t.Parallel()
 	w := Window{From: date("2026-01-01"), To: date("2026-01-10"), Loc: time.UTC}
 	var got []string
 	for i := 0; i < 3; i++ {

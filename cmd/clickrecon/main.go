@@ -48,13 +48,15 @@ func main() {
 type clock func() time.Time
 
 // deps are the parts of the outside world that tests replace: the clock,
-// and options for the Elido client, the Slack notifier and the
-// healthcheck (a sleep that does not wait).
+// options for the Elido client, the Slack notifier and the healthcheck (a
+// sleep that does not wait), and when the drill-down stops (nil: at its
+// share of RECON_TIMEOUT).
 type deps struct {
-	now     clock
-	elido   []elido.Option
-	alert   []alert.Option
-	monitor []monitor.Option
+	now        clock
+	elido      []elido.Option
+	alert      []alert.Option
+	monitor    []monitor.Option
+	drillLimit func(context.Context) (context.Context, context.CancelFunc)
 }
 
 // run is the whole program short of exiting: it takes everything from the

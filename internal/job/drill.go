@@ -28,7 +28,13 @@ func drillDown(ctx context.Context, d Deps, o Options, st *store.Store, res reco
 		// The findings across days need no drill-down.
 		return reconcile.Explain(res, nil, o.Window.Loc), report.Drilldown{Mode: report.DrillOff}
 	}
-	dctx, cancel := context.WithDeadline(ctx, drillDeadline(ctx, o.Timeout))
+	var dctx context.Context
+	var cancel context.CancelFunc
+	if d.DrillLimit != nil {
+		dctx, cancel = d.DrillLimit(ctx)
+	} else {
+		dctx, cancel = context.WithDeadline(ctx, drillDeadline(ctx, o.Timeout))
+	}
 	dr := driller{client: d.Elido, store: st, query: o.Query, window: o.Window, now: d.Now(),
 		retention: o.Retention, max: o.DrillMax, log: d.Log, progress: d.Progress}
 	details, drill := dr.drill(dctx, res, counts.links, counts.seen)

@@ -57,6 +57,10 @@ type Deps struct {
 	Log      *slog.Logger    // carries the run key
 	Now      func() time.Time
 	Progress Progress
+	// DrillLimit returns the context the drill-down runs in, which ends
+	// when the drill-down must stop. nil: at the run's deadline less a
+	// fifth of RECON_TIMEOUT (at most 5 minutes), kept for what follows.
+	DrillLimit func(ctx context.Context) (context.Context, context.CancelFunc)
 }
 
 // Progress is where a run shows how far each stage got (a terminal's

@@ -287,3 +287,54 @@ func TestRunReportsARevisedCount(t *testing.T) {
 		t.Errorf("revision findings %q, want one for 2026-10-23", revised)
 	}
 }
+
+// The drill-down keeps a fifth of RECON_TIMEOUT, at most five minutes, for
+// the report, Slack and the history.
+func TestDrillDeadline(t *testing.T) {
+	t.Parallel()
+	end := time.Date(2026, 11, 29, 3, 30, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name    string
+		timeout time.Duration
+		want    time.Time
+	}{
+		{"a_fifth_of_ten_minutes", 10 * time.Minute, end.Add(-2 * time.Minute)},
+		{"at_most_five_minutes", 30 * time.Minute, end.Add(-5 * time.Minute)},
+		{"a_fifth_of_two_seconds", 2 * time.Second, end.Add(-400 * time.Millisecond)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithDeadline(context.Background(), end)
+			defer cancel()
+			if got := drillDeadline(ctx, tt.timeout); !got.Equal(tt.want) {
+				t.Errorf("drillDeadline = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// An injected limit stops the drill-down when it says, and the result says
+// what was not read.
+func TestDrillDownStopsAtItsLimit(t *testing.T) {
+	world, o, d := setup(t)
+	world.Elido.SetFaults(elidotest.Fault{Kind: elidotest.Slow, Delay: time.Minute, Endpoint: "breakdown/link"})
+	d.DrillLimit = func(ctx context.Context) (context.Context, context.CancelFunc) {
+		dctx, cancel := context.WithCancel(ctx)
+		arrived := world.Elido.Arrived("breakdown/link")
+		go func() {
+			select {
+			case <-arrived:
+			case <-time.After(30 * time.Second):
+			}
+			cancel()
+		}()
+		return dctx, cancel
+	}
+	res, _ := drill(t, o, d)
+	if !strings.Contains(notes(res), "the drill-down stopped at its time limit") {
+		t.Errorf("no finding says the drill-down stopped:\n%s", notes(res))
+	}
+	if diff := cmp.Diff(demoStatuses, statuses(res)); diff != "" {
+		t.Errorf("days (-want +got):\n%s", diff)
+	}
+}
