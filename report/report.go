@@ -1,7 +1,9 @@
 // Package report turns a reconciliation result into the files operators
-// read and scripts parse: report.json (schema version 1), report.csv and
-// report.md, written to RECON_REPORT_DIR/<run_key>/ before anything is
-// sent anywhere.
+// read and scripts parse: report.json (schema version 1), report.csv,
+// report.md and report.html, written to RECON_REPORT_DIR/<run_key>/ as a
+// whole before anything is sent anywhere. Its subpackages send what the
+// report says (alert: Slack; monitor: Pushgateway and healthcheck) and
+// remember it between runs (history).
 package report
 
 import (
@@ -280,6 +282,23 @@ func worstDays(days []Day) []Day {
 	}
 	sort.SliceStable(gaps, func(i, j int) bool { return abs(*gaps[i].Delta) > abs(*gaps[j].Delta) })
 	return gaps
+}
+
+// WorstLinks returns the link rows largest |delta| first, then by date and
+// link id: the order every rendering lists them in.
+func WorstLinks(links []Link) []Link {
+	ls := append([]Link(nil), links...)
+	sort.SliceStable(ls, func(i, j int) bool {
+		a, b := abs(ls[i].Delta), abs(ls[j].Delta)
+		switch {
+		case a != b:
+			return a > b
+		case ls[i].Date != ls[j].Date:
+			return ls[i].Date < ls[j].Date
+		}
+		return ls[i].LinkID < ls[j].LinkID
+	})
+	return ls
 }
 
 func abs(n int64) int64 {

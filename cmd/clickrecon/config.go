@@ -20,7 +20,7 @@ import (
 )
 
 // config is everything the environment can set. Flags override the fields
-// they share with it (see parseFlags).
+// they share with it (see parseArgs).
 type config struct {
 	APIKey      string `env:"ELIDO_API_KEY"`
 	WorkspaceID string `env:"ELIDO_WORKSPACE_ID"`

@@ -111,8 +111,9 @@ Exit codes: 0 completed; 1 gaps at or above --fail-on; 2 usage or
 configuration error; 3 could not complete (a retry may help).
 `
 
-// newFlagSet declares the flags of run and demo. Each flag's default is
-// the value its variable already set, so a flag wins over the variable.
+// newFlagSet declares the flags of command name (run, demo, merge or
+// migrate, which has none). Each flag's default is the value its variable
+// already set, so a flag wins over the variable.
 func newFlagSet(name string, c *config, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("clickrecon "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)

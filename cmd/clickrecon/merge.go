@@ -29,7 +29,7 @@ func cmdMerge(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 		return usageExit(stderr, err)
 	}
 	if len(paths) < 2 {
-		return usageExit(stderr, errors.New("merge needs the reports of at least two shards: clickrecon merge DIR/KEY1 DIR/KEY2 ..."))
+		return usageExit(stderr, errors.New("merge needs the reports of at least two shards: clickrecon merge DIR/KEY1 DIR/KEY2 [DIR/KEY3 ...]"))
 	}
 	var shards []report.Report
 	for _, path := range paths {

@@ -86,7 +86,7 @@ func Clicks(w reconcile.Window) (elidoClicks, storeClicks []elidotest.Click) {
 		start, end := d.Bounds(w.Loc)
 		for t := start; t.Before(end); t = t.Add(time.Hour) {
 			hour := t.In(w.Loc).Hour()
-			perHour := 8 + 30*max(0, 6-abs(hour-15))/6 // peaks mid-afternoon
+			perHour := 8 + 30*max(0, 6-max(hour-15, 15-hour))/6 // peaks mid-afternoon
 			for i := 0; i < perHour+rng.IntN(8); i++ {
 				ts := t.Add(time.Duration(rng.Int64N(int64(time.Hour))))
 				elidoClicks = append(elidoClicks, click(ts, links[rng.IntN(len(links))]))
@@ -120,13 +120,6 @@ func Clicks(w reconcile.Window) (elidoClicks, storeClicks []elidotest.Click) {
 		}
 	}
 	return elidoClicks, storeClicks
-}
-
-func abs(n int) int {
-	if n < 0 {
-		return -n
-	}
-	return n
 }
 
 // buildStore creates an SQLite click store from the reference events

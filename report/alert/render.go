@@ -108,7 +108,7 @@ func Render(rep report.Report, since []Change) Message {
 		}
 		blocks = append(blocks, section(list("*Days with gaps*, worst first", lines, mostDays, "day", "days")))
 	}
-	if links := worstLinks(rep.Links); len(links) > 0 {
+	if links := report.WorstLinks(rep.Links); len(links) > 0 {
 		lines := make([]string, len(links))
 		for i, l := range links {
 			lines[i] = fmt.Sprintf("• %s on %s: *%s* (Elido %s · store %s) · %s",
@@ -274,27 +274,12 @@ func isGap(d report.Day) bool {
 // sortGaps orders gaps largest |delta| first, then by date.
 func sortGaps(gaps []report.Day) {
 	sort.SliceStable(gaps, func(i, j int) bool {
-		a, b := abs(*gaps[i].Delta), abs(*gaps[j].Delta)
-		if a != b {
+		di, dj := *gaps[i].Delta, *gaps[j].Delta
+		if a, b := max(di, -di), max(dj, -dj); a != b {
 			return a > b
 		}
 		return gaps[i].Date < gaps[j].Date
 	})
-}
-
-func worstLinks(links []report.Link) []report.Link {
-	ls := append([]report.Link(nil), links...)
-	sort.SliceStable(ls, func(i, j int) bool {
-		a, b := abs(ls[i].Delta), abs(ls[j].Delta)
-		switch {
-		case a != b:
-			return a > b
-		case ls[i].Date != ls[j].Date:
-			return ls[i].Date < ls[j].Date
-		}
-		return ls[i].LinkID < ls[j].LinkID
-	})
-	return ls
 }
 
 func gapEmoji(gaps []report.Day) string {
@@ -466,11 +451,4 @@ func clipBytes(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
-}
-
-func abs(n int64) int64 {
-	if n < 0 {
-		return -n
-	}
-	return n
 }
