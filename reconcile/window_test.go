@@ -152,6 +152,9 @@ func TestNewWindow(t *testing.T) {
 		{name: "date_with_range", spec: WindowSpec{Date: "2026-11-26", From: "2026-11-26", To: "2026-11-27"}, loc: warsaw, now: now, wantErr: "cannot be combined"},
 		{name: "from_without_to", spec: WindowSpec{From: "2026-11-26"}, loc: warsaw, now: now, wantErr: "go together"},
 		{name: "zero_days", spec: WindowSpec{Days: 0}, loc: warsaw, now: now, wantErr: "RECON_DAYS"},
+		{name: "shard_of_a_range", spec: WindowSpec{From: "2026-11-01", To: "2026-11-10", Shard: "1/3"}, loc: warsaw, now: now, wantFrom: "2026-11-05", wantTo: "2026-11-07"},
+		{name: "shard_malformed", spec: WindowSpec{Date: "2026-11-26", Shard: "1-3"}, loc: warsaw, now: now, wantErr: "must be I/N"},
+		{name: "shard_past_the_last", spec: WindowSpec{From: "2026-11-01", To: "2026-11-10", Shard: "3/3"}, loc: warsaw, now: now, wantErr: "I must be from 0 to 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -193,6 +196,25 @@ func TestShard(t *testing.T) {
 	for _, bad := range [][2]int{{3, 3}, {-1, 3}, {0, 0}, {0, 11}} {
 		if _, err := w.Shard(bad[0], bad[1]); err == nil {
 			t.Errorf("Shard(%d, %d) succeeded", bad[0], bad[1])
+		}
+	}
+}
+
+func TestLoadZone(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ name, zone, wantErr string }{
+		{"iana_name", "Europe/Warsaw", ""},
+		{"utc", "UTC", ""},
+		{"local_depends_on_the_machine", "Local", "must be an IANA zone name"},
+		{"empty", "", "must be an IANA zone name"},
+		{"unknown", "Mars/Olympus", "unknown time zone"},
+	} {
+		loc, err := LoadZone(tt.zone)
+		switch {
+		case tt.wantErr == "" && (err != nil || loc.String() != tt.zone):
+			t.Errorf("%s: LoadZone(%q) = %v, %v", tt.name, tt.zone, loc, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("%s: LoadZone(%q) error %v, want %q", tt.name, tt.zone, err, tt.wantErr)
 		}
 	}
 }

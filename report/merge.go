@@ -1,7 +1,10 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -113,4 +116,20 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 	m.Coverage = coverageOf(m.Days)
 	m.Status = status(m.Coverage, m.Interrupted)
 	return m, nil
+}
+
+// Read reads a report.json, given its path or its folder's.
+func Read(path string) (Report, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		path = filepath.Join(path, "report.json")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Report{}, fmt.Errorf("read report: %w", err)
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Report{}, fmt.Errorf("%s is not a clickrecon report.json: %w", path, err)
+	}
+	return r, nil
 }

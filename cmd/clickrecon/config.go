@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"reflect"
 	"strings"
 	"time"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/job"
+	"github.com/clickrecon/clickrecon/internal/secret"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/monitor"
@@ -77,7 +76,7 @@ var secretVars = []string{"ELIDO_API_KEY", "STORE_DSN", "HISTORY_DSN", "SLACK_WE
 
 // loadConfig reads the environment. An error names the variable.
 func loadConfig(ctx context.Context, env envconfig.Lookuper) (config, error) {
-	files, err := secretFiles(env)
+	files, err := secret.Files(env.Lookup, secretVars)
 	if err != nil {
 		return config{}, err
 	}
@@ -91,27 +90,6 @@ func loadConfig(ctx context.Context, env envconfig.Lookuper) (config, error) {
 		return config{}, envError(err)
 	}
 	return c, nil
-}
-
-// secretFiles reads NAME_FILE for every secret NAME that is not set
-// directly. Setting both is an error: it is not clear which one wins.
-func secretFiles(env envconfig.Lookuper) (map[string]string, error) {
-	out := map[string]string{}
-	for _, name := range secretVars {
-		path, ok := env.Lookup(name + "_FILE")
-		if !ok || path == "" {
-			continue
-		}
-		if v, ok := env.Lookup(name); ok && v != "" {
-			return nil, fmt.Errorf("both %s and %s_FILE are set: unset one of them", name, name)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("%s_FILE: cannot read the secret file: %w", name, errors.Unwrap(err))
-		}
-		out[name] = strings.TrimRight(string(b), "\r\n")
-	}
-	return out, nil
 }
 
 // envError rewrites go-envconfig's errors, which name the Go field, to
@@ -228,24 +206,15 @@ func (c config) validateRun(now time.Time) (settings, error) {
 			return s, fmt.Errorf("STORE_PRESET must be events or daily, got %q (or set STORE_QUERY_FILE for a custom query)", c.StorePreset)
 		}
 	}
-	s.loc, err = loadZone(c.TZ)
+	s.loc, err = reconcile.LoadZone(c.TZ)
 	if err != nil {
 		return s, err
 	}
 	s.window, err = reconcile.NewWindow(reconcile.WindowSpec{
-		Date: c.Date, From: c.From, To: c.To, Days: c.Days, MaxDays: c.MaxDays,
+		Date: c.Date, From: c.From, To: c.To, Days: c.Days, MaxDays: c.MaxDays, Shard: c.Shard,
 	}, s.loc, now)
 	if err != nil {
 		return s, err
-	}
-	if c.Shard != "" {
-		var i, n int
-		if _, err := fmt.Sscanf(c.Shard, "%d/%d", &i, &n); err != nil || fmt.Sprintf("%d/%d", i, n) != c.Shard {
-			return s, fmt.Errorf("--shard (RECON_SHARD) must be I/N, such as 0/4, got %q", c.Shard)
-		}
-		if s.window, err = s.window.Shard(i, n); err != nil {
-			return s, err
-		}
 	}
 	s.tolerance = c.tolerance()
 	s.failOn = c.failOn()
@@ -302,17 +271,4 @@ func (c config) failOn() reconcile.Severity {
 		return ""
 	}
 	return reconcile.Severity(c.FailOn)
-}
-
-// loadZone loads an IANA zone. "Local" is refused: a nightly job's answer
-// must not depend on the machine it runs on.
-func loadZone(name string) (*time.Location, error) {
-	if name == "" || name == "Local" {
-		return nil, fmt.Errorf("--tz (RECON_TZ) must be an IANA zone name such as Europe/Warsaw or UTC, got %q", name)
-	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		return nil, fmt.Errorf("--tz (RECON_TZ): unknown time zone %q: use an IANA name such as Europe/Warsaw or America/New_York", name)
-	}
-	return loc, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/internal/demo"
 	"github.com/clickrecon/clickrecon/internal/job"
+	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/store"
@@ -37,7 +38,7 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	if err := c.validateCommon(); err != nil {
 		return usageExit(stderr, err)
 	}
-	loc, err := loadZone(c.TZ)
+	loc, err := reconcile.LoadZone(c.TZ)
 	if err != nil {
 		return usageExit(stderr, err)
 	}

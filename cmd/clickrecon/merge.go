@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/sethvargo/go-envconfig"
 
@@ -33,7 +30,7 @@ func cmdMerge(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 	}
 	var shards []report.Report
 	for _, path := range paths {
-		r, err := readReport(path)
+		r, err := report.Read(path)
 		if err != nil {
 			return usageExit(stderr, err)
 		}
@@ -59,20 +56,4 @@ func cmdMerge(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 		}
 	}
 	return exitOK
-}
-
-// readReport reads a report.json, given its path or its folder's.
-func readReport(path string) (report.Report, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		path = filepath.Join(path, "report.json")
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return report.Report{}, fmt.Errorf("read report: %w", err)
-	}
-	var r report.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		return report.Report{}, fmt.Errorf("%s is not a clickrecon report.json: %w", path, err)
-	}
-	return r, nil
 }
