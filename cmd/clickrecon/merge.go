@@ -9,7 +9,6 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/internal/job"
-	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 )
 
@@ -48,12 +47,8 @@ func cmdMerge(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 	if err := job.PrintSummary(stdout, c.Format, merged, dir); err != nil {
 		return exitIncomplete
 	}
-	if failOn := c.failOn(); failOn != "" {
-		for _, day := range merged.Days {
-			if day.IsGap() && reconcile.Severity(day.Severity).AtLeast(failOn) {
-				return exitGaps
-			}
-		}
+	if failing(merged, c.failOn()) {
+		return exitGaps
 	}
 	return exitOK
 }

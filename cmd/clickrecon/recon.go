@@ -156,14 +156,25 @@ func exitCode(out job.Outcome, failOn reconcile.Severity, lockErr error) int {
 			return exitIncomplete
 		}
 	}
-	if failOn != "" {
-		for _, d := range out.Result.Gaps() {
-			if d.Settled && d.Severity.AtLeast(failOn) {
-				return exitGaps
-			}
-		}
+	if failing(out.Report, failOn) {
+		return exitGaps
 	}
 	return exitOK
+}
+
+// failing reports whether rep has a gap at least as severe as failOn
+// (--fail-on; "" for none): exit 1, for a run and for a merge. A gap is a
+// settled day by definition; a merged shard's days may not say so.
+func failing(rep report.Report, failOn reconcile.Severity) bool {
+	if failOn == "" {
+		return false
+	}
+	for _, d := range rep.Days {
+		if d.IsGap() && reconcile.Severity(d.Severity).AtLeast(failOn) {
+			return true
+		}
+	}
+	return false
 }
 
 // needsFixing reports whether err is one a retry cannot mend, found only
