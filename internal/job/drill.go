@@ -134,7 +134,7 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result, localLinks ma
 	}
 	started := time.Now()
 	b := newBudget(dr.client, dr.max)
-	tz := dr.window.Loc.String()
+	loc := dr.window.Loc
 	details := map[reconcile.Date]*reconcile.DayDetail{}
 	summary.Mode = report.DrillBreakdown
 	for i, d := range days {
@@ -145,7 +145,7 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result, localLinks ma
 			if !b.take() {
 				det.Notes = append(det.Notes, "per-link counts not read: RECON_DRILLDOWN_MAX_REQUESTS ran out")
 			} else {
-				links, err := dr.client.LinkBreakdown(ctx, d, d, tz)
+				links, err := dr.client.LinkBreakdown(ctx, d, d, loc)
 				switch {
 				case errors.Is(err, elido.ErrNotFound):
 					dr.log.Info("elido has no /breakdown/link; checking links one by one", "err", err)
@@ -160,8 +160,8 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result, localLinks ma
 				}
 			}
 		}
-		dr.countries(ctx, b, d, tz, det)
-		dr.hours(ctx, b, d, tz, det)
+		dr.countries(ctx, b, d, det)
+		dr.hours(ctx, b, d, det)
 	}
 	if summary.Mode == report.DrillFallback {
 		summary.UncheckedLinks = dr.linksOneByOne(ctx, b, days, details, seenLinks)
@@ -177,12 +177,12 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result, localLinks ma
 	return out, summary
 }
 
-func (dr driller) countries(ctx context.Context, b *budget, d reconcile.Date, tz string, det *reconcile.DayDetail) {
+func (dr driller) countries(ctx context.Context, b *budget, d reconcile.Date, det *reconcile.DayDetail) {
 	if !b.take() {
 		det.Notes = append(det.Notes, "per-country counts not read: RECON_DRILLDOWN_MAX_REQUESTS ran out")
 		return
 	}
-	countries, err := dr.client.CountryBreakdown(ctx, d, d, tz)
+	countries, err := dr.client.CountryBreakdown(ctx, d, d, dr.window.Loc)
 	if err != nil {
 		det.Notes = append(det.Notes, "Elido's per-country counts could not be read: "+err.Error())
 		return
@@ -201,12 +201,12 @@ func (dr driller) countries(ctx context.Context, b *budget, d reconcile.Date, tz
 	}
 }
 
-func (dr driller) hours(ctx context.Context, b *budget, d reconcile.Date, tz string, det *reconcile.DayDetail) {
+func (dr driller) hours(ctx context.Context, b *budget, d reconcile.Date, det *reconcile.DayDetail) {
 	if !b.take() {
 		det.Notes = append(det.Notes, "hourly counts not read: RECON_DRILLDOWN_MAX_REQUESTS ran out")
 		return
 	}
-	hours, err := dr.client.HourlyTimeseries(ctx, d, tz, "")
+	hours, err := dr.client.HourlyTimeseries(ctx, d, dr.window.Loc, "")
 	if err != nil {
 		det.Notes = append(det.Notes, "Elido's hourly counts could not be read: "+err.Error())
 		return
@@ -243,7 +243,7 @@ func (dr driller) neighbourHours(ctx context.Context, b *budget, res reconcile.R
 			if _, ok := details[d]; ok || !d.Before(today) || (limited && d.Before(oldest)) || !b.take() {
 				continue
 			}
-			hours, err := dr.client.HourlyTimeseries(ctx, d, dr.window.Loc.String(), "")
+			hours, err := dr.client.HourlyTimeseries(ctx, d, dr.window.Loc, "")
 			if err != nil {
 				continue // the estimate says it lacks hours; the pair is still reported
 			}
@@ -302,7 +302,7 @@ func (dr driller) linksOneByOne(ctx context.Context, b *budget, days []reconcile
 			continue
 		}
 		g.Go(func() error {
-			series, err := dr.client.LinkTimeseries(gctx, from, to, dr.window.Loc.String(), id)
+			series, err := dr.client.LinkTimeseries(gctx, from, to, dr.window.Loc, id)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {

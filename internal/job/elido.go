@@ -34,7 +34,6 @@ func readElido(ctx context.Context, d Deps, o Options) (map[reconcile.Date]recon
 	var first error
 	started := time.Now()
 	w := o.Window
-	tz := w.Loc.String()
 	from := w.From
 	if oldest, ok := oldestKept(d.Now(), w.Loc, o.Retention); ok {
 		// Elido keeps a plan's worth of days; older ones it cannot count,
@@ -51,7 +50,7 @@ func readElido(ctx context.Context, d Deps, o Options) (map[reconcile.Date]recon
 		if to.After(w.To) {
 			to = w.To
 		}
-		days, checks, err := readElidoChunk(ctx, d.Log, d.Elido, from, to, tz)
+		days, checks, err := readElidoChunk(ctx, d.Log, d.Elido, from, to, w.Loc)
 		if err != nil {
 			first = firstErr(first, err)
 			d.Log.Error("elido read failed", "from", from.String(), "to", to.String(), "err", err)
@@ -75,17 +74,17 @@ func readElido(ctx context.Context, d Deps, o Options) (map[reconcile.Date]recon
 // /summary for each day, so that only the days whose own summary
 // disagrees with their bucket are left unverifiable, not the whole chunk.
 // A disagreement that persists is left for Compare to report.
-func readElidoChunk(ctx context.Context, log *slog.Logger, c *elido.Client, from, to reconcile.Date, tz string) ([]elido.DayCount, []reconcile.SummaryCheck, error) {
+func readElidoChunk(ctx context.Context, log *slog.Logger, c *elido.Client, from, to reconcile.Date, loc *time.Location) ([]elido.DayCount, []reconcile.SummaryCheck, error) {
 	var days []elido.DayCount
 	var sum elido.Summary
 	var total int64
 	for attempt := 0; attempt < 2; attempt++ {
 		var err error
-		days, err = c.Timeseries(ctx, from, to, tz)
+		days, err = c.Timeseries(ctx, from, to, loc)
 		if err != nil {
 			return nil, nil, err
 		}
-		sum, err = c.Summary(ctx, from, to, tz)
+		sum, err = c.Summary(ctx, from, to, loc)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -105,7 +104,7 @@ func readElidoChunk(ctx context.Context, log *slog.Logger, c *elido.Client, from
 		"summary", sum.Clicks, "timeseries", total)
 	var perDay []reconcile.SummaryCheck
 	for d := from; !d.After(to); d = d.AddDays(1) {
-		s, err := c.Summary(ctx, d, d, tz)
+		s, err := c.Summary(ctx, d, d, loc)
 		if err != nil {
 			log.Warn("elido /summary for one day failed; the whole range stays unverifiable", "date", d.String(), "err", err)
 			return days, whole, nil
