@@ -107,15 +107,6 @@ func envError(err error) error {
 	return err
 }
 
-// settings is the validated configuration of one run.
-type settings struct {
-	window    reconcile.Window
-	loc       *time.Location
-	tolerance reconcile.Tolerance
-	failOn    reconcile.Severity // "" for --fail-on none
-	apiBase   *url.URL
-}
-
 // validateCommon checks what run and demo share: the tolerances, the
 // output flags and the logging variables.
 func (c config) validateCommon() error {
@@ -165,60 +156,53 @@ func (c config) validateCommon() error {
 }
 
 // validateRun checks everything a reconciliation run needs, given the
-// current time, and returns the settings it implies. Nothing here touches
-// the network or a database.
-func (c config) validateRun(now time.Time) (settings, error) {
+// current time, and returns the window it names. Nothing here touches the
+// network or a database.
+func (c config) validateRun(now time.Time) (reconcile.Window, error) {
+	var w reconcile.Window
 	if err := c.validateCommon(); err != nil {
-		return settings{}, err
+		return w, err
 	}
-	var s settings
 	switch {
 	case c.APIKey == "":
-		return s, fmt.Errorf("ELIDO_API_KEY is not set: give a workspace API key with the analytics:read scope (or ELIDO_API_KEY_FILE)")
+		return w, fmt.Errorf("ELIDO_API_KEY is not set: give a workspace API key with the analytics:read scope (or ELIDO_API_KEY_FILE)")
 	case c.WorkspaceID == "":
-		return s, fmt.Errorf("ELIDO_WORKSPACE_ID is not set: give the id of the Elido workspace to reconcile")
+		return w, fmt.Errorf("ELIDO_WORKSPACE_ID is not set: give the id of the Elido workspace to reconcile")
 	case c.StoreDSN == "":
-		return s, fmt.Errorf("STORE_DSN is not set: give postgres://USER@HOST/DB or sqlite:PATH (or STORE_DSN_FILE)")
+		return w, fmt.Errorf("STORE_DSN is not set: give postgres://USER@HOST/DB or sqlite:PATH (or STORE_DSN_FILE)")
 	case c.RateLimit < 1:
-		return s, fmt.Errorf("ELIDO_RATE_LIMIT must be at least 1 request per minute, got %d", c.RateLimit)
+		return w, fmt.Errorf("ELIDO_RATE_LIMIT must be at least 1 request per minute, got %d", c.RateLimit)
 	case c.Days < 1:
-		return s, fmt.Errorf("RECON_DAYS must be at least 1, got %d", c.Days)
+		return w, fmt.Errorf("RECON_DAYS must be at least 1, got %d", c.Days)
 	case c.Retention < 0:
-		return s, fmt.Errorf("ELIDO_RETENTION_DAYS must not be negative (0: no limit), got %d", c.Retention)
+		return w, fmt.Errorf("ELIDO_RETENTION_DAYS must not be negative (0: no limit), got %d", c.Retention)
 	}
 	if _, err := dsn.Parse(c.StoreDSN, dsn.Options{Name: "STORE_DSN", MissingHint: "check STORE_DSN"}); err != nil {
-		return s, err
+		return w, err
 	}
 	if c.HistoryDSN != "" {
 		if _, err := dsn.Parse(c.HistoryDSN, dsn.Options{Name: "HISTORY_DSN", Mode: dsn.ReadWrite, MissingHint: "run clickrecon migrate to create it"}); err != nil {
-			return s, err
+			return w, err
 		}
 	}
 	base, err := url.Parse(c.APIBase)
 	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
-		return s, fmt.Errorf("ELIDO_API_BASE must be an http(s) URL such as https://api.elido.app/v1, got %q", dsn.Redact(c.APIBase))
+		return w, fmt.Errorf("ELIDO_API_BASE must be an http(s) URL such as https://api.elido.app/v1, got %q", dsn.Redact(c.APIBase))
 	}
-	s.apiBase = base
 	if c.StoreQueryFile == "" {
 		switch c.StorePreset {
 		case "events", "daily":
 		default:
-			return s, fmt.Errorf("STORE_PRESET must be events or daily, got %q (or set STORE_QUERY_FILE for a custom query)", c.StorePreset)
+			return w, fmt.Errorf("STORE_PRESET must be events or daily, got %q (or set STORE_QUERY_FILE for a custom query)", c.StorePreset)
 		}
 	}
-	s.loc, err = reconcile.LoadZone(c.TZ)
+	loc, err := reconcile.LoadZone(c.TZ)
 	if err != nil {
-		return s, err
+		return w, err
 	}
-	s.window, err = reconcile.NewWindow(reconcile.WindowSpec{
+	return reconcile.NewWindow(reconcile.WindowSpec{
 		Date: c.Date, From: c.From, To: c.To, Days: c.Days, MaxDays: c.MaxDays, Shard: c.Shard,
-	}, s.loc, now)
-	if err != nil {
-		return s, err
-	}
-	s.tolerance = c.tolerance()
-	s.failOn = c.failOn()
-	return s, nil
+	}, loc, now)
 }
 
 // monitors builds the monitoring clients PUSHGATEWAY_URL and

@@ -28,7 +28,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	if err != nil {
 		return usageExit(stderr, err)
 	}
-	s, err := c.validateRun(d.now())
+	window, err := c.validateRun(d.now())
 	if err != nil {
 		return usageExit(stderr, err)
 	}
@@ -41,7 +41,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 		return usageExit(stderr, err)
 	}
 	storeID := store.RedactDSN(c.StoreDSN) + " " + query.Name()
-	runKey := report.RunKey(c.WorkspaceID, s.window, storeID)
+	runKey := report.RunKey(c.WorkspaceID, window, storeID)
 	bar := job.NewBar(stderr)
 	log := newLogger(bar, c.LogFormat, c.LogLevel).With("run_key", runKey)
 	client, err := elido.New(elido.Config{
@@ -72,12 +72,12 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	defer release()
 	started := time.Now()
 	mon.Start(ctx, log)
-	o := c.options(s.window)
+	o := c.options(window)
 	o.WorkspaceID, o.RunKey, o.StoreID = c.WorkspaceID, runKey, report.StoreID(storeID)
 	o.StoreDSN, o.Query, o.HistoryDSN = c.StoreDSN, query, c.HistoryDSN
 	o.DryRun, o.Unlocked = c.DryRun, lockErr != nil
 	code, rep := runJob(ctx, o, job.Deps{Elido: client, Notifier: notifier, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit},
-		s.failOn, lockErr, c.Format, false, stdout)
+		c.failOn(), lockErr, c.Format, false, stdout)
 	mon.Finish(ctx, log, c.WorkspaceID, code, rep, time.Now(), time.Since(started))
 	return code
 }
