@@ -63,6 +63,26 @@ type Deps struct {
 	DrillLimit func(ctx context.Context) (context.Context, context.CancelFunc)
 }
 
+// withDefaults fills in what a caller may leave out: the wall clock, a
+// logger that drops its lines and no progress display.
+func (d Deps) withDefaults() Deps {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Progress == nil {
+		d.Progress = noProgress{}
+	}
+	return d
+}
+
+type noProgress struct{}
+
+func (noProgress) Step(string, int, int) {}
+func (noProgress) Done()                 {}
+
 // Progress is where a run shows how far each stage got (a terminal's
 // progress bar).
 type Progress interface {
@@ -91,6 +111,7 @@ type Outcome struct {
 // the report could not be written; the Outcome is filled as far as the
 // run got.
 func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
+	d = d.withDefaults()
 	st, storeErr := store.Open(ctx, o.StoreDSN)
 	if st != nil {
 		defer st.Close()

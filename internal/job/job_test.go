@@ -24,12 +24,6 @@ import (
 // now is a night well after the demo's days have settled.
 var now = time.Date(2026, 10, 28, 3, 0, 0, 0, time.UTC)
 
-// noProgress shows nothing.
-type noProgress struct{}
-
-func (noProgress) Step(string, int, int) {}
-func (noProgress) Done()                 {}
-
 // setup starts the demo's world (day 2 lost clicks, day 3 has duplicates)
 // and returns the options and clients of a run over it.
 func setup(t *testing.T) (*demo.World, Options, Deps) {
