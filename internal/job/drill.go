@@ -177,6 +177,8 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result, localLinks ma
 	return out, summary
 }
 
+// countries reads Elido's and the store's per-country counts of day d
+// into det, or notes why it could not.
 func (dr driller) countries(ctx context.Context, b *budget, d reconcile.Date, det *reconcile.DayDetail) {
 	if !b.take() {
 		det.Notes = append(det.Notes, "per-country counts not read: RECON_DRILLDOWN_MAX_REQUESTS ran out")
@@ -201,6 +203,8 @@ func (dr driller) countries(ctx context.Context, b *budget, d reconcile.Date, de
 	}
 }
 
+// hours reads Elido's and the store's hourly counts of day d into det, or
+// notes why it could not.
 func (dr driller) hours(ctx context.Context, b *budget, d reconcile.Date, det *reconcile.DayDetail) {
 	if !b.take() {
 		det.Notes = append(det.Notes, "hourly counts not read: RECON_DRILLDOWN_MAX_REQUESTS ran out")
@@ -224,7 +228,7 @@ func (dr driller) hours(ctx context.Context, b *budget, d reconcile.Date, det *r
 	}
 }
 
-// drillNeighbourHours reads Elido's hours of the days around each pair of
+// neighbourHours reads Elido's hours of the days around each pair of
 // adjacent opposite gaps whose store has no hourly counts, which is what
 // estimating a day-boundary offset from Elido's side alone needs
 // (reconcile.Explain). Days that have not ended are left out.
@@ -256,7 +260,7 @@ func (dr driller) neighbourHours(ctx context.Context, b *budget, res reconcile.R
 	}
 }
 
-// drillLinksOneByOne is the fallback where Elido has no per-link
+// linksOneByOne is the fallback where Elido has no per-link
 // breakdown: one /timeseries?link_id= request per link the store knows
 // (in the window or the lookbackDays before it), each covering every day
 // that differs, busiest links first, until the budget runs out. It returns
