@@ -36,6 +36,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/clickrecon/clickrecon/internal/backoff"
 	"github.com/clickrecon/clickrecon/internal/secret"
 	"github.com/clickrecon/clickrecon/report/history"
 )
@@ -145,7 +146,7 @@ func New(cfg Config, opts ...Option) (*Notifier, error) {
 		httpClient: cfg.HTTPClient,
 		log:        cfg.Logger,
 		now:        time.Now,
-		sleep:      sleep,
+		sleep:      backoff.Sleep,
 	}
 	if n.notify != NotifyAlways {
 		n.notify = NotifyGaps

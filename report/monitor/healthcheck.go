@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/clickrecon/clickrecon/internal/backoff"
 )
 
 // maxSummary bounds the body of the end ping (healthchecks.io keeps the
@@ -57,7 +59,7 @@ func NewHealthcheck(rawURL string, opts ...Option) (*Healthcheck, error) {
 		timeout:  callTimeout,
 		attempts: 3,
 		wait:     time.Second,
-		sleep:    sleep,
+		sleep:    backoff.Sleep,
 	}
 	for _, opt := range opts {
 		opt(h)
@@ -168,16 +170,4 @@ func oneLine(s string) string {
 		}
 	}
 	return s
-}
-
-// sleep waits for d, or returns ctx's error at once when ctx ends first.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -27,6 +27,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/clickrecon/clickrecon/internal/backoff"
 	"golang.org/x/time/rate"
 )
 
@@ -200,7 +201,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		limiter:     rate.NewLimiter(rate.Limit(float64(cfg.RatePerMinute)/60), limiterBurst),
 		maxBody:     maxBodyBytes,
 		now:         time.Now,
-		sleep:       sleep,
+		sleep:       backoff.Sleep,
 		jitter:      func(ceiling time.Duration) time.Duration { return rand.N(ceiling + 1) },
 		requests:    map[string]int{},
 	}
@@ -228,17 +229,6 @@ func (c *Client) count(endpoint string) {
 	c.mu.Lock()
 	c.requests[endpoint]++
 	c.mu.Unlock()
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // outcome is what one attempt came to.
