@@ -154,7 +154,12 @@ type DayResult struct {
 }
 
 // IsGap reports whether the day is a settled discrepancy.
-func (d DayResult) IsGap() bool { return d.Status == Missing || d.Status == Surplus }
+func (d DayResult) IsGap() bool { return d.Status.IsGap() }
+
+// IsGap reports whether s is the verdict of a settled discrepancy: missing
+// or surplus. Every report, message and exit code asks this, never the
+// status's text.
+func (s Status) IsGap() bool { return s == Missing || s == Surplus }
 
 // Totals sums the days whose two sides are both known and trusted
 // (matched, gaps and provisional days); unverifiable days are left out so

@@ -10,6 +10,7 @@ import (
 )
 
 func TestGrade(t *testing.T) {
+	t.Parallel()
 	tol := Tolerance{Abs: 2, Pct: 1, FailAbs: 10, FailPct: 5}
 	tests := []struct {
 		name         string
@@ -50,6 +51,7 @@ func TestGrade(t *testing.T) {
 }
 
 func TestToleranceValidate(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		tol  Tolerance
 		want string
@@ -97,6 +99,7 @@ func readings(vals map[string]int64) map[Date]Reading {
 }
 
 func TestCompare(t *testing.T) {
+	t.Parallel()
 	warsaw := mustLoad(t, "Europe/Warsaw")
 	w := Window{From: date("2026-11-26"), To: date("2026-11-28"), Loc: warsaw}
 	// 03:00 UTC on the 29th: the 28th (Warsaw) ended 4 hours ago.
@@ -255,6 +258,7 @@ func TestCompare(t *testing.T) {
 }
 
 func TestCompareReportsHoursAndReasons(t *testing.T) {
+	t.Parallel()
 	warsaw := mustLoad(t, "Europe/Warsaw")
 	w := Window{From: date("2026-10-24"), To: date("2026-10-26"), Loc: warsaw}
 	apiErr := errors.New("401 Unauthorized (request req_1)")

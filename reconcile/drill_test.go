@@ -9,6 +9,7 @@ import (
 )
 
 func TestCompareLinks(t *testing.T) {
+	t.Parallel()
 	d := date("2026-11-25")
 	tests := []struct {
 		name     string
@@ -105,6 +106,7 @@ func kinds(fs []Finding) []string {
 }
 
 func TestExplainWhereInTheDay(t *testing.T) {
+	t.Parallel()
 	warsaw := mustLoad(t, "Europe/Warsaw")
 	d := "2026-11-25"
 	api := flat(24, 100)
@@ -153,6 +155,7 @@ func TestExplainWhereInTheDay(t *testing.T) {
 }
 
 func TestExplainRemainderAndBudget(t *testing.T) {
+	t.Parallel()
 	d := "2026-11-25"
 	res := Result{Days: []DayResult{gapDay(d, 120, 100)}}
 	got := Explain(res, map[Date]DayDetail{date(d): {
@@ -175,6 +178,7 @@ func TestExplainRemainderAndBudget(t *testing.T) {
 }
 
 func TestExplainAcrossDays(t *testing.T) {
+	t.Parallel()
 	ny := mustLoad(t, "America/New_York")
 	a, b := date("2026-11-24"), date("2026-11-25")
 	// Elido's hours from the 23rd to the 26th (New York): each day its own
@@ -313,6 +317,7 @@ func TestExplainAcrossDays(t *testing.T) {
 }
 
 func TestCompareHoursOnDSTDay(t *testing.T) {
+	t.Parallel()
 	warsaw := mustLoad(t, "Europe/Warsaw")
 	d := date("2026-10-25")
 	api := hoursOf(d, warsaw, flat(25, 4)...)

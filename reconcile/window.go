@@ -46,6 +46,7 @@ type WindowSpec struct {
 	From, To string // --from, --to
 	Days     int    // RECON_DAYS: the default window's length
 	MaxDays  int    // RECON_MAX_DAYS
+	Shard    string // --shard I/N: only the I-th of N slices; "" for all
 }
 
 // NewWindow checks spec against the rules of DESIGN.md and returns the
@@ -97,7 +98,28 @@ func NewWindow(spec WindowSpec, loc *time.Location, now time.Time) (Window, erro
 		return Window{}, fmt.Errorf("the window %s..%s has %d days, over RECON_MAX_DAYS=%d: split it into smaller ranges or raise RECON_MAX_DAYS",
 			w.From, w.To, w.Len(), spec.MaxDays)
 	}
-	return w, nil
+	if spec.Shard == "" {
+		return w, nil
+	}
+	var i, n int
+	if _, err := fmt.Sscanf(spec.Shard, "%d/%d", &i, &n); err != nil || fmt.Sprintf("%d/%d", i, n) != spec.Shard {
+		return Window{}, fmt.Errorf("--shard (RECON_SHARD) must be I/N, such as 0/4, got %q", spec.Shard)
+	}
+	return w.Shard(i, n)
+}
+
+// LoadZone loads the IANA zone the days are calendar days in. "Local" is
+// refused: a nightly job's answer must not depend on the machine it runs
+// on.
+func LoadZone(name string) (*time.Location, error) {
+	if name == "" || name == "Local" {
+		return nil, fmt.Errorf("--tz (RECON_TZ) must be an IANA zone name such as Europe/Warsaw or UTC, got %q", name)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, fmt.Errorf("--tz (RECON_TZ): unknown time zone %q: use an IANA name such as Europe/Warsaw or America/New_York", name)
+	}
+	return loc, nil
 }
 
 // String formats the window as FROM..TO in ZONE.

@@ -26,6 +26,7 @@ func date(s string) Date {
 }
 
 func TestDayBounds(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		zone      string
@@ -83,6 +84,7 @@ func TestDayBounds(t *testing.T) {
 // Every day of several years tiles the time line in zones with unusual
 // rules, so no click can fall between two days or into two.
 func TestDaysTileTheTimeLine(t *testing.T) {
+	t.Parallel()
 	for _, zone := range []string{"Europe/Warsaw", "America/Santiago", "America/Havana", "Asia/Beirut", "Australia/Lord_Howe", "Asia/Kolkata", "America/St_Johns"} {
 		loc := mustLoad(t, zone)
 		d := date("2025-01-01")
@@ -104,6 +106,7 @@ func TestDaysTileTheTimeLine(t *testing.T) {
 }
 
 func TestParseDate(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{"", "2026-2-03", "2026-02-30", "26-11-2026", "2026/11/26", "2026-11-26T00:00:00Z", "yesterday"} {
 		if _, err := ParseDate(bad); err == nil {
 			t.Errorf("ParseDate(%q) succeeded, want an error", bad)
@@ -115,6 +118,7 @@ func TestParseDate(t *testing.T) {
 }
 
 func TestNewWindow(t *testing.T) {
+	t.Parallel()
 	warsaw := mustLoad(t, "Europe/Warsaw")
 	kiritimati := mustLoad(t, "Pacific/Kiritimati") // UTC+14
 	pagoPago := mustLoad(t, "Pacific/Pago_Pago")    // UTC-11
@@ -151,6 +155,9 @@ func TestNewWindow(t *testing.T) {
 		// Found by FuzzNewWindow: counting back 2^62 days wrapped the calendar.
 		{name: "days_beyond_the_calendar", spec: WindowSpec{Days: 1 << 62}, loc: warsaw, now: now, wantErr: "RECON_DAYS must be from 1 to"},
 		{name: "two_thousand_years_over_max_days", spec: WindowSpec{From: "0000-01-01", To: "2026-11-28", MaxDays: 700_000}, loc: warsaw, now: now, wantErr: "has 740314 days, over RECON_MAX_DAYS=700000"},
+		{name: "shard_of_a_range", spec: WindowSpec{From: "2026-11-01", To: "2026-11-10", Shard: "1/3"}, loc: warsaw, now: now, wantFrom: "2026-11-05", wantTo: "2026-11-07"},
+		{name: "shard_malformed", spec: WindowSpec{Date: "2026-11-26", Shard: "1-3"}, loc: warsaw, now: now, wantErr: "must be I/N"},
+		{name: "shard_past_the_last", spec: WindowSpec{From: "2026-11-01", To: "2026-11-10", Shard: "3/3"}, loc: warsaw, now: now, wantErr: "I must be from 0 to 2"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -196,6 +203,7 @@ func TestWindowLen(t *testing.T) {
 }
 
 func TestShard(t *testing.T) {
+	t.Parallel()
 	w := Window{From: date("2026-01-01"), To: date("2026-01-10"), Loc: time.UTC}
 	var got []string
 	for i := 0; i < 3; i++ {
@@ -212,6 +220,25 @@ func TestShard(t *testing.T) {
 	for _, bad := range [][2]int{{3, 3}, {-1, 3}, {0, 0}, {0, 11}} {
 		if _, err := w.Shard(bad[0], bad[1]); err == nil {
 			t.Errorf("Shard(%d, %d) succeeded", bad[0], bad[1])
+		}
+	}
+}
+
+func TestLoadZone(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ name, zone, wantErr string }{
+		{"iana_name", "Europe/Warsaw", ""},
+		{"utc", "UTC", ""},
+		{"local_depends_on_the_machine", "Local", "must be an IANA zone name"},
+		{"empty", "", "must be an IANA zone name"},
+		{"unknown", "Mars/Olympus", "unknown time zone"},
+	} {
+		loc, err := LoadZone(tt.zone)
+		switch {
+		case tt.wantErr == "" && (err != nil || loc.String() != tt.zone):
+			t.Errorf("%s: LoadZone(%q) = %v, %v", tt.name, tt.zone, loc, err)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("%s: LoadZone(%q) error %v, want %q", tt.name, tt.zone, err, tt.wantErr)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -84,8 +83,7 @@ const maxMarkdownLinks = 20
 
 // worstLinks returns at most n link rows, the largest |delta| first.
 func worstLinks(links []Link, n int) []Link {
-	sorted := append([]Link(nil), links...)
-	sort.SliceStable(sorted, func(i, j int) bool { return abs(sorted[i].Delta) > abs(sorted[j].Delta) })
+	sorted := WorstLinks(links)
 	if len(sorted) > n {
 		sorted = sorted[:n]
 	}

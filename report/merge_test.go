@@ -58,6 +58,7 @@ func (e errStr) Error() string { return string(e) }
 // Merging the shards of a backfill, in any order, gives the report one
 // run over the whole window would have given.
 func TestMergeShards(t *testing.T) {
+	t.Parallel()
 	whole := shardReport(t, "48213", "Europe/Warsaw", "2026-10-01", "2026-10-10")
 	shards := []Report{
 		shardReport(t, "48213", "Europe/Warsaw", "2026-10-08", "2026-10-10"),
@@ -87,6 +88,7 @@ func TestMergeShards(t *testing.T) {
 }
 
 func TestMergeRefuses(t *testing.T) {
+	t.Parallel()
 	a := shardReport(t, "48213", "Europe/Warsaw", "2026-10-01", "2026-10-04")
 	tests := []struct {
 		name   string

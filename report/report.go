@@ -1,7 +1,9 @@
 // Package report turns a reconciliation result into the files operators
-// read and scripts parse: report.json (schema version 1), report.csv and
-// report.md, written to RECON_REPORT_DIR/<run_key>/ before anything is
-// sent anywhere.
+// read and scripts parse: report.json (schema version 1), report.csv,
+// report.md and report.html, written to RECON_REPORT_DIR/<run_key>/ as a
+// whole before anything is sent anywhere. Its subpackages send what the
+// report says (alert: Slack; monitor: Pushgateway and healthcheck) and
+// remember it between runs (history).
 package report
 
 import (
@@ -47,12 +49,17 @@ type Report struct {
 	Drilldown     Drilldown      `json:"drilldown"`
 }
 
+// Drill-down modes, as Drilldown.Mode names them.
+const (
+	DrillOff       = "off"         // --drilldown off
+	DrillNone      = "none_needed" // no settled day differs: no request made
+	DrillBreakdown = "breakdown"   // Elido's /breakdown/link
+	DrillFallback  = "fallback"    // /breakdown/link answered 404: /timeseries?link_id= per link
+)
+
 // Drilldown says how the days that differ were drilled into.
 type Drilldown struct {
-	// Mode is off (--drilldown off), none_needed (no settled day differs,
-	// no request made), breakdown (Elido's /breakdown/link) or fallback
-	// (/timeseries?link_id= per link the store knows).
-	Mode           string `json:"mode"`
+	Mode           string `json:"mode"`            // one of the Drill* modes
 	Requests       int    `json:"requests"`        // API requests the drill-down made
 	UncheckedLinks int    `json:"unchecked_links"` // links the fallback could not check
 }
@@ -98,6 +105,10 @@ type Day struct {
 	// differ; absent when the hours were not compared.
 	HoursWithGap []Hour `json:"hours_with_gap,omitempty"`
 }
+
+// IsGap reports whether the day is a settled discrepancy (reconcile's
+// verdict).
+func (d Day) IsGap() bool { return reconcile.Status(d.Status).IsGap() }
 
 // Hour is one hour of a day whose counts differ. Start is the hour's first
 // instant in the window's zone, with its offset, so the two 02:00 hours of
@@ -266,12 +277,29 @@ func compactDate(d reconcile.Date) string { return strings.ReplaceAll(d.String()
 func worstDays(days []Day) []Day {
 	var gaps []Day
 	for _, d := range days {
-		if (d.Status == string(reconcile.Missing) || d.Status == string(reconcile.Surplus)) && d.Delta != nil {
+		if d.IsGap() && d.Delta != nil {
 			gaps = append(gaps, d)
 		}
 	}
 	sort.SliceStable(gaps, func(i, j int) bool { return abs(*gaps[i].Delta) > abs(*gaps[j].Delta) })
 	return gaps
+}
+
+// WorstLinks returns the link rows largest |delta| first, then by date and
+// link id: the order every rendering lists them in.
+func WorstLinks(links []Link) []Link {
+	ls := append([]Link(nil), links...)
+	sort.SliceStable(ls, func(i, j int) bool {
+		a, b := abs(ls[i].Delta), abs(ls[j].Delta)
+		switch {
+		case a != b:
+			return a > b
+		case ls[i].Date != ls[j].Date:
+			return ls[i].Date < ls[j].Date
+		}
+		return ls[i].LinkID < ls[j].LinkID
+	})
+	return ls
 }
 
 // abs returns |n|, math.MaxInt64 for math.MinInt64 (whose |n| does not

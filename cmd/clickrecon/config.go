@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"reflect"
 	"strings"
 	"time"
@@ -13,14 +11,16 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
+	"github.com/clickrecon/clickrecon/internal/job"
 	"github.com/clickrecon/clickrecon/internal/runlock"
+	"github.com/clickrecon/clickrecon/internal/secret"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/monitor"
 )
 
 // config is everything the environment can set. Flags override the fields
-// they share with it (see parseFlags).
+// they share with it (see parseArgs).
 type config struct {
 	APIKey      string `env:"ELIDO_API_KEY"`
 	WorkspaceID string `env:"ELIDO_WORKSPACE_ID"`
@@ -77,7 +77,7 @@ var secretVars = []string{"ELIDO_API_KEY", "STORE_DSN", "HISTORY_DSN", "SLACK_WE
 
 // loadConfig reads the environment. An error names the variable.
 func loadConfig(ctx context.Context, env envconfig.Lookuper) (config, error) {
-	files, err := secretFiles(env)
+	files, err := secret.Files(env.Lookup, secretVars)
 	if err != nil {
 		return config{}, err
 	}
@@ -93,27 +93,6 @@ func loadConfig(ctx context.Context, env envconfig.Lookuper) (config, error) {
 	return c, nil
 }
 
-// secretFiles reads NAME_FILE for every secret NAME that is not set
-// directly. Setting both is an error: it is not clear which one wins.
-func secretFiles(env envconfig.Lookuper) (map[string]string, error) {
-	out := map[string]string{}
-	for _, name := range secretVars {
-		path, ok := env.Lookup(name + "_FILE")
-		if !ok || path == "" {
-			continue
-		}
-		if v, ok := env.Lookup(name); ok && v != "" {
-			return nil, fmt.Errorf("both %s and %s_FILE are set: unset one of them", name, name)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("%s_FILE: cannot read the secret file: %w", name, errors.Unwrap(err))
-		}
-		out[name] = strings.TrimRight(string(b), "\r\n")
-	}
-	return out, nil
-}
-
 // envError rewrites go-envconfig's errors, which name the Go field, to
 // name the environment variable a user sets.
 func envError(err error) error {
@@ -127,17 +106,6 @@ func envError(err error) error {
 		}
 	}
 	return err
-}
-
-// settings is the validated configuration of one run.
-type settings struct {
-	window    reconcile.Window
-	loc       *time.Location
-	tolerance reconcile.Tolerance
-	failOn    reconcile.Severity // "" for --fail-on none
-	apiBase   *url.URL
-	push      *monitor.Pushgateway // nil: PUSHGATEWAY_URL unset
-	health    *monitor.Healthcheck // nil: HEALTHCHECK_URL unset
 }
 
 // validateCommon checks what run and demo share: the tolerances, the
@@ -170,10 +138,8 @@ func (c config) validateCommon() error {
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return err
 	}
-	switch c.SlackNotify {
-	case alert.NotifyGaps, alert.NotifyAlways:
-	default:
-		return fmt.Errorf("SLACK_NOTIFY must be %s or %s, got %q", alert.NotifyGaps, alert.NotifyAlways, c.SlackNotify)
+	if _, err := alert.ParseNotify(c.SlackNotify); err != nil {
+		return err
 	}
 	switch {
 	case c.Settle < 0:
@@ -191,79 +157,71 @@ func (c config) validateCommon() error {
 }
 
 // validateRun checks everything a reconciliation run needs, given the
-// current time, and returns the settings it implies. Nothing here touches
-// the network or a database.
-func (c config) validateRun(now time.Time) (settings, error) {
+// current time, and returns the window it names. Nothing here touches the
+// network or a database.
+func (c config) validateRun(now time.Time) (reconcile.Window, error) {
+	var w reconcile.Window
 	if err := c.validateCommon(); err != nil {
-		return settings{}, err
+		return w, err
 	}
-	var s settings
 	switch {
 	case c.APIKey == "":
-		return s, fmt.Errorf("ELIDO_API_KEY is not set: give a workspace API key with the analytics:read scope (or ELIDO_API_KEY_FILE)")
+		return w, fmt.Errorf("ELIDO_API_KEY is not set: give a workspace API key with the analytics:read scope (or ELIDO_API_KEY_FILE)")
 	case c.WorkspaceID == "":
-		return s, fmt.Errorf("ELIDO_WORKSPACE_ID is not set: give the id of the Elido workspace to reconcile")
+		return w, fmt.Errorf("ELIDO_WORKSPACE_ID is not set: give the id of the Elido workspace to reconcile")
 	case c.StoreDSN == "":
-		return s, fmt.Errorf("STORE_DSN is not set: give postgres://USER@HOST/DB or sqlite:PATH (or STORE_DSN_FILE)")
+		return w, fmt.Errorf("STORE_DSN is not set: give postgres://USER@HOST/DB or sqlite:PATH (or STORE_DSN_FILE)")
 	case c.RateLimit < 1:
-		return s, fmt.Errorf("ELIDO_RATE_LIMIT must be at least 1 request per minute, got %d", c.RateLimit)
+		return w, fmt.Errorf("ELIDO_RATE_LIMIT must be at least 1 request per minute, got %d", c.RateLimit)
 	case c.Days < 1:
-		return s, fmt.Errorf("RECON_DAYS must be at least 1, got %d", c.Days)
+		return w, fmt.Errorf("RECON_DAYS must be at least 1, got %d", c.Days)
 	case c.Retention < 0:
-		return s, fmt.Errorf("ELIDO_RETENTION_DAYS must not be negative (0: no limit), got %d", c.Retention)
+		return w, fmt.Errorf("ELIDO_RETENTION_DAYS must not be negative (0: no limit), got %d", c.Retention)
 	}
 	if _, err := dsn.Parse(c.StoreDSN, dsn.Options{Name: "STORE_DSN", MissingHint: "check STORE_DSN"}); err != nil {
-		return s, err
+		return w, err
 	}
 	if c.HistoryDSN != "" {
 		if _, err := dsn.Parse(c.HistoryDSN, dsn.Options{Name: "HISTORY_DSN", Mode: dsn.ReadWrite, MissingHint: "run clickrecon migrate to create it"}); err != nil {
-			return s, err
+			return w, err
 		}
 	}
 	base, err := url.Parse(c.APIBase)
 	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
-		return s, fmt.Errorf("ELIDO_API_BASE must be an http(s) URL such as https://api.elido.app/v1, got %q", dsn.Redact(c.APIBase))
+		return w, fmt.Errorf("ELIDO_API_BASE must be an http(s) URL such as https://api.elido.app/v1, got %q", dsn.Redact(c.APIBase))
 	}
-	s.apiBase = base
 	if c.StoreQueryFile == "" {
 		switch c.StorePreset {
 		case "events", "daily":
 		default:
-			return s, fmt.Errorf("STORE_PRESET must be events or daily, got %q (or set STORE_QUERY_FILE for a custom query)", c.StorePreset)
+			return w, fmt.Errorf("STORE_PRESET must be events or daily, got %q (or set STORE_QUERY_FILE for a custom query)", c.StorePreset)
 		}
 	}
-	s.loc, err = loadZone(c.TZ)
+	loc, err := reconcile.LoadZone(c.TZ)
 	if err != nil {
-		return s, err
+		return w, err
 	}
-	s.window, err = reconcile.NewWindow(reconcile.WindowSpec{
-		Date: c.Date, From: c.From, To: c.To, Days: c.Days, MaxDays: c.MaxDays,
-	}, s.loc, now)
-	if err != nil {
-		return s, err
-	}
-	if c.Shard != "" {
-		var i, n int
-		if _, err := fmt.Sscanf(c.Shard, "%d/%d", &i, &n); err != nil || fmt.Sprintf("%d/%d", i, n) != c.Shard {
-			return s, fmt.Errorf("--shard (RECON_SHARD) must be I/N, such as 0/4, got %q", c.Shard)
-		}
-		if s.window, err = s.window.Shard(i, n); err != nil {
-			return s, err
-		}
-	}
+	return reconcile.NewWindow(reconcile.WindowSpec{
+		Date: c.Date, From: c.From, To: c.To, Days: c.Days, MaxDays: c.MaxDays, Shard: c.Shard,
+	}, loc, now)
+}
+
+// monitors builds the monitoring clients PUSHGATEWAY_URL and
+// HEALTHCHECK_URL ask for; their constructors check the URLs.
+func (c config) monitors(opts ...monitor.Option) (job.Monitors, error) {
+	var m job.Monitors
+	var err error
 	if c.PushgatewayURL != "" {
-		if s.push, err = monitor.NewPushgateway(c.PushgatewayURL); err != nil {
-			return s, err
+		if m.Push, err = monitor.NewPushgateway(c.PushgatewayURL); err != nil {
+			return m, err
 		}
 	}
 	if c.HealthcheckURL != "" {
-		if s.health, err = monitor.NewHealthcheck(c.HealthcheckURL); err != nil {
-			return s, err
+		if m.Health, err = monitor.NewHealthcheck(c.HealthcheckURL, opts...); err != nil {
+			return m, err
 		}
 	}
-	s.tolerance = c.tolerance()
-	s.failOn = c.failOn()
-	return s, nil
+	return m, nil
 }
 
 // lockDSN is the database whose lock keeps two runs of a workspace apart
@@ -291,17 +249,4 @@ func (c config) failOn() reconcile.Severity {
 		return ""
 	}
 	return reconcile.Severity(c.FailOn)
-}
-
-// loadZone loads an IANA zone. "Local" is refused: a nightly job's answer
-// must not depend on the machine it runs on.
-func loadZone(name string) (*time.Location, error) {
-	if name == "" || name == "Local" {
-		return nil, fmt.Errorf("--tz (RECON_TZ) must be an IANA zone name such as Europe/Warsaw or UTC, got %q", name)
-	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		return nil, fmt.Errorf("--tz (RECON_TZ): unknown time zone %q: use an IANA name such as Europe/Warsaw or America/New_York", name)
-	}
-	return loc, nil
 }

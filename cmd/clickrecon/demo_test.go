@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/demo"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 )
@@ -47,10 +48,10 @@ func testDemo(t *testing.T, now time.Time) {
 
 	// The demo's own clicks, bucketed independently of the pipeline: by
 	// each click's calendar date in Warsaw.
-	loc, _ := time.LoadLocation(demoZone)
-	from, _ := reconcile.ParseDate(demoFrom)
-	to, _ := reconcile.ParseDate(demoTo)
-	elidoClicks, storeClicks := demoClicks(reconcile.Window{From: from, To: to, Loc: loc})
+	loc, _ := time.LoadLocation(demo.Zone)
+	from, _ := reconcile.ParseDate(demo.From)
+	to, _ := reconcile.ParseDate(demo.To)
+	elidoClicks, storeClicks := demo.Clicks(reconcile.Window{From: from, To: to, Loc: loc})
 	byDay := func(ts []time.Time) map[string]int64 {
 		m := map[string]int64{}
 		for _, t := range ts {

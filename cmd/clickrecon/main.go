@@ -19,6 +19,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/report/alert"
+	"github.com/clickrecon/clickrecon/report/monitor"
 	"github.com/clickrecon/clickrecon/sources/elido"
 )
 
@@ -47,12 +48,15 @@ func main() {
 type clock func() time.Time
 
 // deps are the parts of the outside world that tests replace: the clock,
-// and options for the Elido client and the Slack notifier (a sleep that
-// does not wait).
+// options for the Elido client, the Slack notifier and the healthcheck (a
+// sleep that does not wait), and when the drill-down stops (nil: at its
+// share of RECON_TIMEOUT).
 type deps struct {
-	now   clock
-	elido []elido.Option
-	alert []alert.Option
+	now        clock
+	elido      []elido.Option
+	alert      []alert.Option
+	monitor    []monitor.Option
+	drillLimit func(context.Context) (context.Context, context.CancelFunc)
 }
 
 // run is the whole program short of exiting: it takes everything from the
@@ -107,8 +111,9 @@ Exit codes: 0 completed; 1 gaps at or above --fail-on; 2 usage or
 configuration error; 3 could not complete (a retry may help).
 `
 
-// newFlagSet declares the flags of run and demo. Each flag's default is
-// the value its variable already set, so a flag wins over the variable.
+// newFlagSet declares the flags of command name (run, demo, merge or
+// migrate, which has none). Each flag's default is the value its variable
+// already set, so a flag wins over the variable.
 func newFlagSet(name string, c *config, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("clickrecon "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/internal/job"
 	"github.com/clickrecon/clickrecon/report"
 )
 
@@ -26,7 +26,7 @@ func cmdMerge(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 		return usageExit(stderr, err)
 	}
 	if len(paths) < 2 {
-		return usageExit(stderr, errors.New("merge needs the reports of at least two shards: clickrecon merge DIR/KEY1 DIR/KEY2 ..."))
+		return usageExit(stderr, errors.New("merge needs the reports of at least two shards: clickrecon merge DIR/KEY1 DIR/KEY2 [DIR/KEY3 ...]"))
 	}
 	var shards []report.Report
 	for _, path := range paths {
@@ -45,15 +45,11 @@ func cmdMerge(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 		fmt.Fprintf(stderr, "clickrecon merge: %v\n", err)
 		return exitIncomplete
 	}
-	if err := printSummary(stdout, c.Format, merged, dir); err != nil {
+	if err := job.PrintSummary(stdout, c.Format, merged, dir); err != nil {
 		return exitIncomplete
 	}
-	if failOn := c.failOn(); failOn != "" {
-		for _, day := range merged.Days {
-			if (day.Status == "missing" || day.Status == "surplus") && reconcile.Severity(day.Severity).AtLeast(failOn) {
-				return exitGaps
-			}
-		}
+	if failing(merged, c.failOn()) {
+		return exitGaps
 	}
 	return exitOK
 }

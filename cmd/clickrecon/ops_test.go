@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -155,5 +156,18 @@ func TestMonitoringDownDoesNotFailTheRun(t *testing.T) {
 	f.env["HEALTHCHECK_URL"] = down.URL + "/ping/uuid"
 	if r := f.run("--date", "2026-10-25"); r.code != exitOK {
 		t.Errorf("exit %d, want 0 with monitoring down\n%s", r.code, r.stderr)
+	}
+	// The healthcheck retried each ping (start and end) twice, a second
+	// apart, on the test's clock: the test itself never waited.
+	f.waits.mu.Lock()
+	defer f.waits.mu.Unlock()
+	seconds := 0
+	for _, w := range f.waits.waits {
+		if w == time.Second {
+			seconds++
+		}
+	}
+	if seconds != 4 {
+		t.Errorf("waits %v, want four of a second from the healthcheck", f.waits.waits)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/monitor"
 	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 	"github.com/clickrecon/clickrecon/sources/store"
@@ -193,8 +194,7 @@ type result struct {
 func (f *fixture) run(args ...string) result {
 	f.t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := runWith(context.Background(), append([]string{"run"}, args...), envconfig.MapLookuper(f.env), &stdout, &stderr,
-		deps{now: func() time.Time { return testNow }, elido: []elido.Option{elido.WithClock(time.Now, f.waits.sleep)}})
+	code := runWith(context.Background(), append([]string{"run"}, args...), envconfig.MapLookuper(f.env), &stdout, &stderr, f.deps())
 	r := result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 	for _, out := range []string{r.stdout, r.stderr} {
 		if strings.Contains(out, testKey) {
@@ -202,6 +202,15 @@ func (f *fixture) run(args ...string) result {
 		}
 	}
 	return r
+}
+
+// deps are the fixture's clock, and waits that are recorded, not slept.
+func (f *fixture) deps() deps {
+	return deps{
+		now:     func() time.Time { return testNow },
+		elido:   []elido.Option{elido.WithClock(time.Now, f.waits.sleep)},
+		monitor: []monitor.Option{monitor.WithSleep(f.waits.sleep)},
+	}
 }
 
 // readReport reads the single report the runs wrote.

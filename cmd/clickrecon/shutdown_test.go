@@ -9,9 +9,27 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
+
+// onArrival cancels ctx when the first request to endpoint reaches the
+// fake Elido, or after a bound that fails the test, so no wait is
+// unbounded. It stops watching when ctx or the test ends first.
+func onArrival(ctx context.Context, t *testing.T, srv *elidotest.Server, endpoint string, cancel func()) {
+	t.Helper()
+	arrived := srv.Arrived(endpoint)
+	testDone := t.Context()
+	go func() {
+		defer cancel()
+		select {
+		case <-arrived:
+		case <-ctx.Done():
+		case <-testDone.Done():
+		case <-time.After(30 * time.Second):
+			t.Errorf("no %s request after 30s", endpoint)
+		}
+	}()
+}
 
 // SIGTERM (a cancelled context, as main's signal.NotifyContext makes it)
 // or the run's deadline stops a run stuck on a slow API (each answer takes
@@ -19,12 +37,12 @@ import (
 // 3, the report written and marked incomplete, no day called a gap.
 func TestRunStopsPromptly(t *testing.T) {
 	for _, tt := range []struct {
-		name     string
-		timeout  string
-		cancelIn time.Duration
-		want     string
+		name    string
+		timeout string
+		sigterm bool // on the first request, else the deadline stops it
+		want    string
 	}{
-		{name: "sigterm", timeout: "30m", cancelIn: 300 * time.Millisecond, want: "stopped (SIGTERM or interrupt)"},
+		{name: "sigterm", timeout: "30m", sigterm: true, want: "stopped (SIGTERM or interrupt)"},
 		{name: "deadline", timeout: "300ms", want: "RECON_TIMEOUT=300ms"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -34,12 +52,11 @@ func TestRunStopsPromptly(t *testing.T) {
 			f.env["RECON_TIMEOUT"] = tt.timeout
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			if tt.cancelIn > 0 {
-				time.AfterFunc(tt.cancelIn, cancel)
+			if tt.sigterm {
+				onArrival(ctx, t, f.elido, "timeseries", cancel)
 			}
 			var stdout, stderr bytes.Buffer
-			code := runWith(ctx, []string{"run", "--from", "2026-10-24", "--to", "2026-10-26"}, envconfig.MapLookuper(f.env), &stdout, &stderr,
-				deps{now: func() time.Time { return testNow }, elido: []elido.Option{elido.WithClock(time.Now, f.waits.sleep)}})
+			code := runWith(ctx, []string{"run", "--from", "2026-10-24", "--to", "2026-10-26"}, envconfig.MapLookuper(f.env), &stdout, &stderr, f.deps())
 			if code != exitIncomplete {
 				t.Fatalf("exit %d, want 3\n%s", code, stderr.String())
 			}
@@ -56,16 +73,23 @@ func TestRunStopsPromptly(t *testing.T) {
 	}
 }
 
-// A drill-down slower than the run's deadline stops at its own limit,
-// and the run still completes: the report has the gaps and Slack gets
-// its alert.
+// A drill-down slower than its limit stops there, and the run still
+// completes: the report has the gaps and Slack gets its alert. The limit
+// is reached when the slow request arrives, not after a guessed time.
 func TestSlowDrilldownStillAlerts(t *testing.T) {
 	api := dstWindowClicks()
 	f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
 	hook := withSlack(t, f, "")
 	f.elido.SetFaults(elidotest.Fault{Kind: elidotest.Slow, Delay: time.Minute, Endpoint: "breakdown/country"})
-	f.env["RECON_TIMEOUT"] = "2s"
-	r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
+	d := f.deps()
+	d.drillLimit = func(ctx context.Context) (context.Context, context.CancelFunc) {
+		dctx, cancel := context.WithCancel(ctx)
+		onArrival(dctx, t, f.elido, "breakdown/country", cancel)
+		return dctx, cancel
+	}
+	var stdout, stderr bytes.Buffer
+	code := runWith(context.Background(), []string{"run", "--from", "2026-10-24", "--to", "2026-10-26"}, envconfig.MapLookuper(f.env), &stdout, &stderr, d)
+	r := result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 	if r.code != exitOK {
 		t.Fatalf("exit %d, want 0\n%s", r.code, r.stderr)
 	}
@@ -90,10 +114,9 @@ func TestSigtermAfterGapsPostsNothing(t *testing.T) {
 	f.elido.SetFaults(elidotest.Fault{Kind: elidotest.Slow, Delay: time.Minute, Endpoint: "breakdown/link"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	time.AfterFunc(300*time.Millisecond, cancel)
+	onArrival(ctx, t, f.elido, "breakdown/link", cancel) // the gaps are found by then
 	var stdout, stderr bytes.Buffer
-	code := runWith(ctx, []string{"run", "--from", "2026-10-24", "--to", "2026-10-26"}, envconfig.MapLookuper(f.env), &stdout, &stderr,
-		deps{now: func() time.Time { return testNow }, elido: []elido.Option{elido.WithClock(time.Now, f.waits.sleep)}})
+	code := runWith(ctx, []string{"run", "--from", "2026-10-24", "--to", "2026-10-26"}, envconfig.MapLookuper(f.env), &stdout, &stderr, f.deps())
 	if code != exitIncomplete {
 		t.Fatalf("exit %d, want 3\n%s", code, stderr.String())
 	}

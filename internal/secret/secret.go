@@ -1,8 +1,13 @@
-// Package secret keeps secrets (passwords, tokens, URL paths that are
-// credentials) out of error messages.
+// Package secret handles secrets (passwords, tokens, URL paths that are
+// credentials): it reads them from mounted files and keeps them out of
+// error messages and log lines.
 package secret
 
 import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -77,3 +82,37 @@ type scrubbed struct {
 
 func (e *scrubbed) Error() string { return e.msg }
 func (e *scrubbed) Unwrap() error { return e.err }
+
+// URL shows a URL that is not itself a secret (an API base, say) without
+// the password or the query it might carry, or "(unparsable)".
+func URL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable)"
+	}
+	u.RawQuery = ""
+	return u.Redacted()
+}
+
+// Files reads NAME_FILE, for every NAME in names that is not set directly,
+// and returns each file's content without its trailing line break, by NAME:
+// the secrets a mounted Kubernetes Secret holds. Setting both NAME and
+// NAME_FILE is an error: it is not clear which one wins.
+func Files(lookup func(name string) (string, bool), names []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, name := range names {
+		path, ok := lookup(name + "_FILE")
+		if !ok || path == "" {
+			continue
+		}
+		if v, ok := lookup(name); ok && v != "" {
+			return nil, fmt.Errorf("both %s and %s_FILE are set: unset one of them", name, name)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s_FILE: cannot read the secret file: %w", name, errors.Unwrap(err))
+		}
+		out[name] = strings.TrimRight(string(b), "\r\n")
+	}
+	return out, nil
+}

@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestScrub(t *testing.T) {
@@ -59,5 +63,56 @@ func TestScrubCutRedactsBeforeCutting(t *testing.T) {
 func TestRedact(t *testing.T) {
 	if got := Redact("a s3cret and s3cret-long", "…", "s3cret", "s3cret-long", ""); got != "a … and …" {
 		t.Errorf("Redact = %q", got)
+	}
+}
+
+func TestURL(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ in, want string }{
+		{"https://slack.com/api/", "https://slack.com/api/"},
+		{"https://user:hunter2@proxy.example/api/?token=xoxb-1", "https://user:xxxxx@proxy.example/api/"},
+		{"://bad", "(unparsable)"},
+	} {
+		if got := URL(tt.in); got != tt.want {
+			t.Errorf("URL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	key := filepath.Join(dir, "key")
+	if err := os.WriteFile(key, []byte("s3cr3t\r\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		want map[string]string
+		err  string
+	}{
+		{"file_trimmed", map[string]string{"KEY_FILE": key}, map[string]string{"KEY": "s3cr3t"}, ""},
+		{"empty_value_does_not_hide_the_file", map[string]string{"KEY": "", "KEY_FILE": key}, map[string]string{"KEY": "s3cr3t"}, ""},
+		{"neither", map[string]string{}, map[string]string{}, ""},
+		{"both", map[string]string{"KEY": "x", "KEY_FILE": key}, nil, "both KEY and KEY_FILE are set"},
+		{"missing_file", map[string]string{"KEY_FILE": filepath.Join(dir, "absent")}, nil, "KEY_FILE: cannot read the secret file"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := Files(func(n string) (string, bool) { v, ok := tt.env[n]; return v, ok }, []string{"KEY"})
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }

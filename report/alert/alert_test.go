@@ -682,7 +682,6 @@ func TestNewChecksTheConfig(t *testing.T) {
 		{"bad_webhook", Config{WebhookURL: "hooks.slack.com" + testHookPath}, "SLACK_WEBHOOK_URL is not a URL"},
 		{"bad_api_url", Config{BotToken: testToken, Channel: "C0ALERTS", APIURL: "slack-gov.com"}, "SLACK_API_URL is not a URL"},
 		{"token_with_newline", Config{BotToken: testToken + "\n", Channel: "C0ALERTS"}, "SLACK_BOT_TOKEN contains white space"},
-		{"bad_notify", Config{WebhookURL: hook, Notify: "sometimes"}, "SLACK_NOTIFY must be gaps or always"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -752,5 +751,20 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 	f.fail(webhook.post, fault{status: http.StatusInternalServerError, always: true})
 	if _, err := nt.Send(context.Background(), oneDayGap(), nil, nil); err == nil || errors.Is(err, ErrMisconfigured) {
 		t.Errorf("500: err = %v, want one that is not ErrMisconfigured", err)
+	}
+}
+
+func TestParseNotify(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ in, want, err string }{
+		{"", NotifyGaps, ""},
+		{"gaps", NotifyGaps, ""},
+		{"always", NotifyAlways, ""},
+		{"sometimes", "", `SLACK_NOTIFY must be gaps or always, got "sometimes"`},
+	} {
+		got, err := ParseNotify(tt.in)
+		if got != tt.want || (err == nil) != (tt.err == "") || (err != nil && err.Error() != tt.err) {
+			t.Errorf("ParseNotify(%q) = %q, %v; want %q, %q", tt.in, got, err, tt.want, tt.err)
+		}
 	}
 }

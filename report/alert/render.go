@@ -3,7 +3,6 @@ package alert
 import (
 	"errors"
 	"fmt"
-	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 )
 
@@ -108,7 +108,7 @@ func Render(rep report.Report, since []Change) Message {
 		}
 		blocks = append(blocks, section(list("*Days with gaps*, worst first", lines, mostDays, "day", "days")))
 	}
-	if links := worstLinks(rep.Links); len(links) > 0 {
+	if links := report.WorstLinks(rep.Links); len(links) > 0 {
 		lines := make([]string, len(links))
 		for i, l := range links {
 			lines[i] = fmt.Sprintf("• %s on %s: *%s* (Elido %s · store %s) · %s",
@@ -267,35 +267,19 @@ func alertable(days []report.Day) []report.Day {
 }
 
 func isGap(d report.Day) bool {
-	return d.Settled && (d.Status == "missing" || d.Status == "surplus") &&
-		(d.Severity == "warn" || d.Severity == "fail") &&
+	return d.Settled && d.IsGap() && reconcile.Severity(d.Severity).AtLeast(reconcile.Warn) &&
 		d.API != nil && d.Local != nil && d.Delta != nil
 }
 
 // sortGaps orders gaps largest |delta| first, then by date.
 func sortGaps(gaps []report.Day) {
 	sort.SliceStable(gaps, func(i, j int) bool {
-		a, b := abs(*gaps[i].Delta), abs(*gaps[j].Delta)
-		if a != b {
+		di, dj := *gaps[i].Delta, *gaps[j].Delta
+		if a, b := max(di, -di), max(dj, -dj); a != b {
 			return a > b
 		}
 		return gaps[i].Date < gaps[j].Date
 	})
-}
-
-func worstLinks(links []report.Link) []report.Link {
-	ls := append([]report.Link(nil), links...)
-	sort.SliceStable(ls, func(i, j int) bool {
-		a, b := abs(ls[i].Delta), abs(ls[j].Delta)
-		switch {
-		case a != b:
-			return a > b
-		case ls[i].Date != ls[j].Date:
-			return ls[i].Date < ls[j].Date
-		}
-		return ls[i].LinkID < ls[j].LinkID
-	})
-	return ls
 }
 
 func gapEmoji(gaps []report.Day) string {
@@ -480,16 +464,4 @@ func clipBytes(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
-}
-
-// abs returns |n|, math.MaxInt64 for math.MinInt64 (whose |n| does not
-// fit), so the largest gaps still sort first.
-func abs(n int64) int64 {
-	switch {
-	case n == math.MinInt64:
-		return math.MaxInt64
-	case n < 0:
-		return -n
-	}
-	return n
 }

@@ -142,6 +142,7 @@ func messageJSON(t *testing.T, m Message) []byte {
 }
 
 func TestRenderGolden(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		msg  Message
@@ -219,6 +220,7 @@ func checkLimits(t *testing.T, payload []byte) {
 // However large the report, the message fits Slack's limits, says what it
 // left out, and lets nothing from the report format or mention.
 func TestRenderStaysWithinLimits(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("ø", 5000)
 	tests := []struct {
 		name  string
@@ -275,6 +277,7 @@ func TestRenderStaysWithinLimits(t *testing.T) {
 // Validate catches what Slack would refuse, so a broken renderer could
 // never cost an alert: Send falls back to the plain text.
 func TestValidateRefusesWhatSlackRefuses(t *testing.T) {
+	t.Parallel()
 	ok := Render(oneDayGap(), nil)
 	tooMany := Message{Text: "x"}
 	for range 51 {
@@ -305,6 +308,7 @@ func TestValidateRefusesWhatSlackRefuses(t *testing.T) {
 }
 
 func TestRecheckCommand(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		rep  report.Report

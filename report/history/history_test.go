@@ -14,6 +14,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
+	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 )
 
@@ -348,7 +349,7 @@ func TestRecordRunIsAllOrNothing(t *testing.T) {
 	})
 }
 
-func TestRevisions(t *testing.T) {
+func TestLastCounts(t *testing.T) {
 	each(t, func(t *testing.T, dsn string) {
 		h := migrated(t, dsn)
 		ctx := context.Background()
@@ -376,34 +377,38 @@ func TestRevisions(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		now := sampleReport(
-			day("2026-11-24", 1710, 1709, "match", "ok"), // unchanged
-			day("2026-11-25", 1200, 1200, "match", "ok"), // Elido revised 1,205 to 1,200
-			day("2026-11-26", 55, 55, "match", "ok"),     // was provisional: late data, not a revision
-			day("2026-11-27", 90, 90, "match", "ok"),     // never read before
-		)
-		got, err := h.Revisions(ctx, now)
+		from, _ := reconcile.ParseDate("2026-11-24")
+		to, _ := reconcile.ParseDate("2026-11-27")
+		d24, d25 := from, from.AddDays(1)
+		got, err := h.LastCounts(ctx, first.WorkspaceID, first.Window.TZ, from, to)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []report.Finding{{
-			Kind:    "api_revised",
-			Message: "Elido's count for 2026-11-25 changed from 1,205 to 1,200 clicks (-5) since run 20261124_20261126_aaaaaaaaaaaa at 2026-11-27T03:00:12Z: the provider revised it after the day had settled",
-		}}
+		// 2026-11-26 was provisional: a count still growing is late data,
+		// not a revision, and is left out.
+		want := map[reconcile.Date]reconcile.Recorded{
+			d24: {Clicks: 1710, RunKey: first.RunKey, At: "2026-11-27T03:00:12Z"},
+			d25: {Clicks: 1205, RunKey: first.RunKey, At: "2026-11-27T03:00:12Z"},
+		}
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("Revisions (-want +got):\n%s", diff)
+			t.Errorf("LastCounts (-want +got):\n%s", diff)
 		}
 
-		// Once recorded, the revised count is the one later runs compare with.
+		// Once a later run is recorded, its counts are the ones compared with.
+		now := sampleReport(
+			day("2026-11-24", 1710, 1709, "match", "ok"),
+			day("2026-11-25", 1200, 1200, "match", "ok"),
+		)
+		now.RunKey = "20261124_20261125_bbbbbbbbbbbb"
 		if err := h.RecordRun(ctx, now); err != nil {
 			t.Fatal(err)
 		}
-		got, err = h.Revisions(ctx, now)
+		got, err = h.LastCounts(ctx, first.WorkspaceID, first.Window.TZ, from, to)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got) != 0 {
-			t.Errorf("Revisions after recording the revised count = %v, want none", got)
+		if got[d25].Clicks != 1200 || got[d25].RunKey != now.RunKey {
+			t.Errorf("LastCounts after a later run = %+v, want its 1,200", got[d25])
 		}
 	})
 }

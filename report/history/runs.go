@@ -6,11 +6,9 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 )
-
-// KindAPIRevised is the kind of the finding Revisions returns.
-const KindAPIRevised = "api_revised"
 
 // instant is how instants are written to and read from history: RFC 3339
 // in UTC, whole seconds.
@@ -61,40 +59,22 @@ type reading struct {
 	GeneratedAt string `db:"generated_at"`
 }
 
-// Revisions compares Elido's count of each settled day of rep with the
-// latest settled count an earlier run of the same workspace and zone
-// recorded, and returns a finding of kind api_revised for each day whose
-// count changed: Elido revised it after the fact (late bot filtering, a
-// replay), which explains a gap that appears or disappears with no change
-// in the store. Call it before RecordRun, and add the findings to the
-// report before it is written.
-func (h *History) Revisions(ctx context.Context, rep report.Report) ([]report.Finding, error) {
-	if len(rep.Days) == 0 {
-		return nil, nil
-	}
+// LastCounts returns, for each day from..to that an earlier run of the
+// workspace in zone tz recorded once it had settled, the latest Elido
+// count recorded: what reconcile.Revise compares today's counts with.
+// Call it before RecordRun.
+func (h *History) LastCounts(ctx context.Context, workspaceID, tz string, from, to reconcile.Date) (map[reconcile.Date]reconcile.Recorded, error) {
 	var earlier []reading
-	if err := h.db.SelectContext(ctx, &earlier, h.q.latestAPI,
-		rep.WorkspaceID, rep.Window.TZ, rep.Window.From, rep.Window.To); err != nil {
-		return nil, fmt.Errorf("read earlier Elido counts for %s to %s: %w", rep.Window.From, rep.Window.To, err)
+	if err := h.db.SelectContext(ctx, &earlier, h.q.latestAPI, workspaceID, tz, from.String(), to.String()); err != nil {
+		return nil, fmt.Errorf("read earlier Elido counts for %s to %s: %w", from, to, err)
 	}
-	byDay := make(map[string]reading, len(earlier))
+	out := make(map[reconcile.Date]reconcile.Recorded, len(earlier))
 	for _, r := range earlier {
-		byDay[r.Day] = r
-	}
-	var findings []report.Finding
-	for _, d := range rep.Days {
-		if !d.Settled || d.API == nil {
-			continue
+		d, err := reconcile.ParseDate(r.Day)
+		if err != nil {
+			return nil, fmt.Errorf("read earlier Elido counts: %w", err)
 		}
-		was, ok := byDay[d.Date]
-		if !ok || was.API == *d.API {
-			continue
-		}
-		findings = append(findings, report.Finding{
-			Kind: KindAPIRevised,
-			Message: fmt.Sprintf("Elido's count for %s changed from %s to %s clicks (%s) since run %s at %s: the provider revised it after the day had settled",
-				d.Date, report.Num(was.API), report.Num(*d.API), report.Signed(*d.API-was.API), was.RunKey, was.GeneratedAt),
-		})
+		out[d] = reconcile.Recorded{Clicks: r.API, RunKey: r.RunKey, At: r.GeneratedAt}
 	}
-	return findings, nil
+	return out, nil
 }

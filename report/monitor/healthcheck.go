@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/clickrecon/clickrecon/internal/backoff"
 	"github.com/clickrecon/clickrecon/internal/safehttp"
 )
 
@@ -30,6 +31,17 @@ type Healthcheck struct {
 	timeout  time.Duration
 	attempts int
 	wait     time.Duration
+	sleep    func(ctx context.Context, d time.Duration) error
+}
+
+// Option adjusts a Healthcheck.
+type Option func(*Healthcheck)
+
+// WithSleep replaces how the healthcheck waits between attempts, so that
+// tests do not wait for real. sleep must return ctx's error if ctx ends
+// first.
+func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
+	return func(h *Healthcheck) { h.sleep = sleep }
 }
 
 // NewHealthcheck checks rawURL, the check's ping URL, such as
@@ -38,7 +50,7 @@ type Healthcheck struct {
 // same reason a ping follows a redirect only within the URL's origin, and
 // never sends Referer: a redirect elsewhere fails the ping, unretried (see
 // internal/safehttp).
-func NewHealthcheck(rawURL string) (*Healthcheck, error) {
+func NewHealthcheck(rawURL string, opts ...Option) (*Healthcheck, error) {
 	u, err := parseEndpoint("HEALTHCHECK_URL", rawURL)
 	if err != nil {
 		return nil, err
@@ -51,6 +63,10 @@ func NewHealthcheck(rawURL string) (*Healthcheck, error) {
 		timeout:  callTimeout,
 		attempts: 3,
 		wait:     time.Second,
+		sleep:    backoff.Sleep,
+	}
+	for _, opt := range opts {
+		opt(h)
 	}
 	for _, s := range []string{u.Path, u.EscapedPath(), u.RawQuery} {
 		if strings.Trim(s, "/") != "" {
@@ -109,7 +125,7 @@ func (h *Healthcheck) ping(ctx context.Context, suffix, body string) error {
 		if retry, err = h.post(ctx, target, body); err == nil {
 			return nil
 		}
-		if !retry || attempt >= h.attempts || !sleep(ctx, h.wait) {
+		if !retry || attempt >= h.attempts || h.sleep(ctx, h.wait) != nil {
 			break
 		}
 	}
@@ -161,16 +177,4 @@ func oneLine(s string) string {
 		}
 	}
 	return s
-}
-
-// sleep waits for d, or returns false at once when ctx ends first.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

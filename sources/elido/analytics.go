@@ -19,16 +19,10 @@ type Summary struct {
 }
 
 // DayCount is the clicks of one calendar day.
-type DayCount struct {
-	Date   reconcile.Date
-	Clicks int64
-}
+type DayCount = reconcile.DayCount
 
 // HourCount is the clicks of one hour, from Start (UTC) for an hour.
-type HourCount struct {
-	Start  time.Time
-	Clicks int64
-}
+type HourCount = reconcile.HourCount
 
 // LinkCount is the clicks of one link. The id is opaque.
 type LinkCount struct {
@@ -44,10 +38,10 @@ type CountryCount struct {
 }
 
 // Summary returns Elido's totals for the days from..to (inclusive) in the
-// time zone tz (an IANA name; "" is UTC). The answer must echo the range
-// and zone asked for.
-func (c *Client) Summary(ctx context.Context, from, to reconcile.Date, tz string) (Summary, error) {
-	tz = zoneName(tz)
+// time zone loc (from time.LoadLocation, whose name is sent; nil is UTC).
+// The answer must echo the range and zone asked for.
+func (c *Client) Summary(ctx context.Context, from, to reconcile.Date, loc *time.Location) (Summary, error) {
+	tz := zoneName(loc)
 	op := fmt.Sprintf("GET %s %s..%s", endpointSummary, from, to)
 	if err := checkRange(from, to); err != nil {
 		return Summary{}, fmt.Errorf("elido: %s: %w", op, err)
@@ -66,25 +60,25 @@ func (c *Client) Summary(ctx context.Context, from, to reconcile.Date, tz string
 	return s, nil
 }
 
-// Timeseries returns the clicks of each day from..to (inclusive) in tz,
+// Timeseries returns the clicks of each day from..to (inclusive) in loc,
 // oldest first, one entry per day. An answer that does not hold exactly
 // those days is an error.
-func (c *Client) Timeseries(ctx context.Context, from, to reconcile.Date, tz string) ([]DayCount, error) {
+func (c *Client) Timeseries(ctx context.Context, from, to reconcile.Date, loc *time.Location) ([]DayCount, error) {
 	op := fmt.Sprintf("GET %s %s..%s", endpointTimeseries, from, to)
-	return c.days(ctx, op, from, to, tz, "")
+	return c.days(ctx, op, from, to, loc, "")
 }
 
 // LinkTimeseries is Timeseries restricted to one link.
-func (c *Client) LinkTimeseries(ctx context.Context, from, to reconcile.Date, tz, linkID string) ([]DayCount, error) {
+func (c *Client) LinkTimeseries(ctx context.Context, from, to reconcile.Date, loc *time.Location, linkID string) ([]DayCount, error) {
 	op := fmt.Sprintf("GET %s %s..%s link %q", endpointTimeseries, from, to, linkID)
 	if linkID == "" {
 		return nil, fmt.Errorf("elido: %s: the link id is empty", op)
 	}
-	return c.days(ctx, op, from, to, tz, linkID)
+	return c.days(ctx, op, from, to, loc, linkID)
 }
 
-func (c *Client) days(ctx context.Context, op string, from, to reconcile.Date, tz, linkID string) ([]DayCount, error) {
-	tz = zoneName(tz)
+func (c *Client) days(ctx context.Context, op string, from, to reconcile.Date, loc *time.Location, linkID string) ([]DayCount, error) {
+	tz := zoneName(loc)
 	if err := checkRange(from, to); err != nil {
 		return nil, fmt.Errorf("elido: %s: %w", op, err)
 	}
@@ -110,27 +104,26 @@ func (c *Client) days(ctx context.Context, op string, from, to reconcile.Date, t
 	return days, nil
 }
 
-// HourlyTimeseries returns the clicks of each hour of day in tz, oldest
-// first: 24 entries, or 23 or 25 on a DST day. linkID restricts them to one
-// link; "" means the whole workspace.
+// HourlyTimeseries returns the clicks of each hour of day in loc (nil:
+// UTC), oldest first: 24 entries, or 23 or 25 on a DST day. linkID
+// restricts them to one link; "" means the whole workspace.
 //
 // elido-api.md does not fix the items of interval=hour. This project
 // assumes {"ts": "<RFC 3339 instant the hour starts, in UTC>", "clicks": n},
-// one item per hour from the day's first instant in tz, zero hours
+// one item per hour from the day's first instant in loc, zero hours
 // included; anything else is an error (see hourItem in wire.go).
-func (c *Client) HourlyTimeseries(ctx context.Context, day reconcile.Date, tz, linkID string) ([]HourCount, error) {
-	tz = zoneName(tz)
+func (c *Client) HourlyTimeseries(ctx context.Context, day reconcile.Date, loc *time.Location, linkID string) ([]HourCount, error) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	tz := zoneName(loc)
 	op := fmt.Sprintf("GET %s %s hourly", endpointTimeseries, day)
 	if linkID != "" {
 		op += fmt.Sprintf(" link %q", linkID)
 	}
-	loc, err := time.LoadLocation(tz)
-	if err != nil {
-		return nil, fmt.Errorf("elido: %s: unknown time zone %q: give an IANA name such as Europe/Warsaw", op, tz)
-	}
 	var hours []HourCount
 	q := timeseriesQuery(day, day, tz, linkID, intervalHour)
-	err = c.get(ctx, op, endpointTimeseries, q, func(data []byte) error {
+	err := c.get(ctx, op, endpointTimeseries, q, func(data []byte) error {
 		h, hs, err := decodeHours(data)
 		if err != nil {
 			return err
@@ -150,12 +143,12 @@ func (c *Client) HourlyTimeseries(ctx context.Context, day reconcile.Date, tz, l
 	return hours, nil
 }
 
-// LinkBreakdown returns the clicks per link for the days from..to in tz,
+// LinkBreakdown returns the clicks per link for the days from..to in loc,
 // highest first, following the cursor through every page. Where the API
 // has no link breakdown the error matches ErrNotFound, and the caller falls
 // back to LinkTimeseries per link.
-func (c *Client) LinkBreakdown(ctx context.Context, from, to reconcile.Date, tz string) ([]LinkCount, error) {
-	tz = zoneName(tz)
+func (c *Client) LinkBreakdown(ctx context.Context, from, to reconcile.Date, loc *time.Location) ([]LinkCount, error) {
+	tz := zoneName(loc)
 	op := fmt.Sprintf("GET %s %s..%s", endpointLinkBreakdown, from, to)
 	if err := checkRange(from, to); err != nil {
 		return nil, fmt.Errorf("elido: %s: %w", op, err)
@@ -176,9 +169,9 @@ func (c *Client) LinkBreakdown(ctx context.Context, from, to reconcile.Date, tz 
 }
 
 // CountryBreakdown returns the clicks per country for the days from..to in
-// tz, highest first.
-func (c *Client) CountryBreakdown(ctx context.Context, from, to reconcile.Date, tz string) ([]CountryCount, error) {
-	tz = zoneName(tz)
+// loc, highest first.
+func (c *Client) CountryBreakdown(ctx context.Context, from, to reconcile.Date, loc *time.Location) ([]CountryCount, error) {
+	tz := zoneName(loc)
 	op := fmt.Sprintf("GET %s %s..%s", endpointCountryBreakdown, from, to)
 	if err := checkRange(from, to); err != nil {
 		return nil, fmt.Errorf("elido: %s: %w", op, err)
@@ -265,12 +258,13 @@ func checkCounts[T interface{ clicks() int64 }](items []T, total int64) (int64, 
 func (l LinkCount) clicks() int64    { return l.Clicks }
 func (c CountryCount) clicks() int64 { return c.Clicks }
 
-// zoneName is the zone sent for tz: the API's own default, UTC, when empty.
-func zoneName(tz string) string {
-	if tz == "" {
+// zoneName is the zone sent for loc: its IANA name, or the API's own
+// default, UTC, for nil.
+func zoneName(loc *time.Location) string {
+	if loc == nil {
 		return "UTC"
 	}
-	return tz
+	return loc.String()
 }
 
 func checkRange(from, to reconcile.Date) error {

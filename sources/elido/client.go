@@ -29,6 +29,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/clickrecon/clickrecon/internal/backoff"
 	"github.com/clickrecon/clickrecon/internal/safehttp"
 	"github.com/clickrecon/clickrecon/internal/secret"
 )
@@ -79,7 +80,7 @@ type Config struct {
 // or logged safely.
 func (cfg Config) String() string {
 	return fmt.Sprintf("elido.Config{BaseURL: %q, APIKey: %s, WorkspaceID: %q, RatePerMinute: %d, RequestTimeout: %s, MaxAttempts: %d}",
-		redactedURL(cfg.BaseURL), redactedKey(cfg.APIKey), cfg.WorkspaceID, cfg.RatePerMinute, cfg.RequestTimeout, cfg.MaxAttempts)
+		secret.URL(cfg.BaseURL), redactedKey(cfg.APIKey), cfg.WorkspaceID, cfg.RatePerMinute, cfg.RequestTimeout, cfg.MaxAttempts)
 }
 
 // GoString is String, so that %#v redacts the key too.
@@ -88,7 +89,7 @@ func (cfg Config) GoString() string { return cfg.String() }
 // LogValue logs cfg with the API key redacted.
 func (cfg Config) LogValue() slog.Value {
 	return slog.GroupValue(
-		slog.String("base_url", redactedURL(cfg.BaseURL)),
+		slog.String("base_url", secret.URL(cfg.BaseURL)),
 		slog.String("api_key", redactedKey(cfg.APIKey)),
 		slog.String("workspace_id", cfg.WorkspaceID),
 		slog.Int("rate_per_minute", cfg.RatePerMinute),
@@ -102,14 +103,6 @@ func redactedKey(key string) string {
 		return "(empty)"
 	}
 	return "[redacted]"
-}
-
-func redactedURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable)"
-	}
-	return u.Redacted()
 }
 
 // Client reads one workspace's analytics. It is safe for concurrent use;
@@ -160,7 +153,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	}
 	base, err := url.Parse(cfg.BaseURL)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, fmt.Errorf("elido: base URL %q is not an http or https URL (ELIDO_API_BASE, e.g. %s)", redactedURL(cfg.BaseURL), DefaultBaseURL)
+		return nil, fmt.Errorf("elido: base URL %q is not an http or https URL (ELIDO_API_BASE, e.g. %s)", secret.URL(cfg.BaseURL), DefaultBaseURL)
 	}
 	if base.RawQuery != "" || base.Fragment != "" {
 		return nil, fmt.Errorf("elido: base URL %q has a query or fragment: give only scheme, host and path (e.g. %s)", base.Redacted(), DefaultBaseURL)
@@ -207,7 +200,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		limiter:     rate.NewLimiter(rate.Limit(float64(cfg.RatePerMinute)/60), limiterBurst),
 		maxBody:     maxBodyBytes,
 		now:         time.Now,
-		sleep:       sleep,
+		sleep:       backoff.Sleep,
 		jitter:      func(ceiling time.Duration) time.Duration { return rand.N(ceiling + 1) },
 		requests:    map[string]int{},
 	}
@@ -235,17 +228,6 @@ func (c *Client) count(endpoint string) {
 	c.mu.Lock()
 	c.requests[endpoint]++
 	c.mu.Unlock()
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // outcome is what one attempt came to.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/clickrecon/clickrecon/internal/safehttp"
 	"github.com/clickrecon/clickrecon/sources/elido"
@@ -83,7 +84,7 @@ func TestRedirectToAnotherOriginKeepsTheKey(t *testing.T) {
 			}
 			t.Cleanup(srv.Close)
 			c, _ := newClient(t, srv.URL+"/v1", func(cfg *elido.Config) { cfg.HTTPClient = srv.Client() })
-			_, err := c.Summary(context.Background(), date(t, "2026-11-26"), date(t, "2026-11-28"), "UTC")
+			_, err := c.Summary(context.Background(), date(t, "2026-11-26"), date(t, "2026-11-28"), time.UTC)
 			wantError(t, err, "another origin", strings.TrimPrefix(other.URL, "http://"))
 			if !errors.Is(err, safehttp.ErrRedirect) {
 				t.Errorf("error %v does not match safehttp.ErrRedirect", err)
@@ -111,7 +112,7 @@ func TestRedirectWithinOriginIsFollowedWithoutReferer(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	c, _ := newClient(t, srv.URL+"/v1", nil)
-	s, err := c.Summary(context.Background(), date(t, "2026-11-26"), date(t, "2026-11-28"), "UTC")
+	s, err := c.Summary(context.Background(), date(t, "2026-11-26"), date(t, "2026-11-28"), time.UTC)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestErrorBodyIsRedactedBeforeItIsCut(t *testing.T) {
 		body := prefix + testKey + "</body></html>"
 		base := cannedServer(t, http.StatusServiceUnavailable, body)
 		c, _ := newClient(t, base, func(cfg *elido.Config) { cfg.MaxAttempts = 1 })
-		_, err := c.Summary(context.Background(), date(t, "2026-11-26"), date(t, "2026-11-28"), "UTC")
+		_, err := c.Summary(context.Background(), date(t, "2026-11-26"), date(t, "2026-11-28"), time.UTC)
 		wantError(t, err, "HTTP 503")
 		for n := 6; n <= len(testKey); n++ {
 			if strings.Contains(err.Error(), testKey[:n]) {
@@ -162,7 +163,7 @@ func TestBreakdownSumOverflowAcrossPages(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	c, _ := newClient(t, srv.URL+"/v1", nil)
-	_, err := c.LinkBreakdown(context.Background(), date(t, "2026-11-26"), date(t, "2026-11-26"), "UTC")
+	_, err := c.LinkBreakdown(context.Background(), date(t, "2026-11-26"), date(t, "2026-11-26"), time.UTC)
 	wantError(t, err, "page 2", "add up to more than 9223372036854775807")
 }
 
@@ -181,7 +182,7 @@ func TestFakeEgressFaults(t *testing.T) {
 		other := newOtherOrigin(t)
 		f := newFixture(t, clicks, nil)
 		f.srv.SetFaults(elidotest.Fault{Kind: elidotest.Redirect, Status: http.StatusTemporaryRedirect, Location: other.URL + "/v1"})
-		_, err := f.client.Timeseries(t.Context(), from, to, "UTC")
+		_, err := f.client.Timeseries(t.Context(), from, to, time.UTC)
 		wantError(t, err, "another origin", "ELIDO_API_BASE")
 		other.check(t)
 		if n := f.client.Requests()["timeseries"]; n != 1 {
@@ -191,7 +192,7 @@ func TestFakeEgressFaults(t *testing.T) {
 	t.Run("error_page_echoes_the_key", func(t *testing.T) {
 		f := newFixture(t, clicks, func(cfg *elido.Config) { cfg.MaxAttempts = 2 })
 		f.srv.SetFaults(elidotest.Fault{Kind: elidotest.EchoAuthorization})
-		_, err := f.client.Summary(t.Context(), from, to, "UTC")
+		_, err := f.client.Summary(t.Context(), from, to, time.UTC)
 		wantError(t, err, "HTTP 503", "[redacted]")
 		if strings.Contains(err.Error(), testKey[:8]) {
 			t.Errorf("error %q shows the start of the key", err)
@@ -200,7 +201,7 @@ func TestFakeEgressFaults(t *testing.T) {
 	t.Run("days_newest_first", func(t *testing.T) {
 		f := newFixture(t, clicks, nil)
 		f.srv.SetFaults(elidotest.Fault{Kind: elidotest.ReversedDays})
-		_, err := f.client.Timeseries(t.Context(), from, to, "UTC")
+		_, err := f.client.Timeseries(t.Context(), from, to, time.UTC)
 		wantError(t, err, "out of order", "oldest first")
 		if strings.Contains(err.Error(), "missing") {
 			t.Errorf("error %q calls out-of-order days missing", err)
@@ -209,7 +210,7 @@ func TestFakeEgressFaults(t *testing.T) {
 	t.Run("count_that_wraps_the_sum", func(t *testing.T) {
 		f := newFixture(t, clicks, nil)
 		f.srv.SetFaults(elidotest.Fault{Kind: elidotest.HugeCount})
-		_, err := f.client.Timeseries(t.Context(), from, to, "UTC")
+		_, err := f.client.Timeseries(t.Context(), from, to, time.UTC)
 		wantError(t, err, "add up to more than 9223372036854775807")
 	})
 }

@@ -122,6 +122,16 @@ func newClient(t *testing.T, baseURL string, adjust func(*elido.Config)) (*elido
 	return c, clk
 }
 
+// zone loads an IANA zone.
+func zone(t *testing.T, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}
+
 func date(t *testing.T, s string) reconcile.Date {
 	t.Helper()
 	d, err := reconcile.ParseDate(s)

@@ -159,7 +159,7 @@ func TestRetries(t *testing.T) {
 				}
 			})
 			f.srv.SetFaults(tt.faults...)
-			got, err := f.client.Summary(t.Context(), from, to, "UTC")
+			got, err := f.client.Summary(t.Context(), from, to, time.UTC)
 			if tt.err == nil {
 				if err != nil {
 					t.Fatal(err)
@@ -251,7 +251,7 @@ func TestDeadline(t *testing.T) {
 			}
 			var err error
 			for range tt.calls {
-				_, err = f.client.Summary(ctx, from, to, "UTC")
+				_, err = f.client.Summary(ctx, from, to, time.UTC)
 			}
 			wantError(t, err, tt.err...)
 			if diff := gocmp.Diff(tt.sleeps, f.clock.Sleeps(), cmpopts.EquateEmpty()); diff != "" {
@@ -299,7 +299,7 @@ func TestLimiterSpacing(t *testing.T) {
 			f := newFixture(t, novemberClicks(t), func(cfg *elido.Config) { cfg.RatePerMinute = tt.rate })
 			f.srv.SetFaults(tt.faults...)
 			for range tt.calls {
-				if _, err := f.client.Summary(t.Context(), from, to, "UTC"); err != nil {
+				if _, err := f.client.Summary(t.Context(), from, to, time.UTC); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -322,7 +322,7 @@ func TestSlowAnswers(t *testing.T) {
 		once := slow
 		once.Times = 1
 		f.srv.SetFaults(once)
-		got, err := f.client.Timeseries(t.Context(), from, to, "UTC")
+		got, err := f.client.Timeseries(t.Context(), from, to, time.UTC)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -339,7 +339,7 @@ func TestSlowAnswers(t *testing.T) {
 			cfg.MaxAttempts = 2
 		})
 		f.srv.SetFaults(slow)
-		_, err := f.client.Timeseries(t.Context(), from, to, "UTC")
+		_, err := f.client.Timeseries(t.Context(), from, to, time.UTC)
 		wantError(t, err, "elido: GET timeseries 2026-11-26..2026-11-28: gave up after 2 attempts",
 			"no answer within the request timeout of 50ms")
 	})
@@ -348,7 +348,7 @@ func TestSlowAnswers(t *testing.T) {
 		f.srv.SetFaults(slow)
 		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 		defer cancel()
-		_, err := f.client.Timeseries(ctx, from, to, "UTC")
+		_, err := f.client.Timeseries(ctx, from, to, time.UTC)
 		wantError(t, err, "elido: GET timeseries 2026-11-26..2026-11-28: the run was cancelled or reached its deadline")
 		if n := f.client.Requests()["timeseries"]; n != 1 {
 			t.Errorf("made %d requests, want 1", n)
@@ -360,7 +360,7 @@ func TestNetworkErrorsAreRetried(t *testing.T) {
 	f := newFixture(t, nil, func(cfg *elido.Config) { cfg.MaxAttempts = 3 })
 	f.srv.Close() // nothing listens any more
 	from, to := date(t, "2026-11-26"), date(t, "2026-11-28")
-	_, err := f.client.Timeseries(t.Context(), from, to, "UTC")
+	_, err := f.client.Timeseries(t.Context(), from, to, time.UTC)
 	wantError(t, err, "elido: GET timeseries 2026-11-26..2026-11-28: gave up after 3 attempts", "connect")
 	if diff := gocmp.Diff([]time.Duration{500 * time.Millisecond, time.Second}, f.clock.Sleeps()); diff != "" {
 		t.Errorf("waits (-want +got):\n%s", diff)
@@ -379,11 +379,11 @@ func TestConcurrentUse(t *testing.T) {
 	errs := make(chan error, 16)
 	for range 8 {
 		wg.Go(func() {
-			_, err := f.client.Summary(t.Context(), from, to, "UTC")
+			_, err := f.client.Summary(t.Context(), from, to, time.UTC)
 			errs <- err
 		})
 		wg.Go(func() {
-			_, err := f.client.Timeseries(t.Context(), from, to, "UTC")
+			_, err := f.client.Timeseries(t.Context(), from, to, time.UTC)
 			errs <- err
 		})
 	}
@@ -498,7 +498,7 @@ func TestRetryAfterSources(t *testing.T) {
 			c, newClk := newClient(t, srv.URL, nil)
 			clk = newClk
 			mu.Unlock()
-			got, err := c.CountryBreakdown(t.Context(), date(t, "2026-11-26"), date(t, "2026-11-28"), "UTC")
+			got, err := c.CountryBreakdown(t.Context(), date(t, "2026-11-26"), date(t, "2026-11-28"), time.UTC)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -48,6 +48,7 @@ type Server struct {
 	now         func() time.Time
 	minute      time.Time // the rate limit window the fake advertises…
 	minuteCount int       // … and the requests in it
+	arrived     map[string]chan struct{}
 }
 
 // NewServer starts a fake serving clicks for one workspace, to clients that
@@ -60,6 +61,7 @@ func NewServer(workspaceID, apiKey string, clicks []Click) *Server {
 		clicks:      slices.Clone(clicks),
 		requests:    map[string]int{},
 		now:         time.Now,
+		arrived:     map[string]chan struct{}{},
 	}
 	s.srv = httptest.NewServer(s)
 	return s
@@ -118,6 +120,23 @@ func (s *Server) RequestLog() []string {
 	return slices.Clone(s.log)
 }
 
+// Arrived returns a channel that is closed once a request to endpoint
+// ("breakdown/link", …) has arrived, before it is answered: a test can act
+// on that event instead of guessing how long it takes.
+func (s *Server) Arrived(endpoint string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, ok := s.arrived[endpoint]
+	if !ok {
+		ch = make(chan struct{})
+		s.arrived[endpoint] = ch
+		if s.requests[endpoint] > 0 {
+			close(ch)
+		}
+	}
+	return ch
+}
+
 // request is what ServeHTTP reads under the lock, for one request.
 type request struct {
 	id       string
@@ -134,6 +153,9 @@ func (s *Server) begin(r *http.Request, endpoint string) request {
 	defer s.mu.Unlock()
 	s.seq++
 	s.requests[endpoint]++
+	if ch, ok := s.arrived[endpoint]; ok && s.requests[endpoint] == 1 {
+		close(ch) // registered before the first request: open until now
+	}
 	s.log = append(s.log, r.URL.RequestURI())
 	now := s.now()
 	if m := now.Truncate(time.Minute); !m.Equal(s.minute) {

@@ -722,25 +722,39 @@ func TestConcurrentChanges(t *testing.T) {
 func TestCloseCutsSlowAnswers(t *testing.T) {
 	srv := elidotest.NewServer(workspace, key, nil)
 	srv.SetFaults(elidotest.Fault{Kind: elidotest.Slow, Delay: time.Hour})
-	started := make(chan struct{})
-	done := make(chan error)
+	arrived := srv.Arrived("summary") // registered before the request
+	done := make(chan error, 1)
 	go func() {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL()+analytics("summary", "from=2026-11-26&to=2026-11-28"), nil)
 		req.Header.Set("Authorization", "Bearer "+key)
-		close(started)
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
 			resp.Body.Close()
 		}
 		done <- err
 	}()
-	<-started
-	for srv.Requests()["summary"] == 0 {
-		time.Sleep(time.Millisecond)
+	// Every wait is bounded: a fake that failed to cut its answer fails
+	// the test instead of hanging it.
+	wait := func(ch <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: still waiting after 10s", what)
+		}
 	}
-	srv.Close() // returns only once the slow answer has ended
-	<-done
-	srv.Close() // twice is harmless
+	wait(arrived, "the slow request to arrive")
+	closed := make(chan struct{})
+	go func() {
+		srv.Close() // returns only once the slow answer has ended
+		close(closed)
+	}()
+	wait(closed, "Close to cut the slow answer")
+	answered := make(chan struct{})
+	go func() { <-done; close(answered) }()
+	wait(answered, "the client to get its answer")
+	srv.Close()                                               // twice is harmless
+	wait(srv.Arrived("summary"), "Arrived after the request") // already closed
 }
 
 func TestRedirectFault(t *testing.T) {

@@ -46,11 +46,9 @@ type DayCounts struct {
 	Links map[string]int64 // clicks per link id; never nil
 }
 
-// HourCount is the number of clicks during one hour of a day.
-type HourCount struct {
-	Start  time.Time // the hour's first instant, in the day's zone
-	Clicks int64
-}
+// HourCount is the number of clicks during one hour of a day; Start is
+// the hour's first instant, in the day's zone.
+type HourCount = reconcile.HourCount
 
 // Counts runs q for day, a calendar day in loc, and returns the clicks per
 // link. loc should come from time.LoadLocation: its name is the :tz

@@ -1,4 +1,4 @@
-package main
+package job
 
 import (
 	"fmt"
@@ -10,11 +10,11 @@ import (
 	"github.com/mattn/go-isatty"
 )
 
-// progress draws a one-line progress bar on a terminal's stderr during a
+// Bar draws a one-line progress bar on a terminal's stderr during a
 // long run. Log lines go through it too (Writer), so that each one first
 // clears the bar and the bar is drawn again below it. On anything but a
 // terminal it draws nothing and passes log lines through untouched.
-type progress struct {
+type Bar struct {
 	mu    sync.Mutex
 	w     io.Writer
 	live  bool
@@ -22,13 +22,14 @@ type progress struct {
 	line  string
 }
 
-func newProgress(w io.Writer) *progress {
+// NewBar returns a Bar on w, live only when w is a terminal.
+func NewBar(w io.Writer) *Bar {
 	f, ok := w.(*os.File)
-	return &progress{w: w, live: ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))}
+	return &Bar{w: w, live: ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))}
 }
 
 // Write writes a log line above the bar.
-func (p *progress) Write(b []byte) (int, error) {
+func (p *Bar) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.live && p.shown {
@@ -42,7 +43,7 @@ func (p *progress) Write(b []byte) (int, error) {
 }
 
 // Step shows that done of total steps of stage are over.
-func (p *progress) Step(stage string, done, total int) {
+func (p *Bar) Step(stage string, done, total int) {
 	if !p.live || total <= 0 {
 		return
 	}
@@ -54,7 +55,7 @@ func (p *progress) Step(stage string, done, total int) {
 }
 
 // Done clears the bar.
-func (p *progress) Done() {
+func (p *Bar) Done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.live && p.shown {

@@ -1,4 +1,4 @@
-package main
+package job
 
 import (
 	"context"
@@ -18,13 +18,59 @@ import (
 	"github.com/clickrecon/clickrecon/sources/store"
 )
 
-// Drill-down modes, as the report names them.
-const (
-	drillOff       = "off"         // --drilldown off
-	drillNone      = "none_needed" // no settled day differs: no request made
-	drillBreakdown = "breakdown"   // Elido's /breakdown/link
-	drillFallback  = "fallback"    // /breakdown/link answered 404: /timeseries?link_id= per link
-)
+// drillDown drills into the settled days that differ, when the drill-down
+// is on, and explains the result with what it read. The drill-down is the
+// optional part of a run: it stops early enough (drillDeadline) to leave
+// the report, Slack and the history time to finish, so a slow drill-down
+// never costs the night's alert.
+func drillDown(ctx context.Context, d Deps, o Options, st *store.Store, res reconcile.Result, counts storeCounts) (reconcile.Result, report.Drilldown) {
+	if !o.Drilldown || ctx.Err() != nil {
+		// The findings across days need no drill-down.
+		return reconcile.Explain(res, nil, o.Window.Loc), report.Drilldown{Mode: report.DrillOff}
+	}
+	var dctx context.Context
+	var cancel context.CancelFunc
+	if d.DrillLimit != nil {
+		dctx, cancel = d.DrillLimit(ctx)
+	} else {
+		dctx, cancel = context.WithDeadline(ctx, drillDeadline(ctx, o.Timeout))
+	}
+	dr := driller{client: d.Elido, store: st, query: o.Query, window: o.Window, now: d.Now(),
+		retention: o.Retention, max: o.DrillMax, log: d.Log, progress: d.Progress}
+	details, drill := dr.drill(dctx, res, counts.links, counts.seen)
+	stopped := dctx.Err() != nil && ctx.Err() == nil
+	cancel()
+	res = reconcile.Explain(res, details, o.Window.Loc)
+	if stopped {
+		d.Log.Warn("drill-down stopped at its time limit")
+		res.Findings = append(res.Findings, reconcile.Finding{Kind: reconcile.FindingDrilldownGap,
+			Message: "the drill-down stopped at its time limit (RECON_TIMEOUT less a fifth kept for the report and Slack): what it had not read yet is missing from the links, countries and hours above"})
+	}
+	return res, drill
+}
+
+// drillDeadline is when the drill-down must stop: the run's deadline less
+// a fifth of RECON_TIMEOUT (at most 5 minutes) kept for what follows it.
+func drillDeadline(ctx context.Context, timeout time.Duration) time.Time {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(timeout)
+	}
+	return deadline.Add(-min(timeout/5, 5*time.Minute))
+}
+
+// driller reads the details of the days that differ from both sides.
+type driller struct {
+	client    *elido.Client
+	store     *store.Store
+	query     store.Query
+	window    reconcile.Window
+	now       time.Time
+	retention int // ELIDO_RETENTION_DAYS; 0: no limit
+	max       int // RECON_DRILLDOWN_MAX_REQUESTS
+	log       *slog.Logger
+	progress  Progress
+}
 
 // lookbackDays is how far before the window the fallback looks for links
 // the store knows: a link that stopped getting clicks in the store may be
@@ -77,33 +123,33 @@ func totalRequests(c *elido.Client) int {
 // budget. localLinks holds the store's per-link counts of the days that
 // differ, seenLinks its clicks per link over the whole window, both
 // already read.
-func (j job) drill(ctx context.Context, log *slog.Logger, res reconcile.Result, localLinks map[reconcile.Date]map[string]int64, seenLinks map[string]int64) (map[reconcile.Date]reconcile.DayDetail, report.Drilldown) {
+func (dr driller) drill(ctx context.Context, res reconcile.Result, localLinks map[reconcile.Date]map[string]int64, seenLinks map[string]int64) (map[reconcile.Date]reconcile.DayDetail, report.Drilldown) {
 	var days []reconcile.Date
 	for _, d := range res.Gaps() {
 		days = append(days, d.Date)
 	}
-	summary := report.Drilldown{Mode: drillNone}
+	summary := report.Drilldown{Mode: report.DrillNone}
 	if len(days) == 0 {
 		return nil, summary
 	}
 	started := time.Now()
-	b := newBudget(j.client, j.drillMax)
-	tz := j.window.Loc.String()
+	b := newBudget(dr.client, dr.max)
+	loc := dr.window.Loc
 	details := map[reconcile.Date]*reconcile.DayDetail{}
-	summary.Mode = drillBreakdown
+	summary.Mode = report.DrillBreakdown
 	for i, d := range days {
-		j.bar.Step("drill-down", i, len(days))
+		dr.progress.Step("drill-down", i, len(days))
 		det := &reconcile.DayDetail{LocalLinks: localLinks[d]}
 		details[d] = det
-		if summary.Mode == drillBreakdown {
+		if summary.Mode == report.DrillBreakdown {
 			if !b.take() {
 				det.Notes = append(det.Notes, "per-link counts not read: RECON_DRILLDOWN_MAX_REQUESTS ran out")
 			} else {
-				links, err := j.client.LinkBreakdown(ctx, d, d, tz)
+				links, err := dr.client.LinkBreakdown(ctx, d, d, loc)
 				switch {
 				case errors.Is(err, elido.ErrNotFound):
-					log.Info("elido has no /breakdown/link; checking links one by one", "err", err)
-					summary.Mode = drillFallback
+					dr.log.Info("elido has no /breakdown/link; checking links one by one", "err", err)
+					summary.Mode = report.DrillFallback
 				case err != nil:
 					det.Notes = append(det.Notes, "Elido's per-link counts could not be read: "+err.Error())
 				default:
@@ -114,29 +160,31 @@ func (j job) drill(ctx context.Context, log *slog.Logger, res reconcile.Result, 
 				}
 			}
 		}
-		j.drillCountries(ctx, b, d, tz, det)
-		j.drillHours(ctx, b, d, tz, det)
+		dr.countries(ctx, b, d, det)
+		dr.hours(ctx, b, d, det)
 	}
-	if summary.Mode == drillFallback {
-		summary.UncheckedLinks = j.drillLinksOneByOne(ctx, log, b, days, details, seenLinks)
+	if summary.Mode == report.DrillFallback {
+		summary.UncheckedLinks = dr.linksOneByOne(ctx, b, days, details, seenLinks)
 	}
-	j.drillNeighbourHours(ctx, b, res, details)
+	dr.neighbourHours(ctx, b, res, details)
 	out := map[reconcile.Date]reconcile.DayDetail{}
 	for d, det := range details {
 		out[d] = *det
 	}
 	summary.Requests = b.used()
-	log.Info("drill-down done", "mode", summary.Mode, "days", len(days), "requests", summary.Requests,
+	dr.log.Info("drill-down done", "mode", summary.Mode, "days", len(days), "requests", summary.Requests,
 		"unchecked_links", summary.UncheckedLinks, "duration_ms", time.Since(started).Milliseconds())
 	return out, summary
 }
 
-func (j job) drillCountries(ctx context.Context, b *budget, d reconcile.Date, tz string, det *reconcile.DayDetail) {
+// countries reads Elido's and the store's per-country counts of day d
+// into det, or notes why it could not.
+func (dr driller) countries(ctx context.Context, b *budget, d reconcile.Date, det *reconcile.DayDetail) {
 	if !b.take() {
 		det.Notes = append(det.Notes, "per-country counts not read: RECON_DRILLDOWN_MAX_REQUESTS ran out")
 		return
 	}
-	countries, err := j.client.CountryBreakdown(ctx, d, d, tz)
+	countries, err := dr.client.CountryBreakdown(ctx, d, d, dr.window.Loc)
 	if err != nil {
 		det.Notes = append(det.Notes, "Elido's per-country counts could not be read: "+err.Error())
 		return
@@ -145,7 +193,7 @@ func (j job) drillCountries(ctx context.Context, b *budget, d reconcile.Date, tz
 	for _, c := range countries {
 		det.APICountries[c.CountryCode] += c.Clicks
 	}
-	local, err := j.store.CountryCounts(ctx, j.query, d, j.window.Loc)
+	local, err := dr.store.CountryCounts(ctx, dr.query, d, dr.window.Loc)
 	switch {
 	case errors.Is(err, store.ErrNotSupported):
 	case err != nil:
@@ -155,39 +203,38 @@ func (j job) drillCountries(ctx context.Context, b *budget, d reconcile.Date, tz
 	}
 }
 
-func (j job) drillHours(ctx context.Context, b *budget, d reconcile.Date, tz string, det *reconcile.DayDetail) {
+// hours reads Elido's and the store's hourly counts of day d into det, or
+// notes why it could not.
+func (dr driller) hours(ctx context.Context, b *budget, d reconcile.Date, det *reconcile.DayDetail) {
 	if !b.take() {
 		det.Notes = append(det.Notes, "hourly counts not read: RECON_DRILLDOWN_MAX_REQUESTS ran out")
 		return
 	}
-	hours, err := j.client.HourlyTimeseries(ctx, d, tz, "")
+	hours, err := dr.client.HourlyTimeseries(ctx, d, dr.window.Loc, "")
 	if err != nil {
 		det.Notes = append(det.Notes, "Elido's hourly counts could not be read: "+err.Error())
 		return
 	}
-	for _, h := range hours {
-		det.APIHours = append(det.APIHours, reconcile.HourCount{Start: h.Start, Clicks: h.Clicks})
+	if len(hours) > 0 {
+		det.APIHours = hours
 	}
-	local, err := j.store.HourlyCounts(ctx, j.query, d, j.window.Loc)
+	local, err := dr.store.HourlyCounts(ctx, dr.query, d, dr.window.Loc)
 	switch {
 	case errors.Is(err, store.ErrNotSupported):
 	case err != nil:
 		det.Notes = append(det.Notes, "the store's hourly counts could not be read: "+err.Error())
 	default:
-		det.LocalHours = []reconcile.HourCount{}
-		for _, h := range local {
-			det.LocalHours = append(det.LocalHours, reconcile.HourCount{Start: h.Start, Clicks: h.Clicks})
-		}
+		det.LocalHours = append([]reconcile.HourCount{}, local...) // read, so never nil
 	}
 }
 
-// drillNeighbourHours reads Elido's hours of the days around each pair of
+// neighbourHours reads Elido's hours of the days around each pair of
 // adjacent opposite gaps whose store has no hourly counts, which is what
 // estimating a day-boundary offset from Elido's side alone needs
 // (reconcile.Explain). Days that have not ended are left out.
-func (j job) drillNeighbourHours(ctx context.Context, b *budget, res reconcile.Result, details map[reconcile.Date]*reconcile.DayDetail) {
-	today := reconcile.DateOf(j.now().In(j.window.Loc))
-	oldest, limited := j.oldestKept()
+func (dr driller) neighbourHours(ctx context.Context, b *budget, res reconcile.Result, details map[reconcile.Date]*reconcile.DayDetail) {
+	today := reconcile.DateOf(dr.now.In(dr.window.Loc))
+	oldest, limited := oldestKept(dr.now, dr.window.Loc, dr.retention)
 	for i := 0; i+1 < len(res.Days); i++ {
 		a, c := res.Days[i], res.Days[i+1]
 		if !a.IsGap() || !c.IsGap() || a.Status == c.Status {
@@ -200,31 +247,31 @@ func (j job) drillNeighbourHours(ctx context.Context, b *budget, res reconcile.R
 			if _, ok := details[d]; ok || !d.Before(today) || (limited && d.Before(oldest)) || !b.take() {
 				continue
 			}
-			hours, err := j.client.HourlyTimeseries(ctx, d, j.window.Loc.String(), "")
+			hours, err := dr.client.HourlyTimeseries(ctx, d, dr.window.Loc, "")
 			if err != nil {
 				continue // the estimate says it lacks hours; the pair is still reported
 			}
 			det := &reconcile.DayDetail{}
-			for _, h := range hours {
-				det.APIHours = append(det.APIHours, reconcile.HourCount{Start: h.Start, Clicks: h.Clicks})
+			if len(hours) > 0 {
+				det.APIHours = hours
 			}
 			details[d] = det
 		}
 	}
 }
 
-// drillLinksOneByOne is the fallback where Elido has no per-link
+// linksOneByOne is the fallback where Elido has no per-link
 // breakdown: one /timeseries?link_id= request per link the store knows
 // (in the window or the lookbackDays before it), each covering every day
 // that differs, busiest links first, until the budget runs out. It returns
 // how many links were left unchecked.
-func (j job) drillLinksOneByOne(ctx context.Context, log *slog.Logger, b *budget, days []reconcile.Date,
+func (dr driller) linksOneByOne(ctx context.Context, b *budget, days []reconcile.Date,
 	details map[reconcile.Date]*reconcile.DayDetail, seenLinks map[string]int64) int {
 	seen := maps.Clone(seenLinks)
-	for d := j.window.From.AddDays(-lookbackDays); d.Before(j.window.From); d = d.AddDays(1) {
-		counts, err := j.store.Counts(ctx, j.query, d, j.window.Loc)
+	for d := dr.window.From.AddDays(-lookbackDays); d.Before(dr.window.From); d = d.AddDays(1) {
+		counts, err := dr.store.Counts(ctx, dr.query, d, dr.window.Loc)
 		if err != nil {
-			log.Warn("store read for the drill-down failed", "date", d.String(), "err", err)
+			dr.log.Warn("store read for the drill-down failed", "date", d.String(), "err", err)
 			continue
 		}
 		for id, n := range counts.Links {
@@ -259,7 +306,7 @@ func (j job) drillLinksOneByOne(ctx context.Context, log *slog.Logger, b *budget
 			continue
 		}
 		g.Go(func() error {
-			series, err := j.client.LinkTimeseries(gctx, from, to, j.window.Loc.String(), id)
+			series, err := dr.client.LinkTimeseries(gctx, from, to, dr.window.Loc, id)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -267,7 +314,7 @@ func (j job) drillLinksOneByOne(ctx context.Context, log *slog.Logger, b *budget
 				if firstErr == nil {
 					firstErr = err
 				}
-				log.Warn("per-link timeseries failed", "link_id", id, "err", err)
+				dr.log.Warn("per-link timeseries failed", "link_id", id, "err", err)
 				return nil
 			}
 			for _, dc := range series {

@@ -1,0 +1,213 @@
+// Package job is one reconciliation run, as stages over values: read
+// Elido, read the store, compare, drill into the days that differ,
+// explain, write the report, notify Slack and record the run. Run lists
+// the stages in order; cmd/clickrecon builds the clients, takes the lock
+// and turns the Outcome into an exit code.
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/alert"
+	"github.com/clickrecon/clickrecon/report/history"
+	"github.com/clickrecon/clickrecon/sources/elido"
+	"github.com/clickrecon/clickrecon/sources/store"
+)
+
+// Options are the validated settings of one run.
+type Options struct {
+	Window      reconcile.Window
+	WorkspaceID string
+	RunKey      string // report.RunKey of the workspace, window and store
+	StoreID     string // report.StoreID of the store and query
+	StoreDSN    string // STORE_DSN
+	Query       store.Query
+	HistoryDSN  string // HISTORY_DSN; "": no history, no alert de-duplication
+
+	Settle    time.Duration       // RECON_SETTLE
+	Tolerance reconcile.Tolerance // RECON_TOLERANCE_*, RECON_FAIL_*
+	Timeout   time.Duration       // RECON_TIMEOUT, which the run's context already carries
+	Drilldown bool                // --drilldown auto
+	DrillMax  int                 // RECON_DRILLDOWN_MAX_REQUESTS
+	Retention int                 // ELIDO_RETENTION_DAYS; 0: no limit
+	ReportDir string              // RECON_REPORT_DIR
+
+	// DryRun posts nothing and records nothing; the report is still
+	// written.
+	DryRun bool
+	// Unlocked says the run lock could not be taken: the run reports what
+	// it can but posts nothing and records nothing, which is what the lock
+	// protects.
+	Unlocked bool
+}
+
+// Deps are the clients a run talks to, its clock and where it reports its
+// progress. The store and the history are opened by Run, from their DSNs:
+// one that cannot be opened is a source whose days are unverifiable, not
+// a reason to stop.
+type Deps struct {
+	Elido    *elido.Client
+	Notifier *alert.Notifier // nil: no Slack
+	Log      *slog.Logger    // carries the run key
+	Now      func() time.Time
+	Progress Progress
+	// DrillLimit returns the context the drill-down runs in, which ends
+	// when the drill-down must stop. nil: at the run's deadline less a
+	// fifth of RECON_TIMEOUT (at most 5 minutes), kept for what follows.
+	DrillLimit func(ctx context.Context) (context.Context, context.CancelFunc)
+}
+
+// withDefaults fills in what a caller may leave out: the wall clock, a
+// logger that drops its lines and no progress display.
+func (d Deps) withDefaults() Deps {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Progress == nil {
+		d.Progress = noProgress{}
+	}
+	return d
+}
+
+type noProgress struct{}
+
+func (noProgress) Step(string, int, int) {}
+func (noProgress) Done()                 {}
+
+// Progress is where a run shows how far each stage got (a terminal's
+// progress bar).
+type Progress interface {
+	Step(stage string, done, total int)
+	Done()
+}
+
+// Outcome is what a run did: the report and where it went, the comparison
+// it came from, and what went wrong with each source. cmd/clickrecon maps
+// it to an exit code.
+type Outcome struct {
+	Report      report.Report
+	Dir         string // where the report was written; "" if it was not
+	Result      reconcile.Result
+	Interrupted string // why the run stopped early; "" if it did not
+
+	ElidoErr   error // the first Elido read that failed
+	StoreErr   error // the store could not be opened, or a day not counted
+	HistoryErr error // the history could not be opened, read or written
+	SlackErr   error // the alert could not be sent
+}
+
+// Run reconciles o.Window: every stage runs in order, each taking the
+// values the ones before it returned. Sources that fail leave their days
+// unverifiable rather than stopping the run. The error is set only when
+// the report could not be written; the Outcome is filled as far as the
+// run got.
+func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
+	d = d.withDefaults()
+	st, storeErr := store.Open(ctx, o.StoreDSN)
+	if st != nil {
+		defer st.Close()
+	}
+	h, historyErr := openHistory(ctx, o.HistoryDSN)
+	if h != nil {
+		defer h.Close()
+	}
+	w := o.Window
+	log := d.Log
+	log.Info("run started", "workspace_id", o.WorkspaceID, "from", w.From.String(), "to", w.To.String(),
+		"tz", w.Loc.String(), "days", w.Len())
+
+	api, summaries, elidoErr := readElido(ctx, d, o)
+	totals, storeErr := readStore(ctx, d, o, st, storeErr, api)
+	res := reconcile.Compare(reconcile.Input{
+		Window:    w,
+		Now:       d.Now(),
+		Settle:    o.Settle,
+		Tolerance: o.Tolerance,
+		API:       api,
+		Local:     totals.local,
+		Summaries: summaries,
+	})
+	res, drill := drillDown(ctx, d, o, st, res, totals)
+	interrupted := interruption(ctx, o.Timeout)
+	res, historyErr = revise(ctx, d, o, h, historyErr, res, interrupted)
+	rep := report.New(res, w, report.Meta{
+		RunKey:      o.RunKey,
+		WorkspaceID: o.WorkspaceID,
+		StoreID:     o.StoreID,
+		GeneratedAt: d.Now(),
+		Interrupted: interrupted,
+		Requests:    d.Elido.Requests(),
+		Drilldown:   drill,
+	})
+	d.Progress.Done()
+	out := Outcome{Report: rep, Result: res, Interrupted: interrupted, ElidoErr: elidoErr, StoreErr: storeErr, HistoryErr: historyErr}
+	dir, err := report.Write(o.ReportDir, rep)
+	if err != nil {
+		log.Error("report not written", "err", err)
+		return out, err
+	}
+	log.Info("report written", "report", dir)
+	out.Dir = dir
+	blocked := out.HistoryErr
+	if o.Unlocked && blocked == nil {
+		blocked = errUnlocked
+	}
+	out.SlackErr = notify(ctx, d, o, h, rep, interrupted, blocked)
+	out.HistoryErr = firstErr(out.HistoryErr, record(ctx, d, o, h, rep, interrupted))
+	return out, nil
+}
+
+// openHistory opens the run history, if there is one.
+func openHistory(ctx context.Context, dsn string) (*history.History, error) {
+	if dsn == "" {
+		return nil, nil
+	}
+	return history.Open(ctx, dsn)
+}
+
+// errUnlocked stands for a lock that could not be taken, which cmd
+// reports itself: it only stops the post.
+var errUnlocked = errors.New("the run lock was not taken")
+
+// Finished logs the run's summary line with the exit code cmd chose.
+func (out Outcome) Finished(log *slog.Logger, code int, took time.Duration) {
+	rep := out.Report
+	log.Info("run finished", "status", rep.Status, "exit_code", code, "report", out.Dir,
+		"days", rep.Coverage.Days, "missing", rep.Coverage.Missing, "surplus", rep.Coverage.Surplus,
+		"provisional", rep.Coverage.Provisional, "unverifiable", rep.Coverage.Unverifiable,
+		"api", rep.Totals.API, "local", rep.Totals.Local, "delta", rep.Totals.Delta,
+		"requests", rep.Requests, "duration_ms", took.Milliseconds())
+}
+
+// Errs are the sources' errors, in the order the exit code weighs them.
+func (out Outcome) Errs() []error {
+	return []error{out.ElidoErr, out.StoreErr, out.HistoryErr, out.SlackErr}
+}
+
+// interruption says why the run stopped early, or "" if it did not.
+func interruption(ctx context.Context, timeout time.Duration) string {
+	switch {
+	case ctx.Err() == nil:
+		return ""
+	case errors.Is(context.Cause(ctx), context.DeadlineExceeded):
+		return fmt.Sprintf("the run's deadline (RECON_TIMEOUT=%s) passed", timeout)
+	default:
+		return "the run was stopped (SIGTERM or interrupt)"
+	}
+}
+
+func firstErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}

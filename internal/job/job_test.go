@@ -1,0 +1,334 @@
+package job
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/clickrecon/clickrecon/internal/demo"
+	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/history"
+	"github.com/clickrecon/clickrecon/sources/elido"
+	"github.com/clickrecon/clickrecon/sources/elidotest"
+	"github.com/clickrecon/clickrecon/sources/store"
+)
+
+// now is a night well after the demo's days have settled.
+var now = time.Date(2026, 10, 28, 3, 0, 0, 0, time.UTC)
+
+// setup starts the demo's world (day 2 lost clicks, day 3 has duplicates)
+// and returns the options and clients of a run over it.
+func setup(t *testing.T) (*demo.World, Options, Deps) {
+	t.Helper()
+	loc, err := time.LoadLocation(demo.Zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	world, err := demo.Start(context.Background(), loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(world.Close)
+	client, err := elido.New(elido.Config{BaseURL: world.Elido.URL(), APIKey: demo.Key, WorkspaceID: demo.Workspace, RatePerMinute: 60000},
+		elido.WithClock(time.Now, func(ctx context.Context, _ time.Duration) error { return ctx.Err() }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	query, err := store.PresetQuery("events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{
+		Window:      world.Window,
+		WorkspaceID: demo.Workspace,
+		RunKey:      "test",
+		StoreDSN:    world.StoreDSN,
+		Query:       query,
+		Settle:      2 * time.Hour,
+		Timeout:     time.Minute,
+		Drilldown:   true,
+		DrillMax:    500,
+		ReportDir:   filepath.Join(t.TempDir(), "reports"),
+	}
+	d := Deps{Elido: client, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return now }, Progress: noProgress{}}
+	return world, o, d
+}
+
+func openStore(t *testing.T, o Options) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), o.StoreDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func statuses(res reconcile.Result) []string {
+	var out []string
+	for _, d := range res.Days {
+		out = append(out, d.Date.String()+" "+string(d.Status))
+	}
+	return out
+}
+
+var demoStatuses = []string{"2026-10-23 match", "2026-10-24 missing", "2026-10-25 surplus", "2026-10-26 match"}
+
+// Run writes the report and returns what it found; without a history or
+// Slack nothing else can fail.
+func TestRunWritesTheReport(t *testing.T) {
+	_, o, d := setup(t)
+	out, err := Run(context.Background(), o, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(demoStatuses, statuses(out.Result)); diff != "" {
+		t.Errorf("days (-want +got):\n%s", diff)
+	}
+	for _, err := range out.Errs() {
+		if err != nil {
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out.Dir, "report.json")); err != nil {
+		t.Errorf("report.json not written: %v", err)
+	}
+	if out.Report.Status != report.StatusDiscrepancies || out.Report.Drilldown.Mode != report.DrillBreakdown {
+		t.Errorf("status %q, drill-down %q", out.Report.Status, out.Report.Drilldown.Mode)
+	}
+}
+
+// A store that cannot be opened leaves every day unverifiable and is the
+// Outcome's store error; Elido is still read and the report written.
+func TestRunWithoutTheStore(t *testing.T) {
+	_, o, d := setup(t)
+	o.StoreDSN = "sqlite:" + filepath.Join(t.TempDir(), "absent", "clicks.db")
+	out, err := Run(context.Background(), o, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.StoreErr == nil || out.ElidoErr != nil {
+		t.Errorf("store error %v, elido error %v; want only the store's", out.StoreErr, out.ElidoErr)
+	}
+	for _, day := range out.Result.Days {
+		if day.Status != reconcile.Unverifiable {
+			t.Errorf("%s is %s, want unverifiable", day.Date, day.Status)
+		}
+	}
+}
+
+// Days older than Elido's retention are unknown without a request; the
+// rest are read.
+func TestReadElidoRetention(t *testing.T) {
+	world, o, d := setup(t)
+	o.Retention = 3 // with its day of margin, the oldest kept is 2026-10-26
+	api, _, err := readElido(context.Background(), d, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, day := range o.Window.Days() {
+		old := day.String() < "2026-10-26"
+		if got := api[day].Err != nil; got != old {
+			t.Errorf("%s unknown: %v, want %v (%v)", day, got, old, api[day].Err)
+		}
+	}
+	if got := world.Elido.Requests()["timeseries"]; got != 1 {
+		t.Errorf("%d /timeseries requests, want 1 for the kept day", got)
+	}
+}
+
+// When /timeseries and /summary disagree for a chunk, each day's own
+// summary is asked, so only the day that disagrees is left out.
+func TestReadElidoSummaryPerDay(t *testing.T) {
+	world, o, d := setup(t)
+	world.Elido.SetFaults(elidotest.Fault{Kind: elidotest.SummaryOff, Offset: 5, Date: "2026-10-24"})
+	_, checks, err := readElido(context.Background(), d, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(checks) != o.Window.Len() {
+		t.Fatalf("summary checks %+v, want one per day", checks)
+	}
+	for _, c := range checks {
+		if c.From != c.To {
+			t.Errorf("check %s..%s, want one day", c.From, c.To)
+		}
+	}
+}
+
+// drill runs the drill-down stage over the demo's compared days.
+func drill(t *testing.T, o Options, d Deps) (reconcile.Result, report.Drilldown) {
+	t.Helper()
+	st := openStore(t, o)
+	api, summaries, err := readElido(context.Background(), d, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, err := readStore(context.Background(), d, o, st, nil, api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := reconcile.Compare(reconcile.Input{Window: o.Window, Now: now, Settle: o.Settle, API: api, Local: counts.local, Summaries: summaries})
+	return drillDown(context.Background(), d, o, st, res, counts)
+}
+
+func notes(res reconcile.Result) string {
+	var b strings.Builder
+	for _, f := range res.Findings {
+		b.WriteString(f.Message + "\n")
+	}
+	return b.String()
+}
+
+// The drill-down spends no more requests than RECON_DRILLDOWN_MAX_REQUESTS
+// allows, and says what it could not read.
+func TestDrillDownBudget(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		max  int
+		mode string
+	}{
+		{"nothing_left", 0, report.DrillBreakdown},
+		{"one_request", 1, report.DrillBreakdown},
+		{"enough", 500, report.DrillBreakdown},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, o, d := setup(t)
+			o.DrillMax = tt.max
+			res, got := drill(t, o, d)
+			if got.Mode != tt.mode || got.Requests > tt.max {
+				t.Errorf("drill-down %+v, want mode %s within %d requests", got, tt.mode, tt.max)
+			}
+			ranOut := strings.Contains(notes(res), "RECON_DRILLDOWN_MAX_REQUESTS ran out")
+			if ranOut != (tt.max < 500) {
+				t.Errorf("budget ran out: %v, want %v\n%s", ranOut, tt.max < 500, notes(res))
+			}
+			if tt.max == 500 && len(res.Links) == 0 {
+				t.Errorf("no link rows with the whole budget")
+			}
+		})
+	}
+}
+
+// Without /breakdown/link the drill-down checks the store's links one by
+// one and finds the same links.
+func TestDrillDownFallback(t *testing.T) {
+	_, o, d := setup(t)
+	_, want := drill(t, o, d)
+	wantRes, _ := drill(t, o, d)
+
+	world, o, d := setup(t)
+	world.Elido.SetFaults(elidotest.Fault{Kind: elidotest.NotFound, Endpoint: "breakdown/link"})
+	res, got := drill(t, o, d)
+	if want.Mode != report.DrillBreakdown || got.Mode != report.DrillFallback || got.UncheckedLinks != 0 {
+		t.Errorf("drill-down %+v then %+v, want breakdown then a complete fallback", want, got)
+	}
+	if world.Elido.Requests()["timeseries"] < 2 {
+		t.Errorf("requests %v: want /timeseries per link", world.Elido.Requests())
+	}
+	if diff := cmp.Diff(wantRes.Links, res.Links); diff != "" {
+		t.Errorf("links through the fallback (-breakdown +fallback):\n%s", diff)
+	}
+}
+
+// Switched off, the drill-down makes no request and still explains the
+// findings across days.
+func TestDrillDownOff(t *testing.T) {
+	world, o, d := setup(t)
+	o.Drilldown = false
+	_, got := drill(t, o, d)
+	before := world.Elido.Requests()
+	if got.Mode != report.DrillOff || got.Requests != 0 {
+		t.Errorf("drill-down %+v, want off", got)
+	}
+	if before["breakdown/link"] != 0 || before["breakdown/country"] != 0 {
+		t.Errorf("requests %v with the drill-down off", before)
+	}
+}
+
+// A count Elido changed after an earlier run recorded it is a finding of
+// the report, built once with it.
+func TestRunReportsARevisedCount(t *testing.T) {
+	world, o, d := setup(t)
+	ctx := context.Background()
+	o.HistoryDSN = "sqlite:" + filepath.Join(t.TempDir(), "history.db")
+	if _, err := history.Migrate(ctx, o.HistoryDSN); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := Run(ctx, o, d); err != nil || out.HistoryErr != nil {
+		t.Fatalf("first run: %v, history %v", err, out.HistoryErr)
+	}
+	world.Elido.SetClicks(world.ElidoClicks[1:]) // Elido drops the first day's first click
+	out, err := Run(ctx, o, d)
+	if err != nil || out.HistoryErr != nil {
+		t.Fatalf("second run: %v, history %v", err, out.HistoryErr)
+	}
+	var revised []string
+	for _, f := range out.Report.Findings {
+		if f.Kind == reconcile.FindingAPIRevised {
+			revised = append(revised, f.Message)
+		}
+	}
+	if len(revised) != 1 || !strings.Contains(revised[0], "Elido's count for 2026-10-23 changed") {
+		t.Errorf("revision findings %q, want one for 2026-10-23", revised)
+	}
+}
+
+// The drill-down keeps a fifth of RECON_TIMEOUT, at most five minutes, for
+// the report, Slack and the history.
+func TestDrillDeadline(t *testing.T) {
+	t.Parallel()
+	end := time.Date(2026, 11, 29, 3, 30, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name    string
+		timeout time.Duration
+		want    time.Time
+	}{
+		{"a_fifth_of_ten_minutes", 10 * time.Minute, end.Add(-2 * time.Minute)},
+		{"at_most_five_minutes", 30 * time.Minute, end.Add(-5 * time.Minute)},
+		{"a_fifth_of_two_seconds", 2 * time.Second, end.Add(-400 * time.Millisecond)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithDeadline(context.Background(), end)
+			defer cancel()
+			if got := drillDeadline(ctx, tt.timeout); !got.Equal(tt.want) {
+				t.Errorf("drillDeadline = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// An injected limit stops the drill-down when it says, and the result says
+// what was not read.
+func TestDrillDownStopsAtItsLimit(t *testing.T) {
+	world, o, d := setup(t)
+	world.Elido.SetFaults(elidotest.Fault{Kind: elidotest.Slow, Delay: time.Minute, Endpoint: "breakdown/link"})
+	d.DrillLimit = func(ctx context.Context) (context.Context, context.CancelFunc) {
+		dctx, cancel := context.WithCancel(ctx)
+		arrived := world.Elido.Arrived("breakdown/link")
+		go func() {
+			select {
+			case <-arrived:
+			case <-time.After(30 * time.Second):
+			}
+			cancel()
+		}()
+		return dctx, cancel
+	}
+	res, _ := drill(t, o, d)
+	if !strings.Contains(notes(res), "the drill-down stopped at its time limit") {
+		t.Errorf("no finding says the drill-down stopped:\n%s", notes(res))
+	}
+	if diff := cmp.Diff(demoStatuses, statuses(res)); diff != "" {
+		t.Errorf("days (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,53 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/monitor"
+)
+
+// Monitors are the optional monitoring endpoints a run reports to.
+type Monitors struct {
+	Push   *monitor.Pushgateway // nil: PUSHGATEWAY_URL unset
+	Health *monitor.Healthcheck // nil: HEALTHCHECK_URL unset
+}
+
+// Start pings the healthcheck's /start. A failure is logged, never more.
+func (m Monitors) Start(ctx context.Context, log *slog.Logger) {
+	if m.Health == nil {
+		return
+	}
+	if err := m.Health.Start(context.WithoutCancel(ctx)); err != nil {
+		log.Warn("healthcheck start ping failed", "healthcheck", m.Health.String(), "err", err)
+	}
+}
+
+// Finish reports the run's exit code and report to the Pushgateway and
+// the healthcheck. Their failures are logged and never change the exit
+// code; they run even after SIGTERM, briefly.
+func (m Monitors) Finish(ctx context.Context, log *slog.Logger, workspaceID string, code int, rep report.Report, finished time.Time, took time.Duration) {
+	ctx = context.WithoutCancel(ctx)
+	metrics := monitor.Metrics{Finished: finished, Duration: took, ExitCode: code}
+	summary := fmt.Sprintf("exit %d", code)
+	if rep.RunKey != "" {
+		metrics.DaysChecked = rep.Coverage.Days
+		metrics.DaysDiscrepant = rep.Coverage.Missing + rep.Coverage.Surplus
+		metrics.DaysUnverifiable = rep.Coverage.Unverifiable
+		summary = fmt.Sprintf("exit %d: %s %s..%s %s, %d days, %d gaps, %d unverifiable, delta %+d, run %s",
+			code, rep.Status, rep.Window.From, rep.Window.To, rep.Window.TZ, metrics.DaysChecked, metrics.DaysDiscrepant, metrics.DaysUnverifiable, rep.Totals.Delta, rep.RunKey)
+	}
+	if m.Push != nil {
+		if err := m.Push.Push(ctx, workspaceID, metrics); err != nil {
+			log.Warn("pushgateway push failed", "pushgateway", m.Push.String(), "err", err)
+		}
+	}
+	if m.Health != nil {
+		if err := m.Health.Finish(ctx, code, summary); err != nil {
+			log.Warn("healthcheck ping failed", "healthcheck", m.Health.String(), "err", err)
+		}
+	}
+}
