@@ -39,8 +39,8 @@ type config struct {
 
 	ToleranceAbs int64   `env:"RECON_TOLERANCE_ABS, default=0"`
 	TolerancePct float64 `env:"RECON_TOLERANCE_PCT, default=0"`
-	FailAbs      int64   `env:"RECON_FAIL_ABS, default=100"`
-	FailPct      float64 `env:"RECON_FAIL_PCT, default=1"`
+	FailAbs      int64   `env:"RECON_FAIL_ABS, default=10"`
+	FailPct      float64 `env:"RECON_FAIL_PCT, default=5"`
 
 	DrillMax int `env:"RECON_DRILLDOWN_MAX_REQUESTS, default=500"`
 

@@ -172,7 +172,7 @@ Variables:
   RECON_DAYS, RECON_MAX_DAYS             default window length (3) and longest window (400)
   RECON_SETTLE                           a day is provisional until this long after it ends (2h)
   RECON_TOLERANCE_ABS, RECON_TOLERANCE_PCT  a day matches when |delta| <= max(ABS, PCT% of Elido) (0, 0)
-  RECON_FAIL_ABS, RECON_FAIL_PCT         a gap is "fail" beyond max(ABS, PCT% of Elido) (100, 1)
+  RECON_FAIL_ABS, RECON_FAIL_PCT         a gap is "fail" beyond max(ABS, PCT% of Elido) (10, 5)
   RECON_DRILLDOWN_MAX_REQUESTS           API requests the drill-down may spend (500)
   RECON_TIMEOUT                          deadline for the whole run (30m)
   HISTORY_DSN (or _FILE)                 run history (postgres://... or sqlite:PATH; run "clickrecon
