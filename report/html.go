@@ -11,7 +11,7 @@ import (
 	"github.com/clickrecon/clickrecon/reconcile"
 )
 
-// maxHTMLLinks bounds the link table of report.html; report.csv and
+// maxHTMLLinks bounds the link table of report.html; links.csv and
 // report.json hold every row.
 const maxHTMLLinks = 200
 
@@ -263,7 +263,7 @@ blockquote { border-left: 4px solid #c62828; margin: 1rem 0; padding: .3rem 1rem
 {{- end}}
 </table>
 {{- if .MoreLinks}}
-<p>And {{.MoreLinks}} more links: see report.csv.</p>
+<p>And {{.MoreLinks}} more links: see links.csv.</p>
 {{- end}}
 {{- end}}
 {{- if .Findings}}

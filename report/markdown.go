@@ -51,7 +51,7 @@ func Markdown(r Report) ([]byte, error) {
 			p("| %s | `%s` | %s | %s | %s | %s |\n", mdEscape(l.Date), mdEscape(l.LinkID), Num(l.API), Num(l.Local), Signed(l.Delta), mdEscape(l.Status))
 		}
 		if more := len(r.Links) - maxMarkdownLinks; more > 0 {
-			p("\nAnd %d more links: see report.csv.\n", more)
+			p("\nAnd %d more links: see links.csv.\n", more)
 		}
 	}
 	if r.Drilldown.Mode == "fallback" || r.Drilldown.UncheckedLinks > 0 {
@@ -178,4 +178,13 @@ func DaySeverity(d Day) string {
 		return "–"
 	}
 	return d.Severity
+}
+
+// CountryName writes a country code as text shows it: - when the country
+// is not known.
+func CountryName(code string) string {
+	if code == "" {
+		return "-"
+	}
+	return code
 }

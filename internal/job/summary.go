@@ -43,7 +43,7 @@ func PrintSummary(w io.Writer, format string, rep report.Report, dir string) err
 		fmt.Fprintf(w, "\nlinks that differ (%d; the largest first):\n", len(rep.Links))
 		for i, l := range rep.Links {
 			if i == maxTextLinks {
-				fmt.Fprintf(w, "  and %d more: see report.csv\n", len(rep.Links)-maxTextLinks)
+				fmt.Fprintf(w, "  and %d more: see links.csv\n", len(rep.Links)-maxTextLinks)
 				break
 			}
 			fmt.Fprintf(w, "  %s  %-24s elido %d, local %d, delta %+d (%s)\n", l.Date, l.LinkID, l.API, l.Local, l.Delta, l.Status)
