@@ -43,7 +43,7 @@ func HTML(r Report) ([]byte, error) {
 		Report: r, Headline: headline(r, gaps), Recheck: RecheckCommand(r),
 		Wide: newChart("chart", r.Days, 960), Narrow: newChart("chart-narrow", r.Days, 380),
 		Gaps: gaps, Details: details, MoreDetails: len(gaps) - len(details),
-		Unverifiable: reasonRuns(r.Days), TopLinks: links, MoreLinks: more,
+		Unverifiable: ReasonRuns(r.Days), TopLinks: links, MoreLinks: more,
 	})
 	if err != nil {
 		return nil, err
@@ -60,7 +60,7 @@ type page struct {
 	Gaps         []Day
 	Details      []gapDetail
 	MoreDetails  int
-	Unverifiable []reasonRun
+	Unverifiable []ReasonRun
 	TopLinks     []Link
 	MoreLinks    int
 }
@@ -108,17 +108,17 @@ func countryWeight(c Country) int64 {
 	return c.API
 }
 
-// reasonRun is a run of consecutive unverifiable days with one reason.
-type reasonRun struct {
+// ReasonRun is a run of consecutive unverifiable days with one reason.
+type ReasonRun struct {
 	From, To string
 	Days     int
 	Reason   string
 }
 
-// reasonRuns lists why days could not be verified, consecutive days with
+// ReasonRuns lists why days could not be verified, consecutive days with
 // the same reason as one line, so a year of one outage stays one line.
-func reasonRuns(days []Day) []reasonRun {
-	var runs []reasonRun
+func ReasonRuns(days []Day) []ReasonRun {
+	var runs []ReasonRun
 	for i, d := range days {
 		if d.Status != "unverifiable" {
 			continue
@@ -131,7 +131,7 @@ func reasonRuns(days []Day) []reasonRun {
 			runs[n-1].To, runs[n-1].Days = d.Date, runs[n-1].Days+1
 			continue
 		}
-		runs = append(runs, reasonRun{From: d.Date, To: d.Date, Days: 1, Reason: reason})
+		runs = append(runs, ReasonRun{From: d.Date, To: d.Date, Days: 1, Reason: reason})
 	}
 	return runs
 }

@@ -150,18 +150,18 @@ func Signed(n int64) string {
 	return Num(n)
 }
 
-// OptNum writes a count that may not be known as – when it is not.
+// OptNum writes a count that may not be known as - when it is not.
 func OptNum(n *int64) string {
 	if n == nil {
-		return "–"
+		return "-"
 	}
 	return Num(*n)
 }
 
-// OptSigned writes a delta that may not be known as – when it is not.
+// OptSigned writes a delta that may not be known as - when it is not.
 func OptSigned(n *int64) string {
 	if n == nil {
-		return "–"
+		return "-"
 	}
 	return Signed(*n)
 }
@@ -171,11 +171,11 @@ func Hours(h float64) string {
 	return strings.TrimSuffix(fmt.Sprintf("%.1f", h), ".0")
 }
 
-// DaySeverity is the severity a person reads: – for a day that could not
+// DaySeverity is the severity a person reads: - for a day that could not
 // be verified, whose severity means nothing.
 func DaySeverity(d Day) string {
 	if d.Status == "unverifiable" {
-		return "–"
+		return "-"
 	}
 	return d.Severity
 }

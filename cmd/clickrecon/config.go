@@ -58,7 +58,7 @@ type config struct {
 	ReportDir string        `env:"RECON_REPORT_DIR, default=reports"`
 	Timeout   time.Duration `env:"RECON_TIMEOUT, default=30m"`
 	LogLevel  string        `env:"LOG_LEVEL, default=info"`
-	LogFormat string        `env:"LOG_FORMAT, default=json"`
+	LogFormat string        `env:"LOG_FORMAT"` // "": text on a terminal, else JSON
 
 	// The variables behind the flags of the same name.
 	Date      string `env:"RECON_DATE"`
@@ -131,7 +131,7 @@ func (c config) validateCommon() error {
 		return fmt.Errorf("--format (RECON_FORMAT) must be text or json, got %q", c.Format)
 	}
 	switch strings.ToLower(c.LogFormat) {
-	case "json", "text":
+	case "", "json", "text":
 	default:
 		return fmt.Errorf("LOG_FORMAT must be json or text, got %q", c.LogFormat)
 	}

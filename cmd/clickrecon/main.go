@@ -18,6 +18,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/job"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/monitor"
 	"github.com/clickrecon/clickrecon/sources/elido"
@@ -183,7 +184,7 @@ Variables:
   SLACK_NOTIFY                           gaps (settled gaps and heals, default) or always
   PUSHGATEWAY_URL (or _FILE)             push the run's gauges (push-add, grouped by job and workspace)
   HEALTHCHECK_URL (or _FILE)             ping URL/start at boot and URL/<exit code> at the end
-  LOG_LEVEL, LOG_FORMAT                  debug|info|warn|error (info); json|text (json)
+  LOG_LEVEL, LOG_FORMAT                  debug|info|warn|error (info); json|text (text on a terminal, else json)
 `
 
 // parseArgs loads the environment, then applies the flags over it. It
@@ -247,11 +248,14 @@ func usageExit(stderr io.Writer, err error) int {
 	return exitUsage
 }
 
-// newLogger builds the run's logger on stderr.
-func newLogger(w io.Writer, format, level string) *slog.Logger {
+// newLogger builds the run's logger on stderr (through the progress bar,
+// which clears itself before each line). LOG_FORMAT unset: text on a
+// terminal, JSON anywhere else (a pod's log collector).
+func newLogger(bar *job.Bar, format, level string) *slog.Logger {
 	lvl, _ := parseLevel(level)
 	opts := &slog.HandlerOptions{Level: lvl}
-	if strings.EqualFold(format, "text") {
+	var w io.Writer = bar
+	if strings.EqualFold(format, "text") || (format == "" && bar.Live()) {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
