@@ -272,7 +272,7 @@ func TestRunReportsLossAndDuplicateExactly(t *testing.T) {
 				},
 				Findings: []report.Finding{
 					{Kind: "gap_window", Message: "2026-10-25: the gap is 02:00 CET–03:00 CET (Europe/Warsaw): -1 of the day's -1 clicks; the other hours match"},
-					{Kind: "gap_window", Message: "2026-10-26: the gap is 10:00–11:00 (Europe/Warsaw): +1 of the day's +1 clicks; the other hours match"},
+					{Kind: "gap_window", Message: "2026-10-26: the gap is 10:00 CET–11:00 CET (Europe/Warsaw): +1 of the day's +1 clicks; the other hours match"},
 				},
 				// Per day that differs: one page of links, one of countries,
 				// one of hours.
