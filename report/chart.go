@@ -122,12 +122,10 @@ func newChart(id string, days []Day, width float64) chart {
 				y1, y0 = y0, y1
 			}
 			h := y0 - y1
-			if v != 0 && cd.Class != "bar-match" && h < 2 {
+			if v != 0 && cd.Class != "bar-match" && h < 2 { // a small gap stays visible
 				h = 2
-				if v < 0 {
-					y0 = y1 + 2
-				} else {
-					y1 = y0 - 2
+				if v > 0 {
+					y1 = c.ZeroY - 2
 				}
 			}
 			cd.Y, cd.H = round1(y1), round1(h)
@@ -280,10 +278,8 @@ func newHourChart(d Day, loc *time.Location) hourChart {
 			continue
 		}
 		bh := math.Max(2, room*float64(min(abs(hr.Delta), reconcile.MaxClicks))/float64(biggest))
-		y := h.ZeroY
-		if hr.Delta < 0 {
-			y = h.ZeroY
-		} else {
+		y := h.ZeroY // a loss hangs from the line
+		if hr.Delta > 0 {
 			y = h.ZeroY - bh
 		}
 		class := "mark-missing"
