@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/clickrecon/clickrecon/internal/dsn"
+	"github.com/clickrecon/clickrecon/internal/repair"
+	"github.com/clickrecon/clickrecon/internal/runlock"
+	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/sources/elido"
+	"github.com/clickrecon/clickrecon/sources/store"
+)
+
+// cmdRepair is "clickrecon repair": it plans the repair of the window's
+// settled missing days, writes repair.csv, surplus.csv and repair.sql
+// beside the reports, and, with --apply, inserts the clicks through
+// STORE_WRITE_DSN, one transaction per day. Every check that needs no
+// network comes first: a usage error exits 2 having sent no request.
+func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) int {
+	c, err := parseArgs(ctx, "repair", args, env, stderr)
+	if err != nil {
+		return usageExit(stderr, err)
+	}
+	window, err := c.validateRun(d.now())
+	if err != nil {
+		return usageExit(stderr, err)
+	}
+	insertSQL, err := c.validateRepair()
+	if err != nil {
+		return usageExit(stderr, err)
+	}
+	query, err := store.PresetQuery(store.PresetEvents)
+	if err != nil {
+		return usageExit(stderr, err)
+	}
+	storeID := store.RedactDSN(c.StoreDSN) + " repair"
+	runKey := report.RunKey(c.WorkspaceID, window, storeID)
+	log := newLogger(stderr, c.LogFormat, c.LogLevel).With("run_key", runKey)
+	client, err := elido.New(elido.Config{
+		BaseURL:       c.APIBase,
+		APIKey:        c.APIKey,
+		WorkspaceID:   c.WorkspaceID,
+		RatePerMinute: c.RateLimit,
+		Logger:        log,
+	}, d.elido...)
+	if err != nil {
+		return usageExit(stderr, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	defer cancel()
+
+	// Two repairs of one workspace, or a repair and a run, never overlap.
+	if lockDSN := c.lockDSN(); lockDSN != "" {
+		lock, err := runlock.Take(ctx, lockDSN, c.WorkspaceID)
+		switch {
+		case errors.Is(err, runlock.ErrLocked):
+			fmt.Fprintf(stdout, "clickrecon: another run or repair of workspace %s is in progress (it holds the lock); nothing was done\n", c.WorkspaceID)
+			return exitIncomplete
+		case err != nil:
+			log.Error("the run lock could not be taken: nothing is repaired without it", "err", err)
+			return exitIncomplete
+		}
+		defer lock.Release()
+	}
+	st, err := store.Open(ctx, c.StoreDSN)
+	if err != nil {
+		log.Error("store not opened", "err", err)
+		return openExit(err)
+	}
+	defer st.Close()
+	r := repairRun{
+		api: client, store: st, log: log, stdout: stdout,
+		opts:     repair.Options{Window: window, Settle: c.Settle, Now: d.now(), Query: query},
+		dir:      filepath.Join(c.ReportDir, "repair-"+runKey),
+		postgres: !strings.HasPrefix(c.StoreDSN, "sqlite:"),
+	}
+	if c.Apply {
+		w, err := store.OpenWriter(ctx, c.StoreWriteDSN, insertSQL)
+		if err != nil {
+			log.Error("store not opened for writing", "err", err)
+			return openExit(err)
+		}
+		defer w.Close()
+		r.writer = w
+	}
+	return runRepair(ctx, r)
+}
+
+// openExit is the exit code of a store that could not be opened.
+func openExit(err error) int {
+	if errors.Is(err, store.ErrRefused) || errors.Is(err, store.ErrBadQuery) {
+		return exitUsage
+	}
+	return exitIncomplete
+}
+
+// validateRepair checks what repair needs beyond what run does, and
+// returns the custom insert statement (REPAIR_INSERT_FILE), if any.
+func (c config) validateRepair() (string, error) {
+	switch {
+	case c.StoreQueryFile != "":
+		return "", errors.New("repair reads the events schema (table clicks: ts, link_id, country_code) and cannot use STORE_QUERY_FILE: unset it (REPAIR_INSERT_FILE may give an insert for a table with more columns)")
+	case c.StorePreset == store.PresetDaily:
+		return "", errors.New("repair needs each click's time, and the daily preset has a counter per link and day: it cannot be repaired click by click (see \"Repairing lost clicks\" in the README for repairing counters from Elido's per-link breakdown)")
+	case c.Apply && c.StoreWriteDSN == "":
+		return "", errors.New("--apply needs STORE_WRITE_DSN (or STORE_WRITE_DSN_FILE): a role that may insert into the click store; STORE_DSN stays read-only")
+	case strings.Contains(c.ReportDir, "://"):
+		return "", fmt.Errorf("repair writes its files to a local folder: give --report-dir (RECON_REPORT_DIR) as a path, not %s", dsn.Redact(c.ReportDir))
+	}
+	if c.StoreWriteDSN != "" {
+		if _, err := dsn.Parse(c.StoreWriteDSN, dsn.Options{Name: "STORE_WRITE_DSN", Mode: dsn.ReadWrite, MissingHint: "repair writes into an existing store"}); err != nil {
+			return "", err
+		}
+	}
+	if c.RepairInsertFile == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(c.RepairInsertFile)
+	if err != nil {
+		return "", fmt.Errorf("REPAIR_INSERT_FILE: %w", err)
+	}
+	return string(b), nil
+}
+
+// repairRun is one repair's sources, options and outputs.
+type repairRun struct {
+	api      repair.Elido
+	store    repair.Store
+	writer   repair.Writer // nil: print only
+	opts     repair.Options
+	dir      string // where repair.csv, surplus.csv and repair.sql go
+	postgres bool   // repair.sql is for PostgreSQL
+	log      *slog.Logger
+	stdout   io.Writer
+	inserted func(reconcile.Date, int)
+}
+
+// runRepair plans, writes the plan's files, prints it, and applies it when
+// there is a writer. Exit 0: every gap found was repaired (or printed);
+// 1: some hour was refused, or a day still differs; 3: a source or a
+// write failed, or the repair was interrupted.
+func runRepair(ctx context.Context, r repairRun) int {
+	loc := r.opts.Window.Loc
+	plans, err := repair.Plan(ctx, r.api, r.store, r.opts)
+	if err != nil {
+		r.log.Error("repair not planned", "err", err)
+		fmt.Fprintf(r.stdout, "clickrecon repair: %v\n", err)
+		return exitIncomplete
+	}
+	// The plan is written before anything is applied: what a repair is
+	// about to insert is on disk first.
+	if err := writePlan(r.dir, plans, r.postgres); err != nil {
+		r.log.Error("repair plan not written: nothing applied", "err", err)
+		return exitIncomplete
+	}
+	code := exitOK
+	var add int
+	for _, p := range plans {
+		add += len(p.Add())
+		if p.Skipped != "" {
+			fmt.Fprintf(r.stdout, "%s: %s\n", p.Day, p.Skipped)
+			continue
+		}
+		for _, line := range repair.Describe(p, loc) {
+			fmt.Fprintf(r.stdout, "%s\n", line)
+			if strings.HasPrefix(line, "not repaired") {
+				code = exitGaps
+			}
+		}
+	}
+	fmt.Fprintf(r.stdout, "%d clicks to restore; the plan is in %s (repair.csv, surplus.csv, repair.sql)\n", add, r.dir)
+	r.log.Info("repair planned", "days", len(plans), "clicks_to_add", add, "dir", r.dir)
+	if r.writer == nil {
+		if add > 0 {
+			fmt.Fprintln(r.stdout, "Nothing was changed: run again with --apply and STORE_WRITE_DSN to insert them.")
+		}
+		return code
+	}
+	j := &fileJournal{path: filepath.Join(r.dir, "apply.log")}
+	results := repair.Apply(ctx, r.writer, r.store, r.opts, plans, j, r.inserted)
+	byDay := map[reconcile.Date]repair.DayPlan{}
+	for _, p := range plans {
+		byDay[p.Day] = p
+	}
+	inserted := 0
+	for _, res := range results {
+		inserted += res.Inserted
+		fmt.Fprintln(r.stdout, repair.DescribeResult(byDay[res.Day], res, loc))
+		switch {
+		case res.Err != nil:
+			r.log.Error("day not repaired", "day", res.Day.String(), "err", res.Err)
+			code = exitIncomplete
+		case !res.Matches() && code == exitOK:
+			code = exitGaps
+		}
+	}
+	fmt.Fprintf(r.stdout, "%d clicks inserted\n", inserted)
+	r.log.Info("repair applied", "days", len(results), "clicks_inserted", inserted)
+	return code
+}
+
+// writePlan writes repair.csv, surplus.csv and repair.sql into dir.
+func writePlan(dir string, plans []repair.DayPlan, postgres bool) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	files := []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"repair.csv", func(w io.Writer) error { return repair.WriteCSV(w, plans) }},
+		{"surplus.csv", func(w io.Writer) error { return repair.WriteSurplusCSV(w, plans) }},
+		{"repair.sql", func(w io.Writer) error { return repair.WriteSQL(w, plans, postgres) }},
+	}
+	for _, f := range files {
+		var b bytes.Buffer
+		if err := f.write(&b); err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		if err := writeFileSync(filepath.Join(dir, f.name), b.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFileSync writes a file and syncs it: the plan must be on disk
+// before any insert.
+func writeFileSync(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// fileJournal appends a line to apply.log before each day is written and
+// after it ends, synced: after a crash, a day with an "intend" line and no
+// "done" line was being written, and its transaction either committed
+// whole or not at all; a second repair re-plans it from the store.
+type fileJournal struct{ path string }
+
+func (j *fileJournal) Intend(day reconcile.Date, clicks []repair.Click) error {
+	return j.append(fmt.Sprintf("%s intend %s insert %d clicks\n", time.Now().UTC().Format(time.RFC3339), day, len(clicks)))
+}
+
+func (j *fileJournal) Done(r repair.DayResult) error {
+	outcome := fmt.Sprintf("committed %d clicks", r.Inserted)
+	if r.Err != nil {
+		outcome = "rolled back, nothing written: " + strings.ReplaceAll(r.Err.Error(), "\n", " ")
+	}
+	return j.append(fmt.Sprintf("%s done %s %s\n", time.Now().UTC().Format(time.RFC3339), r.Day, outcome))
+}
+
+func (j *fileJournal) append(line string) error {
+	f, err := os.OpenFile(j.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(line); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+const repairVariables = `  STORE_WRITE_DSN (or _FILE)             repair --apply: a role that may insert into the store
+  REPAIR_INSERT_FILE                     repair: an insert for your own schema, with :ts :link_id :country_code
+`
