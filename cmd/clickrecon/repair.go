@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/sethvargo/go-envconfig"
 
@@ -161,7 +159,7 @@ func runRepair(ctx context.Context, r repairRun) int {
 	}
 	// The plan is written before anything is applied: what a repair is
 	// about to insert is on disk first.
-	if err := writePlan(r.dir, plans, r.postgres); err != nil {
+	if err := repair.WritePlan(r.dir, plans, r.postgres); err != nil {
 		r.log.Error("repair plan not written: nothing applied", "err", err)
 		return exitIncomplete
 	}
@@ -188,7 +186,7 @@ func runRepair(ctx context.Context, r repairRun) int {
 		}
 		return code
 	}
-	j := &fileJournal{path: filepath.Join(r.dir, "apply.log")}
+	j := repair.FileJournal{Path: filepath.Join(r.dir, "apply.log")}
 	results := repair.Apply(ctx, r.writer, r.store, r.opts, plans, j, r.inserted)
 	byDay := map[reconcile.Date]repair.DayPlan{}
 	for _, p := range plans {
@@ -209,83 +207,6 @@ func runRepair(ctx context.Context, r repairRun) int {
 	fmt.Fprintf(r.stdout, "%d clicks inserted\n", inserted)
 	r.log.Info("repair applied", "days", len(results), "clicks_inserted", inserted)
 	return code
-}
-
-// writePlan writes repair.csv, surplus.csv and repair.sql into dir.
-func writePlan(dir string, plans []repair.DayPlan, postgres bool) error {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return err
-	}
-	files := []struct {
-		name  string
-		write func(io.Writer) error
-	}{
-		{"repair.csv", func(w io.Writer) error { return repair.WriteCSV(w, plans) }},
-		{"surplus.csv", func(w io.Writer) error { return repair.WriteSurplusCSV(w, plans) }},
-		{"repair.sql", func(w io.Writer) error { return repair.WriteSQL(w, plans, postgres) }},
-	}
-	for _, f := range files {
-		var b bytes.Buffer
-		if err := f.write(&b); err != nil {
-			return fmt.Errorf("%s: %w", f.name, err)
-		}
-		if err := writeFileSync(filepath.Join(dir, f.name), b.Bytes()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeFileSync writes a file and syncs it: the plan must be on disk
-// before any insert.
-func writeFileSync(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// fileJournal appends a line to apply.log before each day is written and
-// after it ends, synced: after a crash, a day with an "intend" line and no
-// "done" line was being written, and its transaction either committed
-// whole or not at all; a second repair re-plans it from the store.
-type fileJournal struct{ path string }
-
-func (j *fileJournal) Intend(day reconcile.Date, clicks []repair.Click) error {
-	return j.append(fmt.Sprintf("%s intend %s insert %d clicks\n", time.Now().UTC().Format(time.RFC3339), day, len(clicks)))
-}
-
-func (j *fileJournal) Done(r repair.DayResult) error {
-	outcome := fmt.Sprintf("committed %d clicks", r.Inserted)
-	if r.Err != nil {
-		outcome = "rolled back, nothing written: " + strings.ReplaceAll(r.Err.Error(), "\n", " ")
-	}
-	return j.append(fmt.Sprintf("%s done %s %s\n", time.Now().UTC().Format(time.RFC3339), r.Day, outcome))
-}
-
-func (j *fileJournal) append(line string) error {
-	f, err := os.OpenFile(j.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteString(line); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 const repairVariables = `  STORE_WRITE_DSN (or _FILE)             repair --apply: a role that may insert into the store
