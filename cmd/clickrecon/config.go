@@ -35,6 +35,7 @@ type config struct {
 	StoreWriteDSN    string `env:"STORE_WRITE_DSN"`    // repair --apply: a role that may insert
 	RepairInsertFile string `env:"REPAIR_INSERT_FILE"` // repair: an insert for a custom schema
 	Apply            bool   `env:"REPAIR_APPLY, default=false"`
+	Repair           string `env:"RECON_REPAIR"` // run --repair: print or apply
 
 	TZ      string        `env:"RECON_TZ, default=UTC"`
 	Days    int           `env:"RECON_DAYS, default=3"`

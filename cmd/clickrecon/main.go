@@ -144,6 +144,7 @@ func newFlagSet(name string, c *config, stderr io.Writer) *flag.FlagSet {
 		fs.BoolVar(&c.DryRun, "dry-run", c.DryRun, "post nothing and write no history; the report is still written (RECON_DRY_RUN)")
 		fs.StringVar(&c.Drilldown, "drilldown", c.Drilldown, "drill into days that differ: auto or off (RECON_DRILLDOWN)")
 		fs.StringVar(&c.Shard, "shard", c.Shard, "reconcile only the I-th (0-based) of N contiguous slices of the window, as I/N (RECON_SHARD)")
+		fs.StringVar(&c.Repair, "repair", c.Repair, "repair the settled missing days found: print (plan only) or apply (insert through STORE_WRITE_DSN) (RECON_REPAIR)")
 	}
 	fs.Usage = func() {
 		operands := ""

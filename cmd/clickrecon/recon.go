@@ -40,6 +40,10 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	if err != nil {
 		return usageExit(stderr, err)
 	}
+	repairInsert, err := c.validateRunRepair()
+	if err != nil {
+		return usageExit(stderr, err)
+	}
 	storeID := store.RedactDSN(c.StoreDSN) + " " + query.Name()
 	runKey := report.RunKey(c.WorkspaceID, window, storeID)
 	bar := job.NewBar(stderr)
@@ -76,6 +80,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	o.WorkspaceID, o.RunKey, o.StoreID = c.WorkspaceID, runKey, report.StoreID(storeID)
 	o.StoreDSN, o.Query, o.HistoryDSN = c.StoreDSN, query, c.HistoryDSN
 	o.DryRun, o.Unlocked = c.DryRun, lockErr != nil
+	o.Repair, o.StoreWriteDSN, o.RepairInsert = c.Repair, c.StoreWriteDSN, repairInsert
 	code, rep := runJob(ctx, o, job.Deps{Elido: client, Notifier: notifier, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit},
 		c.failOn(), lockErr, c.Format, false, stdout)
 	mon.Finish(ctx, log, c.WorkspaceID, code, rep, time.Now(), time.Since(started))

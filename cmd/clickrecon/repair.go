@@ -13,6 +13,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
+	"github.com/clickrecon/clickrecon/internal/job"
 	"github.com/clickrecon/clickrecon/internal/repair"
 	"github.com/clickrecon/clickrecon/internal/runlock"
 	"github.com/clickrecon/clickrecon/reconcile"
@@ -130,6 +131,24 @@ func (c config) validateRepair() (string, error) {
 		return "", fmt.Errorf("REPAIR_INSERT_FILE: %w", err)
 	}
 	return string(b), nil
+}
+
+// validateRunRepair checks run's --repair (RECON_REPAIR) and what its
+// mode needs, and returns the custom insert statement, if any.
+func (c config) validateRunRepair() (string, error) {
+	switch c.Repair {
+	case job.RepairOff:
+		return "", nil
+	case job.RepairPrint, job.RepairApply:
+	default:
+		return "", fmt.Errorf("--repair (RECON_REPAIR) must be print or apply, got %q", c.Repair)
+	}
+	c.Apply = c.Repair == job.RepairApply
+	insert, err := c.validateRepair()
+	if err != nil {
+		return "", fmt.Errorf("--repair %s: %w", c.Repair, err)
+	}
+	return insert, nil
 }
 
 // repairRun is one repair's sources, options and outputs.

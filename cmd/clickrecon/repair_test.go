@@ -3,6 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,5 +136,53 @@ func TestRepairRefusedWhileAnotherHoldsTheLock(t *testing.T) {
 	}
 	if log := f.elido.RequestLog(); len(log) != 0 {
 		t.Errorf("requests were made while the lock was held: %v", log)
+	}
+}
+
+// run --repair apply repairs the days the run found missing, and the
+// Slack message says what was restored; --repair print only plans.
+func TestRunRepairSaysWhatWasRestored(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "postgres", api, lossAndDuplicate(api))
+	var mu sync.Mutex
+	var bodies []string
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+		io.WriteString(w, "ok")
+	}))
+	defer hook.Close()
+	f.env["SLACK_WEBHOOK_URL"] = hook.URL + webhookPath
+	window := []string{"--from", "2026-10-24", "--to", "2026-10-26"}
+
+	if r := f.run(append(window, "--repair", "apply")...); r.code != exitUsage || !strings.Contains(r.stderr, "--apply needs STORE_WRITE_DSN") {
+		t.Fatalf("--repair apply without STORE_WRITE_DSN: exit %d\n%s", r.code, r.stderr)
+	}
+	if log := f.elido.RequestLog(); len(log) != 0 {
+		t.Errorf("requests were made: %v", log)
+	}
+
+	if r := f.run(append(window, "--repair", "print", "--dry-run")...); r.code != exitOK {
+		t.Fatalf("--repair print: exit %d\n%s", r.code, r.stderr)
+	}
+	if csv := f.repairFile("repair.csv"); !strings.Contains(csv, "2026-10-25T01:30:00.000Z,lnk_a,PL") {
+		t.Errorf("repair.csv:\n%s", csv)
+	}
+
+	f.env["STORE_WRITE_DSN"] = f.env["STORE_DSN"]
+	if r := f.run(append(window, "--repair", "apply")...); r.code != exitOK {
+		t.Fatalf("--repair apply: exit %d\n%s", r.code, r.stderr)
+	}
+	mu.Lock()
+	got := slices.Clone(bodies)
+	mu.Unlock()
+	if len(got) != 1 || !strings.Contains(got[0], "restored 1 clicks on 2026-10-25, 02:00–03:00; the day now matches") {
+		t.Errorf("Slack got %q, want the restored clicks named", got)
+	}
+	// The next run finds the day repaired.
+	if r := f.repair(window...); !strings.Contains(r.stdout, "2026-10-25: not missing: the store has every click Elido counts") {
+		t.Errorf("after run --repair apply, repair says:\n%s", r.stdout)
 	}
 }
