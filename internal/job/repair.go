@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/repair"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
@@ -76,7 +75,7 @@ func repairMissing(ctx context.Context, d Deps, o Options, st *store.Store, rep 
 	w, err := store.OpenWriter(ctx, o.StoreWriteDSN, o.RepairInsert)
 	if err != nil {
 		log.Error("store not opened for writing: nothing repaired", "err", err)
-		return append(out, finding("no repair: the store could not be opened for writing (%s)", dsn.Redact(o.StoreWriteDSN)))
+		return append(out, finding("no repair: the store could not be opened for writing through STORE_WRITE_DSN (the log says why)"))
 	}
 	defer w.Close()
 	byDay := map[reconcile.Date]repair.DayPlan{}
