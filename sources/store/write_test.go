@@ -19,8 +19,8 @@ func TestClicksReadsAnHour(t *testing.T) {
 			insertClicks(t, db, []click{
 				{"2026-10-24T02:00:00.000Z", "lnk_a", "PL"},
 				{"2026-10-24T04:59:59.999+02:00", "lnk_b", ""}, // 02:59:59.999Z
-				{"2026-10-24T03:00:00.000Z", "lnk_c", "DE"},     // the next hour
-				{"2026-10-24T01:59:59.999Z", "lnk_c", "DE"},     // the hour before
+				{"2026-10-24T03:00:00.000Z", "lnk_c", "DE"},    // the next hour
+				{"2026-10-24T01:59:59.999Z", "lnk_c", "DE"},    // the hour before
 			})
 			s := openStore(t, dsn)
 			q := mustQuery(t)(PresetQuery(PresetEvents))
