@@ -12,7 +12,6 @@ import (
 
 // Elido is what a repair reads from Elido's API (*elido.Client).
 type Elido interface {
-	Timeseries(ctx context.Context, from, to reconcile.Date, loc *time.Location) ([]elido.DayCount, error)
 	HourlyTimeseries(ctx context.Context, day reconcile.Date, loc *time.Location, linkID string) ([]elido.HourCount, error)
 	ClicksRecent(ctx context.Context, from, to time.Time) ([]elido.Click, error)
 }
