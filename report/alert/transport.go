@@ -368,24 +368,24 @@ func (n *Notifier) webhookOnce(ctx context.Context, m Message) error {
 // postMessage posts m to channel with the bot token, or its plain text
 // alone if Slack refuses the blocks, and returns the channel's ID and the
 // message's ts.
-func (n *Notifier) postMessage(ctx context.Context, channel string, m Message) (string, string, error) {
-	ch, ts, err := n.postMessageOnce(ctx, channel, m)
+func (n *Notifier) postMessage(ctx context.Context, channel string, m Message, extra ...slack.MsgOption) (string, string, error) {
+	ch, ts, err := n.postMessageOnce(ctx, channel, m, extra...)
 	if !n.blocksRefused(err, m) {
 		return ch, ts, err
 	}
 	n.log.Warn("slack refused the blocks, posting the plain-text fallback", "call", callPost.name, "err", err.Error())
-	ch, ts, ferr := n.postMessageOnce(ctx, channel, plainText(m))
+	ch, ts, ferr := n.postMessageOnce(ctx, channel, plainText(m), extra...)
 	if ferr != nil {
 		return "", "", fmt.Errorf("%w; the plain-text fallback failed too: %w", err, ferr)
 	}
 	return ch, ts, nil
 }
 
-func (n *Notifier) postMessageOnce(ctx context.Context, channel string, m Message) (string, string, error) {
+func (n *Notifier) postMessageOnce(ctx context.Context, channel string, m Message, extra ...slack.MsgOption) (string, string, error) {
 	var ch, ts string
 	err := n.do(ctx, callPost, func(ctx context.Context) error {
 		var err error
-		ch, ts, err = n.api.PostMessageContext(ctx, channel, msgOptions(m)...)
+		ch, ts, err = n.api.PostMessageContext(ctx, channel, append(msgOptions(m), extra...)...)
 		return err
 	})
 	return ch, ts, err
