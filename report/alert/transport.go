@@ -272,7 +272,7 @@ func hint(err error) string {
 	case "not_authed", "invalid_auth", "token_revoked", "token_expired", "account_inactive":
 		return "SLACK_BOT_TOKEN is not valid: install the app again and update it"
 	case "missing_scope":
-		return "the bot token lacks a scope: add chat:write and files:write, then reinstall the app"
+		return "the bot token lacks a scope: add chat:write, files:write and channels:history (groups:history for a private channel), then reinstall the app"
 	case "channel_not_found", "not_in_channel":
 		return "check SLACK_CHANNEL and invite the bot to the channel (/invite @app)"
 	case "is_archived":
