@@ -387,7 +387,7 @@ func TestOutboxPostNeverAnswered(t *testing.T) {
 			slack.configure(f, transport)
 			slack.setHook(func(i int) bool { return i == 0 })
 
-			r := f.runWithTimeout(t.Context(), 300*time.Millisecond, outboxWindow...)
+			r := f.runWithTimeout(t.Context(), time.Second, outboxWindow...)
 			if r.code != exitIncomplete || !strings.Contains(r.stderr, "stays pending") {
 				t.Fatalf("first run: exit %d, want 3 and the post left pending\n%s", r.code, r.stderr)
 			}
@@ -668,7 +668,7 @@ func TestOutboxConcurrentEmbeddedRunsAlertOnce(t *testing.T) {
 // recording, posts nothing and exits 3.
 func TestOutboxLostLockPostsNothing(t *testing.T) {
 	f := newOutboxFixture(t, "sqlite")
-	withHistory(t, f, "postgres")
+	historyDSN := withHistory(t, f, "postgres")
 	slack := newFakeSlack(t)
 	slack.configure(f, "webhook")
 	admin, _ := pgtest.New(t)
@@ -695,6 +695,15 @@ func TestOutboxLostLockPostsNothing(t *testing.T) {
 	}
 	if got := slack.received(); len(got) != 1 {
 		t.Errorf("%d alerts, want 1 (the second run's): %v", len(got), texts(got))
+	}
+	db, err := openHistoryDB(historyDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var runs int
+	if err := db.Get(&runs, "SELECT count(*) FROM runs WHERE workspace_id = $1", ws); err != nil || runs != 1 {
+		t.Errorf("%d runs recorded (%v), want 1: the run that lost its lock records nothing", runs, err)
 	}
 }
 
