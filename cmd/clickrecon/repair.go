@@ -61,6 +61,7 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 	defer cancel()
 
 	// Two repairs of one workspace, or a repair and a run, never overlap.
+	var held func(context.Context) error
 	if lockDSN := c.lockDSN(); lockDSN != "" {
 		lock, err := runlock.Take(ctx, lockDSN, c.WorkspaceID)
 		switch {
@@ -72,6 +73,7 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 			return exitIncomplete
 		}
 		defer lock.Release()
+		held = lock.Held
 	}
 	st, err := store.Open(ctx, c.StoreDSN)
 	if err != nil {
@@ -84,6 +86,7 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 		opts:     repair.Options{Window: window, Settle: c.Settle, Now: d.now(), Query: query},
 		dir:      filepath.Join(c.ReportDir, "repair-"+runKey),
 		postgres: !strings.HasPrefix(c.StoreDSN, "sqlite:"),
+		held:     held,
 	}
 	if c.Apply {
 		w, err := store.OpenWriter(ctx, c.StoreWriteDSN, insertSQL)
@@ -162,6 +165,7 @@ type repairRun struct {
 	log      *slog.Logger
 	stdout   io.Writer
 	inserted func(reconcile.Date, int)
+	held     func(context.Context) error // checks the run lock is still ours; nil: no lock
 }
 
 // runRepair plans, writes the plan's files, prints it, and applies it when
@@ -204,6 +208,13 @@ func runRepair(ctx context.Context, r repairRun) int {
 			fmt.Fprintln(r.stdout, "Nothing was changed: run again with --apply and STORE_WRITE_DSN to insert them.")
 		}
 		return code
+	}
+	if r.held != nil {
+		if err := r.held(ctx); err != nil {
+			r.log.Error("the run lock is no longer held: nothing applied", "err", err)
+			fmt.Fprintln(r.stdout, "The run lock was lost before writing: nothing was inserted; run repair again.")
+			return exitIncomplete
+		}
 	}
 	j := repair.FileJournal{Path: filepath.Join(r.dir, "apply.log")}
 	results := repair.Apply(ctx, r.writer, r.store, r.opts, plans, j, r.inserted)

@@ -72,6 +72,12 @@ func repairMissing(ctx context.Context, d Deps, o Options, st *store.Store, rep 
 	if !apply {
 		return out
 	}
+	if d.Held != nil {
+		if err := d.Held(ctx); err != nil {
+			log.Error("the run lock is no longer held: nothing repaired", "err", err)
+			return append(out, finding("no repair: the run lock was lost before writing; run clickrecon repair --apply"))
+		}
+	}
 	w, err := store.OpenWriter(ctx, o.StoreWriteDSN, o.RepairInsert)
 	if err != nil {
 		log.Error("store not opened for writing: nothing repaired", "err", err)
