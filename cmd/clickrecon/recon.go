@@ -41,6 +41,10 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	if err != nil {
 		return usageExit(stderr, err)
 	}
+	repairInsert, err := c.validateRunRepair()
+	if err != nil {
+		return usageExit(stderr, err)
+	}
 	storeID := store.RedactDSN(c.StoreDSN) + " " + query.Name()
 	runKey := report.RunKey(c.WorkspaceID, window, storeID)
 	bar := job.NewBar(stderr)
@@ -77,6 +81,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	o.WorkspaceID, o.RunKey, o.StoreID = c.WorkspaceID, runKey, report.StoreID(storeID)
 	o.StoreDSN, o.Query, o.HistoryDSN = c.StoreDSN, query, c.HistoryDSN
 	o.DryRun, o.Unlocked = c.DryRun, lockErr != nil
+	o.Repair, o.StoreWriteDSN, o.RepairInsert = c.Repair, c.StoreWriteDSN, repairInsert
 	jd := job.Deps{Elido: client, Notifier: notifier, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit}
 	if lock != nil {
 		jd.Held = lock.Held

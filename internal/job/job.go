@@ -48,6 +48,12 @@ type Options struct {
 	// it can but posts nothing and records nothing, which is what the lock
 	// protects.
 	Unlocked bool
+
+	// Repair is --repair: RepairOff, RepairPrint or RepairApply (see
+	// repairMissing), with the writable role and custom insert it uses.
+	Repair        string
+	StoreWriteDSN string // STORE_WRITE_DSN
+	RepairInsert  string // the text of REPAIR_INSERT_FILE; "": the events schema's
 }
 
 // Deps are the clients a run talks to, its clock and where it reports its
@@ -155,6 +161,7 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		Requests:    d.Elido.Requests(),
 		Drilldown:   drill,
 	})
+	rep.Findings = append(rep.Findings, repairMissing(ctx, d, o, st, rep, interrupted)...)
 	d.Progress.Done()
 	out := Outcome{Report: rep, Result: res, Interrupted: interrupted, ElidoErr: elidoErr, StoreErr: storeErr, HistoryErr: historyErr}
 	dir, err := report.Write(o.ReportDir, rep)
