@@ -75,6 +75,8 @@ func runWith(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	switch args[0] {
 	case "run":
 		return cmdRun(ctx, args[1:], env, stdout, stderr, d)
+	case "repair":
+		return cmdRepair(ctx, args[1:], env, stdout, stderr, d)
 	case "demo":
 		return cmdDemo(ctx, args[1:], env, stdout, stderr, d)
 	case "migrate":
@@ -119,13 +121,19 @@ func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 	if name != "merge" {
 		fs.StringVar(&c.TZ, "tz", c.TZ, "IANA time zone of the calendar days (RECON_TZ)")
 	}
-	if name == "run" {
+	if name == "repair" {
+		fs.BoolVar(&c.Apply, "apply", c.Apply, "insert the planned clicks through STORE_WRITE_DSN, one transaction per day (REPAIR_APPLY)")
+	}
+	if name == "run" || name == "repair" {
 		fs.StringVar(&c.Date, "date", c.Date, "reconcile one day, YYYY-MM-DD (RECON_DATE)")
 		fs.StringVar(&c.From, "from", c.From, "first day of an inclusive range, YYYY-MM-DD (RECON_FROM)")
 		fs.StringVar(&c.To, "to", c.To, "last day of an inclusive range, YYYY-MM-DD (RECON_TO)")
+	}
+	if name == "run" {
 		fs.BoolVar(&c.DryRun, "dry-run", c.DryRun, "post nothing and write no history; the report is still written (RECON_DRY_RUN)")
 		fs.StringVar(&c.Drilldown, "drilldown", c.Drilldown, "drill into days that differ: auto or off (RECON_DRILLDOWN)")
 		fs.StringVar(&c.Shard, "shard", c.Shard, "reconcile only the I-th (0-based) of N contiguous slices of the window, as I/N (RECON_SHARD)")
+		fs.StringVar(&c.Repair, "repair", c.Repair, "repair the settled missing days found: print (plan only) or apply (insert through STORE_WRITE_DSN) (RECON_REPAIR)")
 	}
 	fs.Usage = func() {
 		operands := ""
@@ -140,8 +148,11 @@ func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 		fs.SetOutput(out)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
-		if name == "run" {
+		if name == "run" || name == "repair" {
 			fmt.Fprint(out, runVariables)
+		}
+		if name == "repair" {
+			fmt.Fprint(out, repairVariables)
 		}
 	}
 	return fs
