@@ -15,6 +15,7 @@ import (
 	"github.com/clickrecon/clickrecon/internal/runlock"
 	"github.com/clickrecon/clickrecon/internal/secret"
 	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/monitor"
 )
@@ -55,10 +56,12 @@ type config struct {
 	PushgatewayURL string `env:"PUSHGATEWAY_URL"`
 	HealthcheckURL string `env:"HEALTHCHECK_URL"`
 
-	ReportDir string        `env:"RECON_REPORT_DIR, default=reports"`
-	Timeout   time.Duration `env:"RECON_TIMEOUT, default=30m"`
-	LogLevel  string        `env:"LOG_LEVEL, default=info"`
-	LogFormat string        `env:"LOG_FORMAT, default=json"`
+	ReportDir      string        `env:"RECON_REPORT_DIR, default=reports"`
+	ReportURL      string        `env:"RECON_REPORT_URL"`
+	ReportKeepDays int           `env:"RECON_REPORT_KEEP_DAYS, default=30"`
+	Timeout        time.Duration `env:"RECON_TIMEOUT, default=30m"`
+	LogLevel       string        `env:"LOG_LEVEL, default=info"`
+	LogFormat      string        `env:"LOG_FORMAT, default=json"`
 
 	// The variables behind the flags of the same name.
 	Date      string `env:"RECON_DATE"`
@@ -141,6 +144,12 @@ func (c config) validateCommon() error {
 	if _, err := alert.ParseNotify(c.SlackNotify); err != nil {
 		return err
 	}
+	if c.ReportURL != "" {
+		// Any run key will do: this checks the base URL alone.
+		if _, err := report.HTMLURL(c.ReportURL, "run"); err != nil {
+			return err
+		}
+	}
 	switch {
 	case c.Settle < 0:
 		return fmt.Errorf("RECON_SETTLE must not be negative, got %s", c.Settle)
@@ -148,6 +157,8 @@ func (c config) validateCommon() error {
 		return fmt.Errorf("RECON_TIMEOUT must be positive, got %s", c.Timeout)
 	case c.ReportDir == "":
 		return fmt.Errorf("--report-dir (RECON_REPORT_DIR) must not be empty")
+	case c.ReportKeepDays < 0:
+		return fmt.Errorf("RECON_REPORT_KEEP_DAYS must not be negative (0 keeps every report), got %d", c.ReportKeepDays)
 	case c.MaxDays < 1:
 		return fmt.Errorf("RECON_MAX_DAYS must be at least 1, got %d", c.MaxDays)
 	case c.DrillMax < 0:

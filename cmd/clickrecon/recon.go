@@ -36,6 +36,14 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	if err != nil {
 		return usageExit(stderr, err)
 	}
+	// Opening the destination reads its URL and credentials' settings; it
+	// sends nothing, so a bad RECON_REPORT_DIR stops the run before any
+	// request.
+	dest, err := report.Open(ctx, c.ReportDir)
+	if err != nil {
+		return usageExit(stderr, fmt.Errorf("--report-dir (RECON_REPORT_DIR): %w", err))
+	}
+	defer dest.Close()
 	query, err := loadQuery(c)
 	if err != nil {
 		return usageExit(stderr, err)
@@ -76,7 +84,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	o.WorkspaceID, o.RunKey, o.StoreID = c.WorkspaceID, runKey, report.StoreID(storeID)
 	o.StoreDSN, o.Query, o.HistoryDSN = c.StoreDSN, query, c.HistoryDSN
 	o.DryRun, o.Unlocked = c.DryRun, lockErr != nil
-	code, rep := runJob(ctx, o, job.Deps{Elido: client, Notifier: notifier, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit},
+	code, rep := runJob(ctx, o, job.Deps{Elido: client, Notifier: notifier, Reports: dest, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit},
 		c.failOn(), lockErr, c.Format, false, stdout)
 	mon.Finish(ctx, log, c.WorkspaceID, code, rep, time.Now(), time.Since(started))
 	return code
@@ -207,6 +215,8 @@ func (c config) options(w reconcile.Window) job.Options {
 		DrillMax:  c.DrillMax,
 		Retention: c.Retention,
 		ReportDir: c.ReportDir,
+		ReportURL: c.ReportURL,
+		KeepDays:  c.ReportKeepDays,
 	}
 }
 
