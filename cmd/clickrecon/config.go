@@ -235,6 +235,32 @@ func (c config) monitors(opts ...monitor.Option) (job.Monitors, error) {
 	return m, nil
 }
 
+// secrets returns every secret the configuration holds, with the
+// passwords of its DSNs and URLs on their own: what a Slack notice, which
+// quotes errors, must never show.
+func (c config) secrets() []string {
+	// A DSN is shown redacted (internal/dsn): its password is the secret,
+	// not a SQLite file's path.
+	out := []string{c.APIKey, c.SlackWebhookURL, c.SlackBotToken, c.PushgatewayURL, c.HealthcheckURL}
+	for _, raw := range []string{c.StoreDSN, c.HistoryDSN, c.PushgatewayURL, c.HealthcheckURL} {
+		if u, err := url.Parse(raw); err == nil && u.User != nil {
+			if pw, ok := u.User.Password(); ok {
+				out = append(out, pw, url.QueryEscape(pw))
+			}
+		}
+	}
+	if u, err := url.Parse(c.SlackWebhookURL); err == nil && len(u.Path) > 1 {
+		out = append(out, u.Path)
+	}
+	var kept []string
+	for _, s := range out {
+		if len(s) >= 4 { // a one-letter "secret" would blank out every reason
+			kept = append(kept, s)
+		}
+	}
+	return kept
+}
+
 // lockDSN is the database whose lock keeps two runs of a workspace apart
 // (runlock.DSN): a PostgreSQL history or store (an advisory lock), else
 // the SQLite history, else the SQLite store (a lock file beside it).

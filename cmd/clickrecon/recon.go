@@ -84,6 +84,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	o.WorkspaceID, o.RunKey, o.StoreID = c.WorkspaceID, runKey, report.StoreID(storeID)
 	o.StoreDSN, o.Query, o.HistoryDSN = c.StoreDSN, query, c.HistoryDSN
 	o.DryRun, o.Unlocked = c.DryRun, lockErr != nil
+	o.Secrets = c.secrets()
 	code, rep := runJob(ctx, o, job.Deps{Elido: client, Notifier: notifier, Reports: dest, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit},
 		c.failOn(), lockErr, c.Format, false, stdout)
 	mon.Finish(ctx, log, c.WorkspaceID, code, rep, time.Now(), time.Since(started))

@@ -47,6 +47,10 @@ type Options struct {
 	// it can but posts nothing and records nothing, which is what the lock
 	// protects.
 	Unlocked bool
+	// Secrets are the run's secrets (the API key, the DSNs and their
+	// passwords, the Slack webhook or token): a Slack notice quotes
+	// errors, and never these.
+	Secrets []string
 }
 
 // Deps are the clients a run talks to, its clock and where it reports its
@@ -170,7 +174,22 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	if o.Unlocked && blocked == nil {
 		blocked = errUnlocked
 	}
-	out.SlackErr = notify(ctx, d, o, h, rep, interrupted, blocked)
+	// A history that could not be opened cannot remember a notice.
+	historyDown := o.HistoryDSN != "" && h == nil
+	// Under SLACK_NOTIFY=always a run that could not check, with no gap
+	// to show, posts its notice as its message: an alert of zeros would
+	// hide the reason.
+	noticeInstead := d.Notifier.Always() && !alert.Alertable(rep) && len(failures(o, out, historyDown)) > 0
+	if !noticeInstead {
+		out.SlackErr = notify(ctx, d, o, h, rep, interrupted, blocked)
+	}
+	var nh noticeHistory
+	if h != nil {
+		nh = h
+	}
+	postErr, recordErr := notice(ctx, d, o, nh, out, historyDown, noticeInstead)
+	out.SlackErr = firstErr(out.SlackErr, postErr)
+	out.HistoryErr = firstErr(out.HistoryErr, recordErr)
 	out.HistoryErr = firstErr(out.HistoryErr, record(ctx, d, o, h, rep, interrupted))
 	return out, nil
 }
