@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -9,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
@@ -225,5 +229,44 @@ func TestUnverifiableDaysAreHeardOnce(t *testing.T) {
 	got := hook.posted()
 	if len(got) != 1 || !strings.Contains(got[0], "ELIDO_RETENTION_DAYS=29") {
 		t.Errorf("posted %q, want one notice naming the retention", got)
+	}
+}
+
+// A run stopped by its deadline says so in a notice (the CronJob may
+// retry it, and a retry may be stopped too); one stopped by SIGTERM posts
+// nothing: the pod is going away and no post may be left half-made.
+func TestStoppedRunNotice(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		sigterm   bool
+		wantPosts int
+	}{
+		{name: "deadline", wantPosts: 1},
+		{name: "sigterm", sigterm: true, wantPosts: 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := dstWindowClicks()
+			f := uniqueFixture(t, api, api)
+			hook := withSlack(t, f, "sqlite")
+			f.elido.SetFaults(elidotest.Fault{Kind: elidotest.Slow, Delay: time.Minute})
+			f.env["RECON_TIMEOUT"] = "300ms"
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.sigterm {
+				f.env["RECON_TIMEOUT"] = "30m"
+				onArrival(ctx, t, f.elido, "timeseries", cancel)
+			}
+			var stdout, stderr bytes.Buffer
+			if code := runWith(ctx, append([]string{"run"}, window...), envconfig.MapLookuper(f.env), &stdout, &stderr, f.deps()); code != exitIncomplete {
+				t.Fatalf("exit %d, want 3\n%s", code, stderr.String())
+			}
+			got := hook.posted()
+			if len(got) != tt.wantPosts {
+				t.Fatalf("posted %q, want %d messages", got, tt.wantPosts)
+			}
+			if tt.wantPosts == 1 && !strings.Contains(got[0], "RECON_TIMEOUT=300ms") {
+				t.Errorf("the notice does not name the deadline: %s", got[0])
+			}
+		})
 	}
 }

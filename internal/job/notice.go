@@ -34,10 +34,18 @@ func failures(o Options, out Outcome, historyDown bool) []alert.Cause {
 		return secret.Redact(err.Error(), "[redacted]", o.Secrets...)
 	}
 	var cs []alert.Cause
-	if err := out.ElidoErr; err != nil {
+	if out.Interrupted != "" {
+		cs = append(cs, alert.Cause{Key: "run:interrupted", What: "the rest of the run", Why: out.Interrupted,
+			Do: "raise RECON_TIMEOUT or RECON_DRILLDOWN_MAX_REQUESTS, or check a shorter window; the CronJob retries"})
+	}
+	// A read cut short by the run's end is told by the interruption.
+	stopped := func(err error) bool {
+		return out.Interrupted != "" && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled))
+	}
+	if err := out.ElidoErr; err != nil && !stopped(err) {
 		cs = append(cs, elidoCause(err, redact(err)))
 	}
-	if err := out.StoreErr; err != nil {
+	if err := out.StoreErr; err != nil && !stopped(err) {
 		c := alert.Cause{Key: "store:unavailable", What: "the store's daily counts", Why: redact(err),
 			Do: "check that the store is up and reachable at STORE_DSN; the CronJob retries, and the next run checks these days again"}
 		switch {
@@ -55,10 +63,6 @@ func failures(o Options, out Outcome, historyDown bool) []alert.Cause {
 			c.Key, c.Do = "history:not_migrated", "run clickrecon migrate against HISTORY_DSN (the CronJob's init container does)"
 		}
 		cs = append(cs, c)
-	}
-	if out.Interrupted != "" {
-		cs = append(cs, alert.Cause{Key: "run:interrupted", What: "the rest of the run", Why: out.Interrupted,
-			Do: "raise RECON_TIMEOUT or RECON_DRILLDOWN_MAX_REQUESTS, or check a shorter window; the CronJob retries"})
 	}
 	// Days unverifiable on their own account (Elido's /summary disagrees,
 	// older than Elido keeps, a count out of range): when a source failed
