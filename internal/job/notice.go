@@ -172,11 +172,14 @@ func notice(ctx context.Context, d Deps, o Options, h noticeHistory, out Outcome
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), noticeTimeout)
 		defer cancel()
 	}
+	// Notices are kept under the store as STORE_DSN names it (o.StoreID):
+	// a store that is down cannot say what it is, and its recovery must
+	// find the notice its failure left.
 	rep := out.Report
 	in := alert.NoticeInput{Causes: causes, Always: alwaysMessage, Now: d.Now()}
 	if h != nil && !historyDown {
 		var err error
-		in.Last, in.HadLast, err = h.LastNotice(ctx, o.WorkspaceID, rep.StoreID)
+		in.Last, in.HadLast, err = h.LastNotice(ctx, o.WorkspaceID, o.StoreID)
 		if err != nil {
 			// The history answered once and not now: say so, and post
 			// as if nothing remembered.
@@ -202,7 +205,7 @@ func notice(ctx context.Context, d Deps, o Options, h noticeHistory, out Outcome
 			return err, recordErr
 		}
 		d.Log.Info("slack notice", "action", action, "was", in.Last.Fingerprint)
-		if err := h.ResolveNotice(ctx, o.WorkspaceID, rep.StoreID, rep.RunKey, d.Now()); err != nil {
+		if err := h.ResolveNotice(ctx, o.WorkspaceID, o.StoreID, rep.RunKey, d.Now()); err != nil {
 			d.Log.Error("the recovery message was posted but not recorded: the next run posts it again", "err", err)
 			return nil, err
 		}
@@ -217,7 +220,7 @@ func notice(ctx context.Context, d Deps, o Options, h noticeHistory, out Outcome
 	if !in.Remembered {
 		return nil, recordErr
 	}
-	n := history.Notice{WorkspaceID: o.WorkspaceID, StoreID: rep.StoreID, Fingerprint: fp, Reason: alert.NoticeReason(in.Causes),
+	n := history.Notice{WorkspaceID: o.WorkspaceID, StoreID: o.StoreID, Fingerprint: fp, Reason: alert.NoticeReason(in.Causes),
 		RunKey: rep.RunKey, LastPosted: d.Now()}
 	if err := h.SaveNotice(ctx, n); err != nil {
 		d.Log.Error("the notice was posted but not recorded: the next run posts it again", "err", err)
