@@ -33,6 +33,11 @@ type config struct {
 	StorePreset    string `env:"STORE_PRESET, default=events"`
 	StoreQueryFile string `env:"STORE_QUERY_FILE"`
 
+	StoreWriteDSN    string `env:"STORE_WRITE_DSN"`    // repair --apply: a role that may insert
+	RepairInsertFile string `env:"REPAIR_INSERT_FILE"` // repair: an insert for a custom schema
+	Apply            bool   `env:"REPAIR_APPLY, default=false"`
+	Repair           string `env:"RECON_REPAIR"` // run --repair: print or apply
+
 	TZ      string        `env:"RECON_TZ, default=UTC"`
 	Days    int           `env:"RECON_DAYS, default=3"`
 	MaxDays int           `env:"RECON_MAX_DAYS, default=400"`
@@ -76,7 +81,7 @@ type config struct {
 
 // secretVars may also be read from a file named by NAME_FILE (a mounted
 // Kubernetes Secret). A file's trailing line break is dropped.
-var secretVars = []string{"ELIDO_API_KEY", "STORE_DSN", "HISTORY_DSN", "SLACK_WEBHOOK_URL", "SLACK_BOT_TOKEN", "PUSHGATEWAY_URL", "HEALTHCHECK_URL"}
+var secretVars = []string{"ELIDO_API_KEY", "STORE_DSN", "STORE_WRITE_DSN", "HISTORY_DSN", "SLACK_WEBHOOK_URL", "SLACK_BOT_TOKEN", "PUSHGATEWAY_URL", "HEALTHCHECK_URL"}
 
 // loadConfig reads the environment. An error names the variable.
 func loadConfig(ctx context.Context, env envconfig.Lookuper) (config, error) {
@@ -242,7 +247,7 @@ func (c config) secrets() []string {
 	// A DSN is shown redacted (internal/dsn): its password is the secret,
 	// not a SQLite file's path.
 	out := []string{c.APIKey, c.SlackWebhookURL, c.SlackBotToken, c.PushgatewayURL, c.HealthcheckURL}
-	for _, raw := range []string{c.StoreDSN, c.HistoryDSN, c.PushgatewayURL, c.HealthcheckURL} {
+	for _, raw := range []string{c.StoreDSN, c.StoreWriteDSN, c.HistoryDSN, c.PushgatewayURL, c.HealthcheckURL} {
 		if u, err := url.Parse(raw); err == nil && u.User != nil {
 			if pw, ok := u.User.Password(); ok {
 				out = append(out, pw, url.QueryEscape(pw))

@@ -49,6 +49,10 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	if err != nil {
 		return usageExit(stderr, err)
 	}
+	repairInsert, err := c.validateRunRepair()
+	if err != nil {
+		return usageExit(stderr, err)
+	}
 	storeID := store.RedactDSN(c.StoreDSN) + " " + query.Name()
 	runKey := report.RunKey(c.WorkspaceID, window, storeID)
 	bar := job.NewBar(stderr)
@@ -86,6 +90,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	o.StoreDSN, o.Query, o.HistoryDSN = c.StoreDSN, query, c.HistoryDSN
 	o.DryRun, o.Unlocked = c.DryRun, lockErr != nil
 	o.Secrets = c.secrets()
+	o.Repair, o.StoreWriteDSN, o.RepairInsert = c.Repair, c.StoreWriteDSN, repairInsert
 	jd := job.Deps{Elido: client, Notifier: notifier, Reports: dest, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit}
 	if lock != nil {
 		jd.Held = lock.Held

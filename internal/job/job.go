@@ -54,6 +54,12 @@ type Options struct {
 	// passwords, the Slack webhook or token): a Slack notice quotes
 	// errors, and never these.
 	Secrets []string
+
+	// Repair is --repair: RepairOff, RepairPrint or RepairApply (see
+	// repairMissing), with the writable role and custom insert it uses.
+	Repair        string
+	StoreWriteDSN string // STORE_WRITE_DSN
+	RepairInsert  string // the text of REPAIR_INSERT_FILE; "": the events schema's
 }
 
 // Deps are the clients a run talks to, its clock and where it reports its
@@ -169,6 +175,7 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 			log.Warn("the report will not be linked", "err", err)
 		}
 	}
+	rep.Findings = append(rep.Findings, repairMissing(ctx, d, o, st, rep, interrupted)...)
 	d.Progress.Done()
 	out := Outcome{Report: rep, Result: res, Interrupted: interrupted, ElidoErr: elidoErr, StoreErr: storeErr, HistoryErr: historyErr}
 	dir, err := writeReport(ctx, d, o, rep)
