@@ -115,7 +115,7 @@ func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 		fs.Usage = func() { fmt.Fprint(out, migrateUsage) }
 		return fs
 	}
-	fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, "folder for the reports; each run writes DIR/<run_key>/ (RECON_REPORT_DIR)")
+	fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, "folder or object-storage URL (s3://, gs://, azblob://, file://) for the reports; each run writes DIR/<run_key>/ (RECON_REPORT_DIR)")
 	fs.StringVar(&c.Format, "format", c.Format, "what goes to stdout: text or json (RECON_FORMAT)")
 	fs.StringVar(&c.FailOn, "fail-on", c.FailOn, "exit 1 when a settled gap is at least this severe: none, warn or fail (RECON_FAIL_ON)")
 	if name != "merge" {
