@@ -172,12 +172,12 @@ func drill(t *testing.T, o Options, d Deps) (reconcile.Result, report.Drilldown)
 	if err != nil {
 		t.Fatal(err)
 	}
-	counts, err := readStore(context.Background(), d, o, st, nil, api)
+	local, err := readTotals(context.Background(), d, o, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := reconcile.Compare(reconcile.Input{Window: o.Window, Now: now, Settle: o.Settle, API: api, Local: counts.local, Summaries: summaries})
-	return drillDown(context.Background(), d, o, st, res, counts)
+	res := reconcile.Compare(reconcile.Input{Window: o.Window, Now: now, Settle: o.Settle, API: api, Local: local, Summaries: summaries})
+	return drillDown(context.Background(), d, o, st, res, readLinks(context.Background(), d, o, st, res))
 }
 
 func notes(res reconcile.Result) string {
