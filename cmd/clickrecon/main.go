@@ -169,6 +169,10 @@ Variables:
   STORE_DSN (or STORE_DSN_FILE)          postgres://... or sqlite:PATH (required)
   STORE_PRESET                           events (one row per click, default) or daily
   STORE_QUERY_FILE                       a custom count query replacing the preset
+  STORE_TOTAL_QUERY_FILE                 with STORE_QUERY_FILE: a query returning the day's total
+                                         (one row, column clicks), the fast main pass
+  STORE_TIMESTAMP_TZ                     zone of a timestamp (without time zone) ts column (UTC;
+                                         PostgreSQL only)
   RECON_DAYS, RECON_MAX_DAYS             default window length (3) and longest window (400)
   RECON_SETTLE                           a day is provisional until this long after it ends (2h)
   RECON_TOLERANCE_ABS, RECON_TOLERANCE_PCT  a day matches when |delta| <= max(ABS, PCT% of Elido) (0, 0)

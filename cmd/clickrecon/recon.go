@@ -75,6 +75,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	o := c.options(window)
 	o.WorkspaceID, o.RunKey, o.StoreID = c.WorkspaceID, runKey, report.StoreID(storeID)
 	o.StoreDSN, o.Query, o.HistoryDSN = c.StoreDSN, query, c.HistoryDSN
+	o.TimestampZone, _ = c.timestampZone() // checked by validateRun
 	o.DryRun, o.Unlocked = c.DryRun, lockErr != nil
 	code, rep := runJob(ctx, o, job.Deps{Elido: client, Notifier: notifier, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit},
 		c.failOn(), lockErr, c.Format, false, stdout)
@@ -210,7 +211,8 @@ func (c config) options(w reconcile.Window) job.Options {
 	}
 }
 
-// loadQuery returns the store query: STORE_QUERY_FILE when set, else the
+// loadQuery returns the store query: STORE_QUERY_FILE when set, with
+// STORE_TOTAL_QUERY_FILE as its total query if that is set too, else the
 // preset.
 func loadQuery(c config) (store.Query, error) {
 	if c.StoreQueryFile == "" {
@@ -223,6 +225,17 @@ func loadQuery(c config) (store.Query, error) {
 	q, err := store.CustomQuery(string(b))
 	if err != nil {
 		return store.Query{}, fmt.Errorf("STORE_QUERY_FILE %s: %w", c.StoreQueryFile, err)
+	}
+	if c.StoreTotalFile == "" {
+		return q, nil
+	}
+	b, err = os.ReadFile(c.StoreTotalFile)
+	if err != nil {
+		return store.Query{}, fmt.Errorf("STORE_TOTAL_QUERY_FILE: %w", err)
+	}
+	q, err = q.WithTotal(string(b))
+	if err != nil {
+		return store.Query{}, fmt.Errorf("STORE_TOTAL_QUERY_FILE %s: %w", c.StoreTotalFile, err)
 	}
 	return q, nil
 }
