@@ -368,7 +368,7 @@ func (w *world) seed(ctx context.Context, dsn string) (int64, error) {
 		// The same placement as eventLink, eventTime and countries.
 		stmts = append(stmts, stmt{`INSERT INTO clicks (ts, link_id, country_code)
 SELECT $1::timestamptz + make_interval(days => d) + make_interval(secs => (i::bigint * 86400000000 / $3) / 1000000.0),
-       'lnk_' || lpad(((i * 7919 + d) % $4)::text, 6, '0'),
+       'lnk_' || lpad(((i::bigint * 7919 + d) % $4)::text, 6, '0'),
        (ARRAY['PL','DE','US','FR'])[1 + i % 4]
 FROM generate_series(0, $2 - 1) d, generate_series(0, $3 - 1) i`, []any{w.first, w.o.days, w.o.clicks, w.o.links}})
 	case "daily":
