@@ -57,6 +57,7 @@ type options struct {
 	binary     string
 	oldBinary  string
 	timeBin    string
+	schema     string
 }
 
 func main() {
@@ -72,6 +73,7 @@ func main() {
 	flag.StringVar(&o.binary, "binary", "", "clickrecon binary to measure (default: go build ./cmd/clickrecon)")
 	flag.StringVar(&o.oldBinary, "old-binary", "", "a second binary to measure in the same session, alternately (before/after)")
 	flag.StringVar(&o.timeBin, "time", "/usr/bin/time", "GNU time, for the peak RSS (apt-get install time)")
+	flag.StringVar(&o.schema, "schema", "", "reuse this schema, seeded by an earlier run with the same -preset, -days, -links and -clicks-per-day, and keep it (default: seed a new one and drop it)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, o)
@@ -119,22 +121,25 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer admin.Close()
-	schema := fmt.Sprintf("recon_bench_%d", os.Getpid())
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+pq.QuoteIdentifier(schema)); err != nil {
-		return fmt.Errorf("create schema %s: %w", schema, err)
-	}
-	defer func() {
-		// A fresh context: Ctrl-C must not leave the schema behind.
-		if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+pq.QuoteIdentifier(schema)+" CASCADE"); err != nil {
-			fmt.Fprintln(os.Stderr, "recon-bench: drop schema:", err)
+	schema, reuse := o.schema, o.schema != ""
+	if !reuse {
+		schema = fmt.Sprintf("recon_bench_%d", os.Getpid())
+		if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+pq.QuoteIdentifier(schema)); err != nil {
+			return fmt.Errorf("create schema %s: %w", schema, err)
 		}
-	}()
+		defer func() {
+			// A fresh context: Ctrl-C must not leave the schema behind.
+			if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+pq.QuoteIdentifier(schema)+" CASCADE"); err != nil {
+				fmt.Fprintln(os.Stderr, "recon-bench: drop schema:", err)
+			}
+		}()
+	}
 	dsn, err := withSearchPath(o.dsn, schema)
 	if err != nil {
 		return err
 	}
 	started := time.Now()
-	rows, err := w.seed(ctx, dsn)
+	rows, err := w.seed(ctx, dsn, reuse)
 	if err != nil {
 		return err
 	}
@@ -343,7 +348,10 @@ func (w *world) apiTotals() map[string]int64 {
 // seed creates the reference schema and fills it; the table is analyzed
 // and vacuumed so the planner and the visibility map are as a night's
 // would be. It returns the rows written.
-func (w *world) seed(ctx context.Context, dsn string) (int64, error) {
+//
+// A reused schema is not filled again; only the lost clicks are taken
+// out of it, which a clean run of the same schema then sees too.
+func (w *world) seed(ctx context.Context, dsn string, reuse bool) (int64, error) {
 	db, err := sql.Open("postgres", dsn)
 	if err != nil {
 		return 0, err
@@ -353,8 +361,10 @@ func (w *world) seed(ctx context.Context, dsn string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("read the reference schema (run from the repository root): %w", err)
 	}
-	if _, err := db.ExecContext(ctx, string(schema)); err != nil {
-		return 0, fmt.Errorf("create the reference schema: %w", err)
+	if !reuse {
+		if _, err := db.ExecContext(ctx, string(schema)); err != nil {
+			return 0, fmt.Errorf("create the reference schema: %w", err)
+		}
 	}
 	type stmt struct {
 		text string
@@ -376,6 +386,9 @@ FROM generate_series(0, $2 - 1) d, generate_series(0, $3 - 1) i`, []any{w.first,
 		stmts = append(stmts, stmt{`INSERT INTO click_counts (day, link_id, clicks)
 SELECT $1::date + d, 'lnk_' || lpad(n::text, 6, '0'), 1 + n % 5
 FROM generate_series(0, $2 - 1) d, generate_series(0, $3 - 1) n`, []any{w.first.Format(time.DateOnly), w.o.days, w.o.links}})
+	}
+	if reuse {
+		stmts = nil
 	}
 	every := w.every()
 	for _, d := range slices.Sorted(maps.Keys(w.lost)) {
