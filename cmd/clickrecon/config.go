@@ -34,6 +34,11 @@ type config struct {
 	StoreTotalFile string `env:"STORE_TOTAL_QUERY_FILE"`
 	StoreTSZone    string `env:"STORE_TIMESTAMP_TZ, default=UTC"`
 
+	StoreWriteDSN    string `env:"STORE_WRITE_DSN"`    // repair --apply: a role that may insert
+	RepairInsertFile string `env:"REPAIR_INSERT_FILE"` // repair: an insert for a custom schema
+	Apply            bool   `env:"REPAIR_APPLY, default=false"`
+	Repair           string `env:"RECON_REPAIR"` // run --repair: print or apply
+
 	TZ      string        `env:"RECON_TZ, default=UTC"`
 	Days    int           `env:"RECON_DAYS, default=3"`
 	MaxDays int           `env:"RECON_MAX_DAYS, default=400"`
@@ -75,7 +80,7 @@ type config struct {
 
 // secretVars may also be read from a file named by NAME_FILE (a mounted
 // Kubernetes Secret). A file's trailing line break is dropped.
-var secretVars = []string{"ELIDO_API_KEY", "STORE_DSN", "HISTORY_DSN", "SLACK_WEBHOOK_URL", "SLACK_BOT_TOKEN", "PUSHGATEWAY_URL", "HEALTHCHECK_URL"}
+var secretVars = []string{"ELIDO_API_KEY", "STORE_DSN", "STORE_WRITE_DSN", "HISTORY_DSN", "SLACK_WEBHOOK_URL", "SLACK_BOT_TOKEN", "PUSHGATEWAY_URL", "HEALTHCHECK_URL"}
 
 // loadConfig reads the environment. An error names the variable.
 func loadConfig(ctx context.Context, env envconfig.Lookuper) (config, error) {

@@ -26,9 +26,12 @@ type Options struct {
 	Window      reconcile.Window
 	WorkspaceID string
 	RunKey      string // report.RunKey of the workspace, window and store
-	StoreID     string // report.StoreID of the store and query
-	StoreDSN    string // STORE_DSN
-	Query       store.Query
+	// StoreID is report.StoreID of the redacted STORE_DSN and the query,
+	// the store id of earlier versions: Run replaces it with the store's
+	// identity (storeID) and moves what the history kept under it.
+	StoreID  string
+	StoreDSN string // STORE_DSN
+	Query    store.Query
 	// TimestampZone is STORE_TIMESTAMP_TZ: the zone of a ts column of type
 	// timestamp (without time zone). nil: UTC.
 	TimestampZone *time.Location
@@ -49,6 +52,12 @@ type Options struct {
 	// it can but posts nothing and records nothing, which is what the lock
 	// protects.
 	Unlocked bool
+
+	// Repair is --repair: RepairOff, RepairPrint or RepairApply (see
+	// repairMissing), with the writable role and custom insert it uses.
+	Repair        string
+	StoreWriteDSN string // STORE_WRITE_DSN
+	RepairInsert  string // the text of REPAIR_INSERT_FILE; "": the events schema's
 }
 
 // Deps are the clients a run talks to, its clock and where it reports its
@@ -61,6 +70,9 @@ type Deps struct {
 	Log      *slog.Logger    // carries the run key
 	Now      func() time.Time
 	Progress Progress
+	// Held checks that the run lock is still this run's, immediately
+	// before anything is posted or recorded; nil: no lock to check.
+	Held func(ctx context.Context) error
 	// DrillLimit returns the context the drill-down runs in, which ends
 	// when the drill-down must stop. nil: at the run's deadline less a
 	// fifth of RECON_TIMEOUT (at most 5 minutes), kept for what follows.
@@ -142,15 +154,17 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	res, drill := drillDown(ctx, d, o, st, res, readLinks(ctx, d, o, st, res))
 	interrupted := interruption(ctx, o.Timeout)
 	res, historyErr = revise(ctx, d, o, h, historyErr, res, interrupted)
+	sid, identityErr := storeID(ctx, d, o, st)
 	rep := report.New(res, w, report.Meta{
 		RunKey:      o.RunKey,
 		WorkspaceID: o.WorkspaceID,
-		StoreID:     o.StoreID,
+		StoreID:     sid,
 		GeneratedAt: d.Now(),
 		Interrupted: interrupted,
 		Requests:    d.Elido.Requests(),
 		Drilldown:   drill,
 	})
+	rep.Findings = append(rep.Findings, repairMissing(ctx, d, o, st, rep, interrupted)...)
 	d.Progress.Done()
 	out := Outcome{Report: rep, Result: res, Interrupted: interrupted, ElidoErr: elidoErr, StoreErr: storeErr, HistoryErr: historyErr}
 	dir, err := report.Write(o.ReportDir, rep)
@@ -160,7 +174,11 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	}
 	log.Info("report written", "report", dir)
 	out.Dir = dir
-	blocked := out.HistoryErr
+	out.StoreErr = firstErr(out.StoreErr, identityErr)
+	if out.HistoryErr == nil && identityErr == nil && interrupted == "" {
+		out.HistoryErr = adoptStoreID(ctx, d, o, h, sid)
+	}
+	blocked := firstErr(out.HistoryErr, identityErr)
 	if o.Unlocked && blocked == nil {
 		blocked = errUnlocked
 	}

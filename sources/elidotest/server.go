@@ -50,6 +50,7 @@ type Server struct {
 	minute      time.Time // the rate limit window the fake advertises…
 	minuteCount int       // … and the requests in it
 	arrived     map[string]chan struct{}
+	reach       time.Time // clicks/recent serves no click before it
 }
 
 // NewServer starts a fake serving clicks for one workspace, to clients that
@@ -179,6 +180,7 @@ type request struct {
 	now      time.Time
 	minute   time.Time
 	count    int
+	reach    time.Time
 }
 
 func (s *Server) begin(r *http.Request, endpoint string) request {
@@ -204,6 +206,7 @@ func (s *Server) begin(r *http.Request, endpoint string) request {
 		now:      now,
 		minute:   s.minute,
 		count:    s.minuteCount,
+		reach:    s.reach,
 	}
 }
 
