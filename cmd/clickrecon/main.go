@@ -126,7 +126,7 @@ func newFlagSet(name string, c *config, stderr io.Writer) *flag.FlagSet {
 		fs.Usage = func() { fmt.Fprint(stderr, migrateUsage) }
 		return fs
 	}
-	fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, "folder for the reports; each run writes DIR/<run_key>/ (RECON_REPORT_DIR)")
+	fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, "folder or object-storage URL (s3://, gs://, azblob://, file://) for the reports; each run writes DIR/<run_key>/ (RECON_REPORT_DIR)")
 	fs.StringVar(&c.Format, "format", c.Format, "what goes to stdout: text or json (RECON_FORMAT)")
 	fs.StringVar(&c.FailOn, "fail-on", c.FailOn, "exit 1 when a settled gap is at least this severe: none, warn or fail (RECON_FAIL_ON)")
 	if name != "merge" {
@@ -193,6 +193,9 @@ Variables:
   RECON_FAIL_ABS, RECON_FAIL_PCT         a gap is "fail" beyond max(ABS, PCT% of Elido) (100, 1)
   RECON_DRILLDOWN_MAX_REQUESTS           API requests the drill-down may spend (500)
   RECON_TIMEOUT                          deadline for the whole run (30m)
+  RECON_REPORT_URL                       base URL where the reports are served; Slack and the
+                                         healthcheck link to <URL>/<run_key>/report.html
+  RECON_REPORT_KEEP_DAYS                 local report folders older than this are removed (30; 0 keeps all)
   HISTORY_DSN (or _FILE)                 run history (postgres://... or sqlite:PATH; run "clickrecon
                                          migrate" first); unset: no history, no alert de-duplication
   SLACK_WEBHOOK_URL (or _FILE)           post alerts through an incoming webhook, or:

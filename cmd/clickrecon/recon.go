@@ -37,6 +37,14 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	if err != nil {
 		return usageExit(stderr, err)
 	}
+	// Opening the destination reads its URL and credentials' settings; it
+	// sends nothing, so a bad RECON_REPORT_DIR stops the run before any
+	// request.
+	dest, err := report.Open(ctx, c.ReportDir)
+	if err != nil {
+		return usageExit(stderr, fmt.Errorf("--report-dir (RECON_REPORT_DIR): %w", err))
+	}
+	defer dest.Close()
 	query, err := loadQuery(c)
 	if err != nil {
 		return usageExit(stderr, err)
@@ -82,8 +90,9 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	o.StoreDSN, o.Query, o.HistoryDSN = c.StoreDSN, query, c.HistoryDSN
 	o.TimestampZone, _ = c.timestampZone() // checked by validateRun
 	o.DryRun, o.Unlocked = c.DryRun, lockErr != nil
+	o.Secrets = c.secrets()
 	o.Repair, o.StoreWriteDSN, o.RepairInsert = c.Repair, c.StoreWriteDSN, repairInsert
-	jd := job.Deps{Elido: client, Notifier: notifier, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit}
+	jd := job.Deps{Elido: client, Notifier: notifier, Reports: dest, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit}
 	if lock != nil {
 		jd.Held = lock.Held
 	}
@@ -227,6 +236,8 @@ func (c config) options(w reconcile.Window) job.Options {
 		DrillMax:  c.DrillMax,
 		Retention: c.Retention,
 		ReportDir: c.ReportDir,
+		ReportURL: c.ReportURL,
+		KeepDays:  c.ReportKeepDays,
 	}
 }
 
