@@ -32,6 +32,8 @@ type config struct {
 	StoreDSN       string `env:"STORE_DSN"`
 	StorePreset    string `env:"STORE_PRESET, default=events"`
 	StoreQueryFile string `env:"STORE_QUERY_FILE"`
+	StoreTotalFile string `env:"STORE_TOTAL_QUERY_FILE"`
+	StoreTSZone    string `env:"STORE_TIMESTAMP_TZ, default=UTC"`
 
 	StoreWriteDSN    string `env:"STORE_WRITE_DSN"`    // repair --apply: a role that may insert
 	RepairInsertFile string `env:"REPAIR_INSERT_FILE"` // repair: an insert for a custom schema
@@ -229,6 +231,12 @@ func (c config) validateRun(now time.Time) (reconcile.Window, error) {
 			return w, fmt.Errorf("STORE_PRESET must be events or daily, got %q (or set STORE_QUERY_FILE for a custom query)", c.StorePreset)
 		}
 	}
+	if c.StoreTotalFile != "" && c.StoreQueryFile == "" {
+		return w, fmt.Errorf("STORE_TOTAL_QUERY_FILE is set without STORE_QUERY_FILE: a total query completes a custom count query; the presets have their own")
+	}
+	if _, err := c.timestampZone(); err != nil {
+		return w, err
+	}
 	loc, err := reconcile.LoadZone(c.TZ)
 	if err != nil {
 		return w, err
@@ -236,6 +244,19 @@ func (c config) validateRun(now time.Time) (reconcile.Window, error) {
 	return reconcile.NewWindow(reconcile.WindowSpec{
 		Date: c.Date, From: c.From, To: c.To, Days: c.Days, MaxDays: c.MaxDays, Shard: c.Shard,
 	}, loc, now)
+}
+
+// timestampZone is STORE_TIMESTAMP_TZ: the zone in which the store reads a
+// ts column of type timestamp (without time zone).
+func (c config) timestampZone() (*time.Location, error) {
+	if c.StoreTSZone == "" || c.StoreTSZone == "Local" {
+		return nil, fmt.Errorf("STORE_TIMESTAMP_TZ must name an IANA zone such as UTC or America/New_York, got %q", c.StoreTSZone)
+	}
+	loc, err := time.LoadLocation(c.StoreTSZone)
+	if err != nil {
+		return nil, fmt.Errorf("STORE_TIMESTAMP_TZ must name an IANA zone such as UTC or America/New_York, got %q", c.StoreTSZone)
+	}
+	return loc, nil
 }
 
 // monitors builds the monitoring clients PUSHGATEWAY_URL and

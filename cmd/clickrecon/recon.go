@@ -88,6 +88,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	o := c.options(window)
 	o.WorkspaceID, o.RunKey, o.StoreID = c.WorkspaceID, runKey, report.StoreID(storeID)
 	o.StoreDSN, o.Query, o.HistoryDSN = c.StoreDSN, query, c.HistoryDSN
+	o.TimestampZone, _ = c.timestampZone() // checked by validateRun
 	o.DryRun, o.Unlocked = c.DryRun, lockErr != nil
 	o.Secrets = c.secrets()
 	o.Repair, o.StoreWriteDSN, o.RepairInsert = c.Repair, c.StoreWriteDSN, repairInsert
@@ -240,7 +241,8 @@ func (c config) options(w reconcile.Window) job.Options {
 	}
 }
 
-// loadQuery returns the store query: STORE_QUERY_FILE when set, else the
+// loadQuery returns the store query: STORE_QUERY_FILE when set, with
+// STORE_TOTAL_QUERY_FILE as its total query if that is set too, else the
 // preset.
 func loadQuery(c config) (store.Query, error) {
 	if c.StoreQueryFile == "" {
@@ -253,6 +255,17 @@ func loadQuery(c config) (store.Query, error) {
 	q, err := store.CustomQuery(string(b))
 	if err != nil {
 		return store.Query{}, fmt.Errorf("STORE_QUERY_FILE %s: %w", c.StoreQueryFile, err)
+	}
+	if c.StoreTotalFile == "" {
+		return q, nil
+	}
+	b, err = os.ReadFile(c.StoreTotalFile)
+	if err != nil {
+		return store.Query{}, fmt.Errorf("STORE_TOTAL_QUERY_FILE: %w", err)
+	}
+	q, err = q.WithTotal(string(b))
+	if err != nil {
+		return store.Query{}, fmt.Errorf("STORE_TOTAL_QUERY_FILE %s: %w", c.StoreTotalFile, err)
 	}
 	return q, nil
 }

@@ -361,12 +361,21 @@ func TestRunRejectsBadInputBeforeAnyRequest(t *testing.T) {
 	if err := os.WriteFile(queryFile, []byte("SELECT link_id, count(*) AS clicks FROM clicks WHERE ts >= :since GROUP BY link_id"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	goodQuery := filepath.Join(t.TempDir(), "count.sql")
+	if err := os.WriteFile(goodQuery, []byte("SELECT link_id, count(*) AS clicks FROM clicks WHERE ts >= :from AND ts < :to GROUP BY link_id"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
 		env  map[string]string
 		want string
 	}{
+		{name: "total_query_without_query", env: map[string]string{"STORE_TOTAL_QUERY_FILE": goodQuery}, want: "STORE_TOTAL_QUERY_FILE is set without STORE_QUERY_FILE"},
+		{name: "total_query_file_missing", env: map[string]string{"STORE_QUERY_FILE": goodQuery, "STORE_TOTAL_QUERY_FILE": "/nonexistent/total.sql"}, want: "STORE_TOTAL_QUERY_FILE"},
+		{name: "total_query_unknown_parameter", env: map[string]string{"STORE_QUERY_FILE": goodQuery, "STORE_TOTAL_QUERY_FILE": queryFile}, want: "STORE_TOTAL_QUERY_FILE"},
+		{name: "unknown_timestamp_zone", env: map[string]string{"STORE_TIMESTAMP_TZ": "Mars/Olympus"}, want: "STORE_TIMESTAMP_TZ"},
+		{name: "local_timestamp_zone", env: map[string]string{"STORE_TIMESTAMP_TZ": "Local"}, want: "STORE_TIMESTAMP_TZ"},
 		{name: "from_after_to", args: []string{"--from", "2026-11-28", "--to", "2026-11-26"}, want: "after --to"},
 		{name: "day_not_ended", args: []string{"--date", "2026-11-29"}, want: "has not ended"},
 		{name: "malformed_date", args: []string{"--date", "2026-13-01"}, want: "--date"},

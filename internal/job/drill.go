@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"sort"
 	"sync"
 	"time"
@@ -37,9 +36,18 @@ func drillDown(ctx context.Context, d Deps, o Options, st *store.Store, res reco
 	}
 	dr := driller{client: d.Elido, store: st, query: o.Query, window: o.Window, now: d.Now(),
 		retention: o.Retention, max: o.DrillMax, log: d.Log, progress: d.Progress}
-	details, drill := dr.drill(dctx, res, counts.links, counts.seen)
+	details, drill := dr.drill(dctx, res, counts.links)
 	stopped := dctx.Err() != nil && ctx.Err() == nil
 	cancel()
+	for day, err := range counts.errs {
+		// Without the store's links, every link Elido counted would look
+		// missing: the day's links are left out instead.
+		if det, ok := details[day]; ok {
+			det.APILinks, det.LinksComplete = nil, false
+			det.Notes = append(det.Notes, "the store's per-link counts could not be read: "+err.Error())
+			details[day] = det
+		}
+	}
 	res = reconcile.Explain(res, details, o.Window.Loc)
 	if stopped {
 		d.Log.Warn("drill-down stopped at its time limit")
@@ -121,9 +129,8 @@ func totalRequests(c *elido.Client) int {
 // drill reads, for each settled day that differs, Elido's per-link,
 // per-country and hourly counts and the store's, within the request
 // budget. localLinks holds the store's per-link counts of the days that
-// differ, seenLinks its clicks per link over the whole window, both
-// already read.
-func (dr driller) drill(ctx context.Context, res reconcile.Result, localLinks map[reconcile.Date]map[string]int64, seenLinks map[string]int64) (map[reconcile.Date]reconcile.DayDetail, report.Drilldown) {
+// differ, already read (readLinks).
+func (dr driller) drill(ctx context.Context, res reconcile.Result, localLinks map[reconcile.Date]map[string]int64) (map[reconcile.Date]reconcile.DayDetail, report.Drilldown) {
 	var days []reconcile.Date
 	for _, d := range res.Gaps() {
 		days = append(days, d.Date)
@@ -164,7 +171,7 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result, localLinks ma
 		dr.hours(ctx, b, d, det)
 	}
 	if summary.Mode == report.DrillFallback {
-		summary.UncheckedLinks = dr.linksOneByOne(ctx, b, days, details, seenLinks)
+		summary.UncheckedLinks = dr.linksOneByOne(ctx, b, days, details)
 	}
 	dr.neighbourHours(ctx, b, res, details)
 	out := map[reconcile.Date]reconcile.DayDetail{}
@@ -262,20 +269,34 @@ func (dr driller) neighbourHours(ctx context.Context, b *budget, res reconcile.R
 
 // linksOneByOne is the fallback where Elido has no per-link
 // breakdown: one /timeseries?link_id= request per link the store knows
-// (in the window or the lookbackDays before it), each covering every day
-// that differs, busiest links first, until the budget runs out. It returns
-// how many links were left unchecked.
+// (on the days that differ or the lookbackDays before each of them), each
+// covering every day that differs, busiest links first, until the budget
+// runs out. It returns how many links were left unchecked. The list costs
+// the store per-link counts of those days only, never of the whole window.
 func (dr driller) linksOneByOne(ctx context.Context, b *budget, days []reconcile.Date,
-	details map[reconcile.Date]*reconcile.DayDetail, seenLinks map[string]int64) int {
-	seen := maps.Clone(seenLinks)
-	for d := dr.window.From.AddDays(-lookbackDays); d.Before(dr.window.From); d = d.AddDays(1) {
-		counts, err := dr.store.Counts(ctx, dr.query, d, dr.window.Loc)
-		if err != nil {
-			dr.log.Warn("store read for the drill-down failed", "date", d.String(), "err", err)
-			continue
-		}
-		for id, n := range counts.Links {
+	details map[reconcile.Date]*reconcile.DayDetail) int {
+	seen := map[string]int64{}
+	read := map[reconcile.Date]bool{}
+	for _, d := range days {
+		read[d] = true
+		for id, n := range details[d].LocalLinks {
 			seen[id] += n
+		}
+	}
+	for _, g := range days {
+		for d := g.AddDays(-lookbackDays); d.Before(g); d = d.AddDays(1) {
+			if read[d] {
+				continue
+			}
+			read[d] = true
+			counts, err := dr.store.Counts(ctx, dr.query, d, dr.window.Loc)
+			if err != nil {
+				dr.log.Warn("store read for the drill-down failed", "date", d.String(), "err", err)
+				continue
+			}
+			for id, n := range counts.Links {
+				seen[id] += n
+			}
 		}
 	}
 	ids := make([]string, 0, len(seen))

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/clickrecon/clickrecon/reconcile"
@@ -28,10 +29,13 @@ type Options struct {
 	// StoreID is report.StoreID of the redacted STORE_DSN and the query,
 	// the store id of earlier versions: Run replaces it with the store's
 	// identity (storeID) and moves what the history kept under it.
-	StoreID    string
-	StoreDSN   string // STORE_DSN
-	Query      store.Query
-	HistoryDSN string // HISTORY_DSN; "": no history, no alert de-duplication
+	StoreID  string
+	StoreDSN string // STORE_DSN
+	Query    store.Query
+	// TimestampZone is STORE_TIMESTAMP_TZ: the zone of a ts column of type
+	// timestamp (without time zone). nil: UTC.
+	TimestampZone *time.Location
+	HistoryDSN    string // HISTORY_DSN; "": no history, no alert de-duplication
 
 	Settle    time.Duration       // RECON_SETTLE
 	Tolerance reconcile.Tolerance // RECON_TOLERANCE_*, RECON_FAIL_*
@@ -132,7 +136,7 @@ type Outcome struct {
 func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	d = d.withDefaults()
 	var err error
-	st, storeErr := store.Open(ctx, o.StoreDSN)
+	st, storeErr := store.OpenWith(ctx, o.StoreDSN, store.Options{TimestampZone: o.TimestampZone})
 	if st != nil {
 		defer st.Close()
 	}
@@ -145,18 +149,17 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	log.Info("run started", "workspace_id", o.WorkspaceID, "from", w.From.String(), "to", w.To.String(),
 		"tz", w.Loc.String(), "days", w.Len())
 
-	api, summaries, elidoErr := readElido(ctx, d, o)
-	totals, storeErr := readStore(ctx, d, o, st, storeErr, api)
+	api, summaries, elidoErr, local, storeErr := readBoth(ctx, d, o, st, storeErr)
 	res := reconcile.Compare(reconcile.Input{
 		Window:    w,
 		Now:       d.Now(),
 		Settle:    o.Settle,
 		Tolerance: o.Tolerance,
 		API:       api,
-		Local:     totals.local,
+		Local:     local,
 		Summaries: summaries,
 	})
-	res, drill := drillDown(ctx, d, o, st, res, totals)
+	res, drill := drillDown(ctx, d, o, st, res, readLinks(ctx, d, o, st, res))
 	interrupted := interruption(ctx, o.Timeout)
 	res, historyErr = revise(ctx, d, o, h, historyErr, res, interrupted)
 	sid, identityErr := storeID(ctx, d, o, st)
@@ -211,6 +214,52 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	out.HistoryErr = firstErr(out.HistoryErr, record(ctx, d, o, h, rep, interrupted))
 	return out, nil
 }
+
+// readBoth reads Elido and the store's totals at the same time, so a run
+// takes about as long as the slower of the two. Each side keeps its own
+// limits: Elido's requests still go through the client's rate limiter, and
+// both end at the run's deadline. Their progress shows as one stage.
+func readBoth(ctx context.Context, d Deps, o Options, st *store.Store, openErr error) (
+	api map[reconcile.Date]reconcile.Reading, summaries []reconcile.SummaryCheck, elidoErr error,
+	local map[reconcile.Date]reconcile.Reading, storeErr error) {
+	p := &readProgress{p: d.Progress}
+	de, ds := d, d
+	de.Progress, ds.Progress = p.side(0), p.side(1)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		local, storeErr = readTotals(ctx, ds, o, st, openErr)
+	}()
+	api, summaries, elidoErr = readElido(ctx, de, o)
+	wg.Wait()
+	return api, summaries, elidoErr, local, storeErr
+}
+
+// readProgress adds up the steps of the two sources read at once into one
+// stage, so the bar does not flip between them.
+type readProgress struct {
+	p           Progress
+	mu          sync.Mutex
+	done, total [2]int
+}
+
+func (r *readProgress) side(i int) Progress { return readSide{r, i} }
+
+type readSide struct {
+	r *readProgress
+	i int
+}
+
+func (s readSide) Step(_ string, done, total int) {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.done[s.i], r.total[s.i] = done, total
+	r.p.Step("elido+store", r.done[0]+r.done[1], r.total[0]+r.total[1])
+}
+
+func (readSide) Done() {}
 
 // reportGrace bounds the report's write after the run was stopped: the
 // report of an interrupted run is still written, within this.

@@ -1,12 +1,15 @@
 package job
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -172,12 +175,12 @@ func drill(t *testing.T, o Options, d Deps) (reconcile.Result, report.Drilldown)
 	if err != nil {
 		t.Fatal(err)
 	}
-	counts, err := readStore(context.Background(), d, o, st, nil, api)
+	local, err := readTotals(context.Background(), d, o, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := reconcile.Compare(reconcile.Input{Window: o.Window, Now: now, Settle: o.Settle, API: api, Local: counts.local, Summaries: summaries})
-	return drillDown(context.Background(), d, o, st, res, counts)
+	res := reconcile.Compare(reconcile.Input{Window: o.Window, Now: now, Settle: o.Settle, API: api, Local: local, Summaries: summaries})
+	return drillDown(context.Background(), d, o, st, res, readLinks(context.Background(), d, o, st, res))
 }
 
 func notes(res reconcile.Result) string {
@@ -330,5 +333,51 @@ func TestDrillDownStopsAtItsLimit(t *testing.T) {
 	}
 	if diff := cmp.Diff(demoStatuses, statuses(res)); diff != "" {
 		t.Errorf("days (-want +got):\n%s", diff)
+	}
+}
+
+// stages records the progress stages a run shows.
+type stages struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (s *stages) Step(stage string, done, total int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if done > total {
+		stage += fmt.Sprintf(" %d/%d", done, total)
+	}
+	if len(s.seen) == 0 || s.seen[len(s.seen)-1] != stage {
+		s.seen = append(s.seen, stage)
+	}
+}
+
+func (s *stages) Done() {}
+
+// Elido and the store are read at the same time: while Elido is slow to
+// answer, the store's totals are already read. Their progress shows as one
+// stage, never more done than in all.
+func TestRunReadsBothSidesAtOnce(t *testing.T) {
+	world, o, d := setup(t)
+	world.Elido.SetFaults(elidotest.Fault{Kind: elidotest.Slow, Endpoint: "timeseries", Delay: 2 * time.Second, Times: 1})
+	var logged bytes.Buffer
+	d.Log = slog.New(slog.NewTextHandler(&logged, nil))
+	p := &stages{}
+	d.Progress = p
+	out, err := Run(context.Background(), o, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(demoStatuses, statuses(out.Result)); diff != "" {
+		t.Errorf("days (-want +got):\n%s", diff)
+	}
+	text := logged.String()
+	store, elido := strings.Index(text, "msg=\"store read\""), strings.Index(text, "msg=\"elido read\"")
+	if store < 0 || elido < 0 || store > elido {
+		t.Errorf("the store was read after Elido answered, or not at all:\n%s", text)
+	}
+	if diff := cmp.Diff([]string{"elido+store", "drill-down"}, p.seen); diff != "" {
+		t.Errorf("progress stages (-want +got):\n%s", diff)
 	}
 }

@@ -8,65 +8,83 @@ import (
 	"github.com/clickrecon/clickrecon/sources/store"
 )
 
-// progressDays is the window length past which each day's count is
-// logged as it is read, so a long backfill shows its progress.
-const progressDays = 7
+// storeChunkDays bounds the days whose totals are read in one call, so a
+// long backfill shows its progress; each call is one read-only
+// transaction.
+const storeChunkDays = elidoChunkDays
 
-// storeCounts is what the main pass read from the store.
-type storeCounts struct {
-	local map[reconcile.Date]reconcile.Reading
-	// links are the per-link counts of the days whose total differs from
-	// Elido's: the drill-down's candidates.
-	links map[reconcile.Date]map[string]int64
-	// seen are the clicks per link over the whole window: the fallback's
-	// link list.
-	seen map[string]int64
-}
-
-// readStore counts each day in the store, in all and per link. It keeps
-// the per-link counts only of the days whose total differs from Elido's,
-// and the clicks per link over the whole window, so a long backfill of a
-// workspace with many links does not hold every day's links in memory. A
-// store that could not be opened (openErr) leaves every day unknown; a
-// day whose query fails is left unknown. The first error is returned for
-// the exit code.
-func readStore(ctx context.Context, d Deps, o Options, st *store.Store, openErr error, api map[reconcile.Date]reconcile.Reading) (storeCounts, error) {
-	out := storeCounts{
-		local: map[reconcile.Date]reconcile.Reading{},
-		links: map[reconcile.Date]map[string]int64{},
-		seen:  map[string]int64{},
-	}
+// readTotals reads each day's total from the store: the main pass, one
+// count(*) or sum(clicks) per day (store.Store.Totals), never the per-link
+// counts, which only the days that differ need (readLinks). A store that
+// could not be opened (openErr) leaves every day unknown; a day whose
+// query fails is left unknown. The first error is returned for the exit
+// code.
+func readTotals(ctx context.Context, d Deps, o Options, st *store.Store, openErr error) (map[reconcile.Date]reconcile.Reading, error) {
+	local := map[reconcile.Date]reconcile.Reading{}
 	days := o.Window.Days()
 	if openErr != nil {
 		d.Log.Error("store not opened", "err", openErr)
 		for _, day := range days {
-			out.local[day] = reconcile.Unknown(openErr)
+			local[day] = reconcile.Unknown(openErr)
 		}
-		return out, openErr
+		return local, openErr
 	}
 	var first error
 	started := time.Now()
-	for i, day := range days {
-		d.Progress.Step("store", i, len(days))
-		counts, err := st.Counts(ctx, o.Query, day, o.Window.Loc)
-		if err != nil {
-			first = firstErr(first, err)
-			d.Log.Error("store read failed", "date", day.String(), "err", err)
-			out.local[day] = reconcile.Unknown(err)
-			continue
+	chunks := (len(days) + storeChunkDays - 1) / storeChunkDays
+	for i := 0; i < chunks; i++ {
+		d.Progress.Step("store", i, chunks)
+		chunk := days[i*storeChunkDays : min((i+1)*storeChunkDays, len(days))]
+		totals, err := st.Totals(ctx, o.Query, chunk, o.Window.Loc)
+		first = firstErr(first, err)
+		var clicks int64
+		for _, day := range chunk {
+			r := totals[day]
+			local[day] = r
+			if r.Err != nil {
+				d.Log.Error("store read failed", "date", day.String(), "err", r.Err)
+				continue
+			}
+			clicks += r.Clicks
 		}
-		out.local[day] = reconcile.Known(counts.Total)
-		if a, ok := api[day]; ok && a.Err == nil && a.Clicks != counts.Total {
-			out.links[day] = counts.Links
-		}
-		for id, n := range counts.Links {
-			out.seen[id] += n
-		}
-		if len(days) > progressDays {
-			d.Log.Debug("store day counted", "date", day.String(), "day", i+1, "of", len(days), "clicks", counts.Total)
+		if chunks > 1 {
+			d.Log.Info("store days counted", "from", chunk[0].String(), "to", chunk[len(chunk)-1].String(),
+				"chunk", i+1, "of", chunks, "clicks", clicks)
 		}
 	}
-	d.Progress.Step("store", len(days), len(days))
-	d.Log.Info("store read", "days", len(out.local), "links", len(out.seen), "duration_ms", time.Since(started).Milliseconds())
-	return out, first
+	d.Progress.Step("store", chunks, chunks)
+	d.Log.Info("store read", "days", len(local), "duration_ms", time.Since(started).Milliseconds())
+	return local, first
+}
+
+// storeCounts are the store's per-link counts of the days the drill-down
+// looks into.
+type storeCounts struct {
+	links map[reconcile.Date]map[string]int64
+	// errs say why a day's per-link counts could not be read; its links
+	// are then left out of the report rather than all reported missing.
+	errs map[reconcile.Date]error
+}
+
+// readLinks reads the store's per-link counts of the settled days that
+// differ (res.Gaps), the only days the drill-down compares per link; a
+// clean run reads none. Nothing is read when the drill-down is off.
+func readLinks(ctx context.Context, d Deps, o Options, st *store.Store, res reconcile.Result) storeCounts {
+	out := storeCounts{links: map[reconcile.Date]map[string]int64{}, errs: map[reconcile.Date]error{}}
+	gaps := res.Gaps()
+	if !o.Drilldown || st == nil || len(gaps) == 0 || ctx.Err() != nil {
+		return out
+	}
+	started := time.Now()
+	for _, g := range gaps {
+		counts, err := st.Counts(ctx, o.Query, g.Date, o.Window.Loc)
+		if err != nil {
+			d.Log.Warn("store per-link read failed", "date", g.Date.String(), "err", err)
+			out.errs[g.Date] = err
+			continue
+		}
+		out.links[g.Date] = counts.Links
+	}
+	d.Log.Info("store links read", "days", len(gaps), "duration_ms", time.Since(started).Milliseconds())
+	return out
 }

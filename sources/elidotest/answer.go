@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -115,9 +116,13 @@ func (s *Server) answer(q url.Values, req request) (any, error) {
 	clicks := sp.filter(req.clicks)
 	switch req.endpoint {
 	case endpointSummary:
-		return summary(sp, clicks, req.fault), nil
+		sum := summary(sp, clicks, req.fault)
+		for _, n := range req.daily.in(sp) {
+			sum.Clicks += n
+		}
+		return sum, nil
 	case endpointTimeseries:
-		return timeseries(q, sp, clicks, req.fault)
+		return timeseries(q, sp, clicks, req.daily.in(sp), req.fault)
 	case endpointCountryBreakdown:
 		return countryBreakdown(clicks), nil
 	case endpointLinkBreakdown:
@@ -208,7 +213,7 @@ func summary(sp span, clicks []Click, f Fault) summaryJSON {
 	return s
 }
 
-func timeseries(q url.Values, sp span, clicks []Click, f Fault) (timeseriesJSON, error) {
+func timeseries(q url.Values, sp span, clicks []Click, daily map[string]int64, f Fault) (timeseriesJSON, error) {
 	interval := q.Get("interval")
 	if interval == "" {
 		interval = "day"
@@ -216,7 +221,10 @@ func timeseries(q url.Values, sp span, clicks []Click, f Fault) (timeseriesJSON,
 	var items []any
 	switch interval {
 	case "day":
-		counts := map[string]int64{}
+		counts := maps.Clone(daily)
+		if counts == nil {
+			counts = map[string]int64{}
+		}
 		for _, c := range clicks {
 			counts[c.TS.In(sp.loc).Format("2006-01-02")]++
 		}

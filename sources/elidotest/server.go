@@ -41,6 +41,7 @@ type Server struct {
 
 	mu          sync.Mutex
 	clicks      []Click
+	daily       dailyTotals
 	faults      []Fault
 	requests    map[string]int
 	log         []string
@@ -86,6 +87,37 @@ func (s *Server) SetClicks(clicks []Click) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.clicks = slices.Clone(clicks)
+}
+
+// dailyTotals are clicks known only by their day's count in one zone.
+type dailyTotals struct {
+	tz     string
+	clicks map[string]int64 // by YYYY-MM-DD
+}
+
+// SetDailyTotals adds, on top of the clicks, clicks known only by their
+// count per calendar day in tz (by YYYY-MM-DD): /summary and daily
+// /timeseries asked in tz for the whole workspace count them, nothing else
+// does. It serves a benchmark's millions of clicks without holding them;
+// the days it drills into need their clicks. It replaces earlier totals.
+func (s *Server) SetDailyTotals(tz string, totals map[string]int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.daily = dailyTotals{tz: tz, clicks: maps.Clone(totals)}
+}
+
+// in returns the day totals of the span's days, if they apply to it.
+func (t dailyTotals) in(sp span) map[string]int64 {
+	if t.clicks == nil || sp.tz != t.tz || sp.linkID != "" {
+		return nil
+	}
+	out := map[string]int64{}
+	for d := sp.from; !d.After(sp.to); d = d.AddDays(1) {
+		if n, ok := t.clicks[d.String()]; ok {
+			out[d.String()] = n
+		}
+	}
+	return out
 }
 
 // SetFaults replaces the faults in force; SetFaults() ends them all. A
@@ -144,6 +176,7 @@ type request struct {
 	endpoint string
 	fault    Fault
 	clicks   []Click
+	daily    dailyTotals
 	now      time.Time
 	minute   time.Time
 	count    int
@@ -169,6 +202,7 @@ func (s *Server) begin(r *http.Request, endpoint string) request {
 		endpoint: endpoint,
 		fault:    s.takeFault(endpoint, r.URL.Query()),
 		clicks:   s.clicks, // never modified in place: SetClicks replaces it
+		daily:    s.daily,  // nor this: SetDailyTotals replaces it
 		now:      now,
 		minute:   s.minute,
 		count:    s.minuteCount,

@@ -176,6 +176,36 @@ func TestAnswers(t *testing.T) {
 	}
 }
 
+// Day totals add to the clicks in /summary and the daily /timeseries of
+// their zone, for the whole workspace only.
+func TestDailyTotals(t *testing.T) {
+	srv := newServer(t, clicks(t))
+	srv.SetDailyTotals("UTC", map[string]int64{"2026-11-27": 1000000, "2026-11-28": 5, "2026-12-01": 7})
+	const rng = "from=2026-11-26&to=2026-11-28"
+	for _, tt := range []struct {
+		name, path, want string
+	}{
+		{"summary", analytics("summary", rng+"&tz=UTC"),
+			`{"from":"2026-11-26","to":"2026-11-28","tz":"UTC","clicks":1000010,"unique_clicks":4}`},
+		{"timeseries", analytics("timeseries", rng+"&tz=UTC&interval=day"),
+			`{"interval":"day","tz":"UTC","items":[{"date":"2026-11-26","clicks":3},{"date":"2026-11-27","clicks":1000000},{"date":"2026-11-28","clicks":7}]}`},
+		{"not_for_one_link", analytics("summary", rng+"&link_id=lnk_a"),
+			`{"from":"2026-11-26","to":"2026-11-28","tz":"UTC","clicks":2,"unique_clicks":1}`},
+		{"not_in_another_zone", analytics("timeseries", rng+"&tz=America/New_York"),
+			`{"interval":"day","tz":"America/New_York","items":[{"date":"2026-11-26","clicks":2},{"date":"2026-11-27","clicks":0},{"date":"2026-11-28","clicks":3}]}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := get(t, srv, key, tt.path)
+			if a.status != http.StatusOK {
+				t.Fatalf("status %d, body %s", a.status, a.body)
+			}
+			if diff := gocmp.Diff(mustJSON(t, tt.want), a.json(t)); diff != "" {
+				t.Errorf("body (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestHourlyTimeseries(t *testing.T) {
 	srv := newServer(t, []elidotest.Click{
 		{TS: ts(t, "2026-03-28T23:30:00Z"), LinkID: "l"}, // 00:30 on 2026-03-29 in Warsaw

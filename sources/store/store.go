@@ -138,7 +138,7 @@ func OpenWith(ctx context.Context, rawDSN string, o Options) (*Store, error) {
 // TimeZone: pinned, the database's or role's own TimeZone setting (or an
 // options=-c TimeZone=… in the DSN) never changes a count. The zone is a
 // startup parameter, which PostgreSQL applies after the server, database,
-// role and options settings, so it costs no round trip.
+// role and options settings, so it costs no round trip. So is jit=off.
 func (o Options) pin(t dsn.Target) (dsn.Target, error) {
 	zone := "UTC"
 	if o.TimestampZone != nil {
@@ -164,6 +164,13 @@ func (o Options) pin(t dsn.Target) (dsn.Target, error) {
 		}
 	}
 	q.Set("TimeZone", zone)
+	// A day's count is a search of an index that PostgreSQL plans above
+	// jit_above_cost on a big table, and then compiles at every run of the
+	// prepared statement: for a year of daily counters JIT took longer than
+	// the counts (BENCHMARKS.md). A DSN that sets jit itself keeps it.
+	if !q.Has("jit") {
+		q.Set("jit", "off")
+	}
 	u.RawQuery = q.Encode()
 	t.Conn = u.String()
 	return t, nil

@@ -141,3 +141,31 @@ func TestSQLiteRefusesATimestampZone(t *testing.T) {
 // isConfig reports whether err is marked as a mistake in the store's
 // configuration, which a retry cannot mend.
 func isConfig(err error) bool { return errors.Is(err, ErrRefused) }
+
+// The store's PostgreSQL sessions run without JIT compilation, which a
+// per-day count pays for at every run and never earns back, unless the
+// DSN asks for it.
+func TestPostgresSessionsRunWithoutJIT(t *testing.T) {
+	_, base := pgtest.New(t)
+	for _, tt := range []struct {
+		name, param, want string
+	}{
+		{"default_off", "", "off"},
+		{"dsn_keeps_its_own", "on", "on"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dsn := base
+			if tt.param != "" {
+				dsn += "&jit=" + tt.param
+			}
+			s := openStore(t, dsn)
+			var got string
+			if err := s.db.QueryRowContext(t.Context(), "SHOW jit").Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("jit = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

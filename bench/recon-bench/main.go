@@ -1,0 +1,469 @@
+// Command recon-bench measures what a whole clickrecon run costs against
+// the cheapest correct store work for the same window (the floor), on a
+// real PostgreSQL seeded with a reference schema and a fake Elido that
+// serves the matching answers.
+//
+// It builds ./cmd/clickrecon (or takes -binary), seeds a schema of its own
+// in the database named by -dsn (PGTEST_DSN by default), and then runs the
+// binary and the floor alternately, -pairs times each, the binary under
+// /usr/bin/time -v for its peak RSS. It prints the median wall time of
+// each, their ratio, the Elido requests per endpoint of one run, and the
+// peak RSS. The schema is dropped at the end, also on Ctrl-C.
+//
+// Run it from the repository root; see BENCHMARKS.md for the cases and
+// their commands.
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lib/pq"
+
+	"github.com/clickrecon/clickrecon/sources/elidotest"
+)
+
+const (
+	workspace = "bench"
+	apiKey    = "sk_bench_not_a_secret"
+	lastDay   = "2026-11-20" // the window ends here: settled, within Elido's retention
+)
+
+type options struct {
+	preset     string
+	days       int
+	links      int
+	clicks     int // events: clicks per day; daily: unused
+	differPct  float64
+	differDays int
+	pairs      int
+	dsn        string
+	binary     string
+	oldBinary  string
+	timeBin    string
+	schema     string
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.preset, "preset", "events", "store preset: events (one row per click) or daily (a counter per link and day)")
+	flag.IntVar(&o.days, "days", 7, "days in the window, ending "+lastDay)
+	flag.IntVar(&o.links, "links", 1000, "links in the workspace")
+	flag.IntVar(&o.clicks, "clicks-per-day", 20000, "events: clicks per day (the issue's case: 300000 for 2.1M clicks over 7 days)")
+	flag.Float64Var(&o.differPct, "differ-pct", 0, "percent of links that lost clicks in the store on -differ-days days (0: a clean window)")
+	flag.IntVar(&o.differDays, "differ-days", 2, "days on which links lost clicks, when -differ-pct > 0")
+	flag.IntVar(&o.pairs, "pairs", 3, "runs of the binary and of the floor, alternately")
+	flag.StringVar(&o.dsn, "dsn", envOr("PGTEST_DSN", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL server (a schema of its own is created and dropped)")
+	flag.StringVar(&o.binary, "binary", "", "clickrecon binary to measure (default: go build ./cmd/clickrecon)")
+	flag.StringVar(&o.oldBinary, "old-binary", "", "a second binary to measure in the same session, alternately (before/after)")
+	flag.StringVar(&o.timeBin, "time", "/usr/bin/time", "GNU time, for the peak RSS (apt-get install time)")
+	flag.StringVar(&o.schema, "schema", "", "reuse this schema, seeded by an earlier run with the same -preset, -days, -links and -clicks-per-day, and keep it (default: seed a new one and drop it)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, o)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "recon-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func run(ctx context.Context, o options) error {
+	switch {
+	case o.preset != "events" && o.preset != "daily":
+		return fmt.Errorf("-preset must be events or daily, got %q", o.preset)
+	case o.days < 1 || o.links < 1 || o.pairs < 1 || o.clicks < 1:
+		return errors.New("-days, -links, -pairs and -clicks-per-day must be at least 1")
+	}
+	if _, err := os.Stat(o.timeBin); err != nil {
+		return fmt.Errorf("%s: %w (apt-get install time)", o.timeBin, err)
+	}
+	tmp, err := os.MkdirTemp("", "recon-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if o.binary == "" {
+		o.binary = filepath.Join(tmp, "clickrecon")
+		build := exec.CommandContext(ctx, "go", "build", "-o", o.binary, "./cmd/clickrecon")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("go build ./cmd/clickrecon (run from the repository root): %w", err)
+		}
+	}
+
+	w := newWorld(o)
+	admin, err := sql.Open("postgres", o.dsn)
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	schema, reuse := o.schema, o.schema != ""
+	if !reuse {
+		schema = fmt.Sprintf("recon_bench_%d", os.Getpid())
+		if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+pq.QuoteIdentifier(schema)); err != nil {
+			return fmt.Errorf("create schema %s: %w", schema, err)
+		}
+		defer func() {
+			// A fresh context: Ctrl-C must not leave the schema behind.
+			if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+pq.QuoteIdentifier(schema)+" CASCADE"); err != nil {
+				fmt.Fprintln(os.Stderr, "recon-bench: drop schema:", err)
+			}
+		}()
+	}
+	dsn, err := withSearchPath(o.dsn, schema)
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	rows, err := w.seed(ctx, dsn, reuse)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("seeded %s: %d rows, %d days, %d links in %s (schema %s)\n", o.preset, rows, o.days, o.links,
+		time.Since(started).Round(time.Second), schema)
+
+	srv := elidotest.NewServer(workspace, apiKey, w.apiClicks())
+	defer srv.Close()
+	srv.SetDailyTotals("UTC", w.apiTotals())
+
+	env := append(os.Environ(),
+		"ELIDO_API_KEY="+apiKey, "ELIDO_WORKSPACE_ID="+workspace, "ELIDO_API_BASE="+srv.URL(),
+		"ELIDO_RATE_LIMIT=100000", "STORE_DSN="+dsn, "STORE_PRESET="+o.preset, "RECON_TZ=UTC",
+		"RECON_MAX_DAYS=400", "RECON_REPORT_DIR="+filepath.Join(tmp, "reports"), "LOG_LEVEL=warn",
+		"RECON_FORMAT=json")
+	args := []string{"run", "--from", w.first.Format(time.DateOnly), "--to", lastDay}
+
+	type runner struct {
+		name  string
+		times []time.Duration
+		rss   []int64
+		reqs  map[string]int
+		run   func() (time.Duration, int64, map[string]int, error)
+	}
+	binaryRunner := func(name, bin string) *runner {
+		return &runner{name: name, run: func() (time.Duration, int64, map[string]int, error) {
+			before := srv.Requests()
+			took, rss, err := runBinary(ctx, o.timeBin, bin, args, env)
+			after := srv.Requests()
+			for k, v := range before {
+				after[k] -= v
+			}
+			return took, rss, after, err
+		}}
+	}
+	runners := []*runner{binaryRunner("clickrecon", o.binary)}
+	if o.oldBinary != "" {
+		runners = append(runners, binaryRunner("old clickrecon", o.oldBinary))
+	}
+	runners = append(runners, &runner{name: "floor", run: func() (time.Duration, int64, map[string]int, error) {
+		took, err := w.floor(ctx, dsn)
+		return took, 0, nil, err
+	}})
+	for i := 0; i < o.pairs; i++ {
+		for _, r := range runners {
+			took, rss, reqs, err := r.run()
+			if err != nil {
+				return fmt.Errorf("%s, run %d: %w", r.name, i+1, err)
+			}
+			r.times, r.rss, r.reqs = append(r.times, took), append(r.rss, rss), reqs
+			fmt.Printf("  %-15s run %d: %8.3fs\n", r.name, i+1, took.Seconds())
+		}
+	}
+	floor := median(runners[len(runners)-1].times)
+	fmt.Printf("\ncase: preset=%s days=%d links=%d rows=%d differ-pct=%g differ-days=%d pairs=%d\n",
+		o.preset, o.days, o.links, rows, o.differPct, w.differing(), o.pairs)
+	fmt.Printf("floor (%s): median %.3fs\n", w.floorText(), floor.Seconds())
+	for _, r := range runners[:len(runners)-1] {
+		m := median(r.times)
+		fmt.Printf("%s: median %.3fs = %.2fx the floor; peak RSS %.1f MiB (max of %d runs); API requests per run %s\n",
+			r.name, m.Seconds(), m.Seconds()/floor.Seconds(), float64(slices.Max(r.rss))/1024, len(r.rss), formatRequests(r.reqs))
+	}
+	return nil
+}
+
+// runBinary runs bin under GNU time and returns its wall time and peak RSS
+// in KiB. Exit 0 and 1 (discrepancies found) are both a completed run.
+func runBinary(ctx context.Context, timeBin, bin string, args, env []string) (time.Duration, int64, error) {
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, timeBin, append([]string{"-v", bin}, args...)...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, nil, &stderr
+	started := time.Now()
+	err := cmd.Run()
+	took := time.Since(started)
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
+		return 0, 0, fmt.Errorf("%s: %w\n%s", bin, err, stderr.String())
+	}
+	m := regexp.MustCompile(`Maximum resident set size \(kbytes\): (\d+)`).FindStringSubmatch(stderr.String())
+	if m == nil {
+		return 0, 0, fmt.Errorf("no peak RSS in the output of %s:\n%s", timeBin, stderr.String())
+	}
+	rss, _ := strconv.ParseInt(m[1], 10, 64)
+	return took, rss, nil
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func formatRequests(reqs map[string]int) string {
+	keys := slices.Sorted(maps.Keys(reqs))
+	var parts []string
+	total := 0
+	for _, k := range keys {
+		if reqs[k] != 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, reqs[k]))
+			total += reqs[k]
+		}
+	}
+	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, " "))
+}
+
+// withSearchPath returns dsn with its connections' search_path set to
+// schema, which lib/pq passes on as a run-time parameter.
+func withSearchPath(dsn, schema string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", fmt.Errorf("-dsn: %w", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// world is the workspace both sides describe: the same clicks, less those
+// the store lost on the differing days.
+type world struct {
+	o     options
+	first time.Time // the window's first day, UTC midnight
+	lost  map[int]bool
+}
+
+func newWorld(o options) *world {
+	last, _ := time.Parse(time.DateOnly, lastDay)
+	w := &world{o: o, first: last.AddDate(0, 0, -(o.days - 1)), lost: map[int]bool{}}
+	if o.differPct > 0 {
+		for i := 1; i <= min(o.differDays, o.days); i++ {
+			w.lost[i*o.days/(min(o.differDays, o.days)+1)] = true
+		}
+	}
+	return w
+}
+
+func (w *world) differing() int { return len(w.lost) }
+
+// every is how far apart the links that lost clicks are: 1 in every.
+func (w *world) every() int {
+	if w.o.differPct <= 0 {
+		return 0
+	}
+	return max(int(100/w.o.differPct), 1)
+}
+
+func linkID(n int) string { return fmt.Sprintf("lnk_%06d", n) }
+
+// eventLink and eventTime place the i-th click of a day, as the seeding
+// SQL does.
+func (w *world) eventLink(d, i int) int { return (i*7919 + d) % w.o.links }
+func (w *world) eventTime(d, i int) time.Time {
+	return w.first.AddDate(0, 0, d).Add(time.Duration(int64(i)*86_400_000_000/int64(w.o.clicks)) * time.Microsecond)
+}
+
+// dailyClicks is link n's counter on any day.
+func dailyClicks(n int) int64 { return int64(1 + n%5) }
+
+var countries = []string{"PL", "DE", "US", "FR"}
+
+// apiClicks are the clicks of the differing days, which the drill-down
+// reads per link, country and hour; the other days are served as totals.
+func (w *world) apiClicks() []elidotest.Click {
+	var out []elidotest.Click
+	for d := range w.lost {
+		switch w.o.preset {
+		case "events":
+			for i := 0; i < w.o.clicks; i++ {
+				out = append(out, elidotest.Click{TS: w.eventTime(d, i), LinkID: linkID(w.eventLink(d, i)), CountryCode: countries[i%4]})
+			}
+		case "daily":
+			for n := 0; n < w.o.links; n++ {
+				for k := int64(0); k < dailyClicks(n); k++ {
+					out = append(out, elidotest.Click{TS: w.first.AddDate(0, 0, d).Add(time.Duration(n%86400) * time.Second), LinkID: linkID(n)})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// apiTotals are Elido's counts of the days that do not differ.
+func (w *world) apiTotals() map[string]int64 {
+	var perDay int64
+	switch w.o.preset {
+	case "events":
+		perDay = int64(w.o.clicks)
+	case "daily":
+		for n := 0; n < w.o.links; n++ {
+			perDay += dailyClicks(n)
+		}
+	}
+	out := map[string]int64{}
+	for d := 0; d < w.o.days; d++ {
+		if !w.lost[d] {
+			out[w.first.AddDate(0, 0, d).Format(time.DateOnly)] = perDay
+		}
+	}
+	return out
+}
+
+// seed creates the reference schema and fills it; the table is analyzed
+// and vacuumed so the planner and the visibility map are as a night's
+// would be. It returns the rows written.
+//
+// A reused schema is not filled again; only the lost clicks are taken
+// out of it, which a clean run of the same schema then sees too.
+func (w *world) seed(ctx context.Context, dsn string, reuse bool) (int64, error) {
+	db, err := sql.Open("postgres", dsn)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	schema, err := os.ReadFile(filepath.Join("sql", "store", "postgres", w.o.preset+".sql"))
+	if err != nil {
+		return 0, fmt.Errorf("read the reference schema (run from the repository root): %w", err)
+	}
+	if !reuse {
+		if _, err := db.ExecContext(ctx, string(schema)); err != nil {
+			return 0, fmt.Errorf("create the reference schema: %w", err)
+		}
+	}
+	type stmt struct {
+		text string
+		args []any
+	}
+	var table string
+	var stmts []stmt
+	switch w.o.preset {
+	case "events":
+		table = "clicks"
+		// The same placement as eventLink, eventTime and countries.
+		stmts = append(stmts, stmt{`INSERT INTO clicks (ts, link_id, country_code)
+SELECT $1::timestamptz + make_interval(days => d) + make_interval(secs => (i::bigint * 86400000000 / $3) / 1000000.0),
+       'lnk_' || lpad(((i::bigint * 7919 + d) % $4)::text, 6, '0'),
+       (ARRAY['PL','DE','US','FR'])[1 + i % 4]
+FROM generate_series(0, $2 - 1) d, generate_series(0, $3 - 1) i`, []any{w.first, w.o.days, w.o.clicks, w.o.links}})
+	case "daily":
+		table = "click_counts"
+		stmts = append(stmts, stmt{`INSERT INTO click_counts (day, link_id, clicks)
+SELECT $1::date + d, 'lnk_' || lpad(n::text, 6, '0'), 1 + n % 5
+FROM generate_series(0, $2 - 1) d, generate_series(0, $3 - 1) n`, []any{w.first.Format(time.DateOnly), w.o.days, w.o.links}})
+	}
+	if reuse {
+		stmts = nil
+	}
+	every := w.every()
+	for _, d := range slices.Sorted(maps.Keys(w.lost)) {
+		day := w.first.AddDate(0, 0, d)
+		switch w.o.preset {
+		case "events": // the lost links lose every click of the day
+			stmts = append(stmts, stmt{`DELETE FROM clicks WHERE ts >= $1 AND ts < $2 AND substr(link_id, 5)::int % $3 = 0`,
+				[]any{day, day.AddDate(0, 0, 1), every}})
+		case "daily": // the lost links lose one click of the day
+			stmts = append(stmts, stmt{`UPDATE click_counts SET clicks = clicks - 1 WHERE day = $1 AND substr(link_id, 5)::int % $2 = 0`,
+				[]any{day.Format(time.DateOnly), every}})
+		}
+	}
+	for _, s := range stmts {
+		if _, err := db.ExecContext(ctx, s.text, s.args...); err != nil {
+			return 0, fmt.Errorf("seed %s: %w", table, err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, "VACUUM ANALYZE "+table); err != nil {
+		return 0, fmt.Errorf("vacuum %s: %w", table, err)
+	}
+	var rows int64
+	err = db.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&rows)
+	return rows, err
+}
+
+func (w *world) floorText() string {
+	if w.o.preset == "events" {
+		return fmt.Sprintf("%d per-day SELECT count(*) FROM clicks WHERE ts >= $1 AND ts < $2, one session", w.o.days)
+	}
+	return "SELECT day, sum(clicks) FROM click_counts WHERE day BETWEEN $1 AND $2 GROUP BY day, one session"
+}
+
+// floor is the cheapest correct store work for the window: what any
+// reconciliation has to ask the store, in one new session.
+func (w *world) floor(ctx context.Context, dsn string) (time.Duration, error) {
+	started := time.Now()
+	db, err := sql.Open("postgres", dsn)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	var got []int64
+	switch w.o.preset {
+	case "events":
+		for d := 0; d < w.o.days; d++ {
+			var n int64
+			from := w.first.AddDate(0, 0, d)
+			if err := db.QueryRowContext(ctx, "SELECT count(*) FROM clicks WHERE ts >= $1 AND ts < $2", from, from.AddDate(0, 0, 1)).Scan(&n); err != nil {
+				return 0, err
+			}
+			got = append(got, n)
+		}
+	case "daily":
+		rows, err := db.QueryContext(ctx, "SELECT day, sum(clicks) FROM click_counts WHERE day BETWEEN $1 AND $2 GROUP BY day",
+			w.first.Format(time.DateOnly), lastDay)
+		if err != nil {
+			return 0, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var day time.Time
+			var n int64
+			if err := rows.Scan(&day, &n); err != nil {
+				return 0, err
+			}
+			got = append(got, n)
+		}
+		if err := rows.Err(); err != nil {
+			return 0, err
+		}
+	}
+	if len(got) != w.o.days {
+		return 0, fmt.Errorf("the floor read %d days, want %d", len(got), w.o.days)
+	}
+	return time.Since(started), nil
+}

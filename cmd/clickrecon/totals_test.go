@@ -1,0 +1,147 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/clickrecon/clickrecon/sources/elidotest"
+)
+
+// brokenLinkQuery is a custom per-link count query over a table that does
+// not exist: any per-link read fails, and says so in the log, which is how
+// the tests below see whether a run asked the store for per-link counts.
+const brokenLinkQuery = "SELECT link_id, count(*) AS clicks FROM per_link_counts_never_read WHERE day = :day GROUP BY link_id"
+
+// totalQueries count one day of the reference events table, per backend.
+var totalQueries = map[string]string{
+	"postgres": "SELECT count(*) AS clicks FROM clicks WHERE ts >= :from AND ts < :to",
+	"sqlite":   "SELECT count(*) AS clicks FROM clicks WHERE julianday(ts) >= julianday(:from) AND julianday(ts) < julianday(:to)",
+}
+
+// monthOfClicks is three clicks a day on two links, 2026-10-29 to
+// 2026-11-28 (31 days in Europe/Warsaw).
+func monthOfClicks() []elidotest.Click {
+	var out []elidotest.Click
+	start := utc("2026-10-29T09:00:00Z")
+	for d := 0; d < 31; d++ {
+		for i := 0; i < 3; i++ {
+			out = append(out, elidotest.Click{
+				TS:          start.Add(time.Duration(d)*24*time.Hour + time.Duration(i)*time.Hour),
+				LinkID:      fmt.Sprintf("lnk_%d", i%2),
+				CountryCode: "PL",
+			})
+		}
+	}
+	return out
+}
+
+// A clean window of up to 31 days costs exactly one /timeseries and one
+// /summary, and the store's totals only: not one per-link count, which
+// only a day that differs needs. The same run with a day that differs
+// does read that day's per-link counts, which shows the check can fail.
+func TestCleanRunReadsTotalsOnly(t *testing.T) {
+	for _, backend := range []string{"postgres", "sqlite"} {
+		for _, tt := range []struct {
+			name  string
+			lose  bool
+			links bool // per-link counts read
+		}{
+			{"clean", false, false},
+			{"one_day_differs", true, true},
+		} {
+			t.Run(backend+"/"+tt.name, func(t *testing.T) {
+				api := monthOfClicks()
+				local := api
+				if tt.lose {
+					local = append(append([]elidotest.Click{}, api[:30]...), api[31:]...) // 2026-11-08 lost a click
+				}
+				f := newFixture(t, backend, api, local)
+				dir := t.TempDir()
+				linkFile, totalFile := filepath.Join(dir, "links.sql"), filepath.Join(dir, "total.sql")
+				if err := os.WriteFile(linkFile, []byte(brokenLinkQuery), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(totalFile, []byte(totalQueries[backend]), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				f.env["STORE_QUERY_FILE"], f.env["STORE_TOTAL_QUERY_FILE"] = linkFile, totalFile
+				r := f.run("--from", "2026-10-29", "--to", "2026-11-28")
+				if r.code != exitOK {
+					t.Fatalf("exit %d\n%s", r.code, r.stderr)
+				}
+				got := f.readReport()
+				if got.Coverage.Days != 31 || got.Coverage.Unverifiable != 0 {
+					t.Errorf("coverage %+v, want 31 verified days", got.Coverage)
+				}
+				if read := strings.Contains(r.stderr, "per_link_counts_never_read"); read != tt.links {
+					t.Errorf("per-link counts read: %v, want %v\n%s", read, tt.links, r.stderr)
+				}
+				if tt.lose {
+					if got.Coverage.Missing != 1 || len(got.Links) != 0 {
+						t.Errorf("coverage %+v with %d link rows, want one missing day and no link rows without the store's links", got.Coverage, len(got.Links))
+					}
+					if text := findingText(got.Findings, "drilldown_incomplete"); !strings.Contains(text, "per-link counts could not be read") {
+						t.Errorf("findings %+v, want a note that the store's per-link counts could not be read", got.Findings)
+					}
+					return
+				}
+				if got.Coverage.Match != 31 {
+					t.Errorf("coverage %+v, want 31 matching days", got.Coverage)
+				}
+				if diff := cmp.Diff(map[string]int{"summary": 1, "timeseries": 1}, f.elido.Requests()); diff != "" {
+					t.Errorf("requests (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+// STORE_TIMESTAMP_TZ reaches the store: PostgreSQL reads a timestamp
+// (without time zone) ts in it, and SQLite, which reads a ts without an
+// offset as UTC, refuses any other zone rather than count in the wrong one.
+func TestRunStoreTimestampZone(t *testing.T) {
+	api := clicksAt("lnk_a", "2026-11-26T12:00:00Z", "2026-11-26T22:30:00Z") // 13:00 and 23:30 in Warsaw
+	t.Run("sqlite_refuses_a_zone", func(t *testing.T) {
+		f := newFixture(t, "sqlite", api, api)
+		f.env["STORE_TIMESTAMP_TZ"] = "Europe/Warsaw"
+		r := f.run("--date", "2026-11-26")
+		if r.code != exitUsage || !strings.Contains(r.stderr, "STORE_TIMESTAMP_TZ=Europe/Warsaw applies to PostgreSQL only") {
+			t.Errorf("exit %d, want 2 naming STORE_TIMESTAMP_TZ\n%s", r.code, r.stderr)
+		}
+	})
+	t.Run("postgres_wall_clock_times", func(t *testing.T) {
+		f := newFixture(t, "postgres", api, nil)
+		db, dsn := newStoreDB(t, "postgres", "events")
+		// A receiver that wrote Warsaw wall-clock times into a timestamp
+		// column. Read as UTC, 23:30 would be 00:30 the next day in Warsaw.
+		if _, err := db.Exec(`ALTER TABLE clicks ALTER COLUMN ts TYPE timestamp USING ts AT TIME ZONE 'UTC'`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`INSERT INTO clicks (ts, link_id, country_code) VALUES ('2026-11-26 13:00:00', 'lnk_a', 'PL'), ('2026-11-26 23:30:00', 'lnk_a', 'PL')`); err != nil {
+			t.Fatal(err)
+		}
+		f.env["STORE_DSN"] = dsn
+		for _, tt := range []struct {
+			zone   string
+			status string
+		}{
+			{"UTC", "missing"},
+			{"Europe/Warsaw", "match"},
+		} {
+			f.env["STORE_TIMESTAMP_TZ"] = tt.zone
+			r := f.run("--date", "2026-11-26")
+			if r.code != exitOK {
+				t.Fatalf("%s: exit %d\n%s", tt.zone, r.code, r.stderr)
+			}
+			if got := f.readReport().Days[0].Status; got != tt.status {
+				t.Errorf("STORE_TIMESTAMP_TZ=%s: status %s, want %s", tt.zone, got, tt.status)
+			}
+		}
+	})
+}
