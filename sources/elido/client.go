@@ -249,6 +249,9 @@ func (c *Client) get(ctx context.Context, op, endpoint string, q url.Values, dec
 	u := endpointURL(c.base, c.workspaceID, endpoint, q).String()
 	malformed := 0
 	for attempt := 1; ; attempt++ {
+		if !allowed(ctx) {
+			return fmt.Errorf("elido: %s: %w", op, ErrBudget)
+		}
 		limited, err := c.waitLimiter(ctx)
 		if err != nil {
 			return fmt.Errorf("elido: %s: %w", op, err)
