@@ -13,6 +13,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/internal/job"
+	"github.com/clickrecon/clickrecon/internal/safehttp"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
@@ -144,6 +145,11 @@ func exitCode(out job.Outcome, failOn reconcile.Severity, lockErr error) int {
 	historyErr := out.HistoryErr
 	if lockErr != nil {
 		historyErr = lockErr
+	}
+	// Elido redirecting to another origin answers the same way every
+	// time: ELIDO_API_BASE names the wrong place.
+	if errors.Is(out.ElidoErr, safehttp.ErrRedirect) {
+		return exitUsage
 	}
 	errs := []error{out.ElidoErr, out.StoreErr, historyErr, out.SlackErr}
 	for _, err := range errs {

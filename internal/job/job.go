@@ -136,7 +136,8 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		Local:     totals.local,
 		Summaries: summaries,
 	})
-	res, drill := drillDown(ctx, d, o, st, res, totals)
+	res, drill, drillErr := drillDown(ctx, d, o, st, res, totals)
+	elidoErr = firstErr(elidoErr, drillErr)
 	interrupted := interruption(ctx, o.Timeout)
 	res, historyErr = revise(ctx, d, o, h, historyErr, res, interrupted)
 	rep := report.New(res, w, report.Meta{
