@@ -482,7 +482,7 @@ func faultCases() []faultCase {
 SELECT link_id, count(*) AS clicks FROM clicks, (SELECT pg_terminate_backend(pg_backend_pid())) AS dying
 WHERE ts >= :from AND ts < :to GROUP BY link_id`)
 		}, want: exitIncomplete, unverifiable: true},
-		{name: "store_terminated_from_outside", setup: terminateOnArrival, want: exitIncomplete},
+		{name: "store_terminated_mid_query", setup: terminateMidQuery, want: exitIncomplete, unverifiable: true},
 		{name: "store_query_past_the_deadline", setup: func(t *testing.T, rig *faultRig, _ context.Context, _ context.CancelFunc) {
 			customQuery(t, rig, `-- test: a count slower than the run
 SELECT link_id, count(*) AS clicks FROM clicks, (SELECT pg_sleep(60)) AS slow
@@ -697,27 +697,40 @@ func (rig *faultRig) sleeping(ctx context.Context) <-chan struct{} {
 	return ch
 }
 
-// terminateOnArrival kills the run's store connections (by their
-// application_name) when Elido's first timeseries request arrives: the
-// store dies mid-run, after it was opened.
-func terminateOnArrival(t *testing.T, rig *faultRig, _ context.Context, _ context.CancelFunc) {
+// terminateMidQuery kills each of the run's store connections (found by
+// their application_name) while it runs a count, from outside, as a
+// failover or an administrator would: the store dies mid-run, every time
+// it is asked. The count sleeps until it is killed, so the kill always
+// lands mid-query; the watch ends with the test, or after a bound.
+func terminateMidQuery(t *testing.T, rig *faultRig, _ context.Context, _ context.CancelFunc) {
+	customQuery(t, rig, `-- test: a count that waits to be killed
+SELECT link_id, count(*) AS clicks FROM clicks, (SELECT pg_sleep(30)) AS slow
+WHERE ts >= :from AND ts < :to GROUP BY link_id`)
 	app := "clickrecon-fault-" + rig.env["ELIDO_WORKSPACE_ID"]
-	var once sync.Once
-	rig.onFront(func(w http.ResponseWriter, r *http.Request) bool {
-		once.Do(func() {
-			db, err := rig.admin()
-			if err != nil {
-				t.Errorf("admin connection: %v", err)
+	db, err := rig.admin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := t.Context()
+	killed := make(chan struct{})
+	t.Cleanup(func() { <-killed; db.Close() })
+	go func() {
+		defer close(killed)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		bound := time.After(20 * time.Second)
+		for {
+			db.ExecContext(done, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+				WHERE application_name = $1 AND state = 'active' AND query LIKE '%pg_sleep(30)%'`, app)
+			select {
+			case <-done.Done():
 				return
+			case <-bound:
+				return
+			case <-tick.C:
 			}
-			defer db.Close()
-			var n int
-			if err := db.Get(&n, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, app); err != nil || n == 0 {
-				t.Errorf("pg_terminate_backend: %d backends (%v)", n, err)
-			}
-		})
-		return false
-	})
+		}
+	}()
 }
 
 // admin opens a connection of its own to the store's database, under an
@@ -737,7 +750,10 @@ func (rig *faultRig) admin() (*sqlx.DB, error) {
 // clickrecon run.
 func TestFaultSuite(t *testing.T) {
 	for _, tt := range faultCases() {
-		t.Run(tt.name, func(t *testing.T) { runFault(t, tt) })
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each row has its own fakes, schema and workspace
+			runFault(t, tt)
+		})
 	}
 }
 

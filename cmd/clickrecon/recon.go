@@ -45,13 +45,9 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	runKey := report.RunKey(c.WorkspaceID, window, storeID)
 	bar := job.NewBar(stderr)
 	log := newLogger(bar, c.LogFormat, c.LogLevel).With("run_key", runKey)
-	client, err := elido.New(elido.Config{
-		BaseURL:       c.APIBase,
-		APIKey:        c.APIKey,
-		WorkspaceID:   c.WorkspaceID,
-		RatePerMinute: c.RateLimit,
-		Logger:        log,
-	}, d.elido...)
+	elidoCfg := c.elido()
+	elidoCfg.Logger = log
+	client, err := elido.New(elidoCfg, d.elido...)
 	if err != nil {
 		return usageExit(stderr, err)
 	}
