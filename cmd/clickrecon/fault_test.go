@@ -20,6 +20,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -885,5 +887,49 @@ func TestSecretScan(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) { runFault(t, tt) })
+	}
+}
+
+// RELIABILITY.md names real tests: every `package TestName[/row]` in it is
+// a test (or fuzz target) of that package, every row a case of it, and
+// every row of the fault suite is in the matrix.
+func TestReliabilityMatrixNamesRealTests(t *testing.T) {
+	root := filepath.Join("..", "..")
+	doc, err := os.ReadFile(filepath.Join(root, "RELIABILITY.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := regexp.MustCompile("`([a-z/]+) ((?:Test|Fuzz)[A-Za-z0-9_]+)(?:/([a-z0-9_]+))?`").FindAllStringSubmatch(string(doc), -1)
+	if len(names) < 50 {
+		t.Fatalf("found %d test names in RELIABILITY.md; the pattern no longer reads it", len(names))
+	}
+	sources := map[string]string{}
+	for _, m := range names {
+		pkg, fn, row := m[1], m[2], m[3]
+		src, ok := sources[pkg]
+		if !ok {
+			files, _ := filepath.Glob(filepath.Join(root, pkg, "*_test.go"))
+			var b strings.Builder
+			for _, f := range files {
+				data, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.Write(data)
+			}
+			src = b.String()
+			sources[pkg] = src
+		}
+		if !strings.Contains(src, "func "+fn+"(") {
+			t.Errorf("RELIABILITY.md names %s %s: no such test", pkg, fn)
+		}
+		if row != "" && !strings.Contains(src, strconv.Quote(row)) {
+			t.Errorf("RELIABILITY.md names %s %s/%s: no such row", pkg, fn, row)
+		}
+	}
+	for _, tt := range faultCases() {
+		if want := "`cmd/clickrecon TestFaultSuite/" + tt.name + "`"; !strings.Contains(string(doc), want) {
+			t.Errorf("the fault suite's row %s is not in RELIABILITY.md", tt.name)
+		}
 	}
 }
