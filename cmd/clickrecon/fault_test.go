@@ -47,7 +47,7 @@ const (
 )
 
 // faultStats counts, over the fault suite and the secret scan, what
-// RELIABILITY.md reports; TestMain prints it.
+// RELIABILITY.md reports; TestFaultSuite logs it (go test -v).
 var faultStats struct {
 	mu                                sync.Mutex
 	tried, survived, falseGaps, leaks int
@@ -748,9 +748,49 @@ func (rig *faultRig) admin() (*sqlx.DB, error) {
 	return sqlx.Open("postgres", u.String())
 }
 
+// The secret scan: the paths where a secret could slip out (an alert with
+// a webhook and with a bot, an error body echoing the key, a redirect, a
+// store that cannot be reached), each run with every secret set, and every
+// output and every request of every fake scanned. The scan itself is
+// checked first: a planted secret must be found.
+func TestSecretScan(t *testing.T) {
+	t.Run("scanner_finds_a_planted_secret", func(t *testing.T) {
+		rig := newFaultRig(t, false)
+		r := rig.run(t.Context(), "--date", "2026-10-25")
+		r.stderr += "oops " + faultDBPassword
+		rig.elsewhere.got = append(rig.elsewhere.got, exchange{url: "/x", header: http.Header{"Authorization": {"Bearer " + faultKey}}})
+		got := rig.leaks(r)
+		if len(got) != 2 {
+			t.Errorf("planted two leaks, found %v", got)
+		}
+	})
+	for _, tt := range []faultCase{
+		{name: "alert_through_the_webhook", gaps: true, want: exitOK},
+		{name: "alert_through_a_bot", gaps: true, want: exitOK, setup: func(_ *testing.T, rig *faultRig, _ context.Context, _ context.CancelFunc) {
+			rig.useBot()
+		}},
+		{name: "error_body_echoes_the_key", gaps: true, want: exitIncomplete, unverifiable: true, setup: faults(elidotest.Fault{Kind: elidotest.EchoAuthorization, Status: 502})},
+		{name: "redirect_to_another_origin", want: exitUsage, unverifiable: true, setup: redirect(http.StatusTemporaryRedirect)},
+		{name: "store_refuses_the_connection", want: exitIncomplete, unverifiable: true, setup: func(_ *testing.T, rig *faultRig, _ context.Context, _ context.CancelFunc) {
+			rig.env["STORE_DSN"] = "postgres://recon:" + faultDBPassword + "@127.0.0.1:1/clicks?sslmode=disable&connect_timeout=2"
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) { runFault(t, tt) })
+	}
+}
+
 // TestFaultSuite runs every fault of RELIABILITY.md's matrix through
 // clickrecon run.
 func TestFaultSuite(t *testing.T) {
+	// After every row (parallel rows end before the cleanup runs): the
+	// figures RELIABILITY.md quotes, TestSecretScan's rows included when
+	// it ran first.
+	t.Cleanup(func() {
+		faultStats.mu.Lock()
+		defer faultStats.mu.Unlock()
+		t.Logf("fault suite: faults tried %d, survived %d, false gaps %d, secrets leaked %d",
+			faultStats.tried, faultStats.survived, faultStats.falseGaps, faultStats.leaks)
+	})
 	for _, tt := range faultCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel() // each row has its own fakes, schema and workspace
@@ -759,18 +799,6 @@ func TestFaultSuite(t *testing.T) {
 	}
 }
 
-// TestMain prints, after the tests, the figures of the fault suite and
-// the secret scan that RELIABILITY.md quotes.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	faultStats.mu.Lock()
-	if faultStats.tried > 0 {
-		fmt.Printf("fault suite: faults tried %d, survived %d, false gaps %d, secrets leaked %d\n",
-			faultStats.tried, faultStats.survived, faultStats.falseGaps, faultStats.leaks)
-	}
-	faultStats.mu.Unlock()
-	os.Exit(code)
-}
 
 // With a budget for one day, the drill-down reads the worst day (graded
 // fail, the largest gap), not the first in date order.
@@ -859,36 +887,6 @@ func TestStoreExitCodes(t *testing.T) {
 	}
 }
 
-// The secret scan: the paths where a secret could slip out (an alert with
-// a webhook and with a bot, an error body echoing the key, a redirect, a
-// store that cannot be reached), each run with every secret set, and every
-// output and every request of every fake scanned. The scan itself is
-// checked first: a planted secret must be found.
-func TestSecretScan(t *testing.T) {
-	t.Run("scanner_finds_a_planted_secret", func(t *testing.T) {
-		rig := newFaultRig(t, false)
-		r := rig.run(t.Context(), "--date", "2026-10-25")
-		r.stderr += "oops " + faultDBPassword
-		rig.elsewhere.got = append(rig.elsewhere.got, exchange{url: "/x", header: http.Header{"Authorization": {"Bearer " + faultKey}}})
-		got := rig.leaks(r)
-		if len(got) != 2 {
-			t.Errorf("planted two leaks, found %v", got)
-		}
-	})
-	for _, tt := range []faultCase{
-		{name: "alert_through_the_webhook", gaps: true, want: exitOK},
-		{name: "alert_through_a_bot", gaps: true, want: exitOK, setup: func(_ *testing.T, rig *faultRig, _ context.Context, _ context.CancelFunc) {
-			rig.useBot()
-		}},
-		{name: "error_body_echoes_the_key", gaps: true, want: exitIncomplete, unverifiable: true, setup: faults(elidotest.Fault{Kind: elidotest.EchoAuthorization, Status: 502})},
-		{name: "redirect_to_another_origin", want: exitUsage, unverifiable: true, setup: redirect(http.StatusTemporaryRedirect)},
-		{name: "store_refuses_the_connection", want: exitIncomplete, unverifiable: true, setup: func(_ *testing.T, rig *faultRig, _ context.Context, _ context.CancelFunc) {
-			rig.env["STORE_DSN"] = "postgres://recon:" + faultDBPassword + "@127.0.0.1:1/clicks?sslmode=disable&connect_timeout=2"
-		}},
-	} {
-		t.Run(tt.name, func(t *testing.T) { runFault(t, tt) })
-	}
-}
 
 // RELIABILITY.md names real tests: every `package TestName[/row]` in it is
 // a test (or fuzz target) of that package, every row a case of it, and

@@ -13,6 +13,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/internal/job"
+	"github.com/clickrecon/clickrecon/internal/runlock"
 	"github.com/clickrecon/clickrecon/internal/safehttp"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
@@ -62,52 +63,65 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 
 	// A run refused by the lock reports nothing to monitoring: the run
 	// that holds the lock does, and a ping of ours would say it failed.
-	release, lockErr, refused := takeLock(ctx, log, c, stdout)
+	lock, lockErr, refused := takeLock(ctx, log, c, stdout)
 	if refused {
 		return exitIncomplete
 	}
-	defer release()
+	defer releaseLock(log, lock)
 	started := time.Now()
 	mon.Start(ctx, log)
 	o := c.options(window)
 	o.WorkspaceID, o.RunKey, o.StoreID = c.WorkspaceID, runKey, report.StoreID(storeID)
 	o.StoreDSN, o.Query, o.HistoryDSN = c.StoreDSN, query, c.HistoryDSN
 	o.DryRun, o.Unlocked = c.DryRun, lockErr != nil
-	code, rep := runJob(ctx, o, job.Deps{Elido: client, Notifier: notifier, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit},
+	jd := job.Deps{Elido: client, Notifier: notifier, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit}
+	if lock != nil {
+		jd.Held = lock.Held
+	}
+	code, rep := runJob(ctx, o, jd,
 		c.failOn(), lockErr, c.Format, false, stdout)
 	mon.Finish(ctx, log, c.WorkspaceID, code, rep, time.Now(), time.Since(started))
 	return code
 }
 
-// takeLock takes the workspace's advisory lock. A second run of the same
-// workspace is refused (exit 3: the CronJob retries it later) and does
-// nothing else. A lock that cannot be taken at all is returned as lockErr:
-// the run goes on to report what it can, but posts nothing and records
-// nothing, which is what the lock protects, and exits 3.
-func takeLock(ctx context.Context, log *slog.Logger, c config, stdout io.Writer) (release func(), lockErr error, refused bool) {
-	release = func() {}
+// takeLock takes the workspace's run lock (runlock: a PostgreSQL advisory
+// lock, or a lock file beside the SQLite history or store). A second run
+// of the same workspace is refused (exit 3: the CronJob retries it later)
+// and does nothing else. A lock that cannot be taken at all is returned as
+// lockErr: the run goes on to report what it can, but posts nothing and
+// records nothing, which is what the lock protects, and exits 3. lock is
+// nil when there is none; the run checks it is still held before it posts
+// or records anything.
+func takeLock(ctx context.Context, log *slog.Logger, c config, stdout io.Writer) (lock *runlock.Lock, lockErr error, refused bool) {
 	dsn := c.lockDSN()
 	if dsn == "" {
 		log.Debug("no run lock: no database to lock")
-		return release, nil, false
+		return nil, nil, false
 	}
-	unlock, err := store.Lock(ctx, dsn, c.WorkspaceID)
+	lock, err := runlock.Take(ctx, dsn, c.WorkspaceID)
 	switch {
-	case errors.Is(err, store.ErrLocked):
+	case errors.Is(err, runlock.ErrLocked):
 		log.Error("another clickrecon run of this workspace holds the lock; this one does nothing and exits 3", "workspace_id", c.WorkspaceID)
 		if c.Format == "text" {
 			fmt.Fprintf(stdout, "clickrecon: another run of workspace %s is in progress (it holds the lock); nothing was done\n", c.WorkspaceID)
 		}
-		return release, nil, true
+		return nil, nil, true
 	case err != nil:
 		log.Error("the run lock could not be taken: nothing will be posted or recorded", "err", err)
-		return release, err, false
+		return nil, err, false
 	}
-	return func() {
-		if err := unlock(); err != nil {
-			log.Warn("the run lock was not released cleanly (it ends with the connection)", "err", err)
-		}
-	}, nil, false
+	log.Debug("run lock taken", "lock", lock.String())
+	return lock, nil, false
+}
+
+// releaseLock releases lock, if the run has one.
+func releaseLock(log *slog.Logger, lock *runlock.Lock) {
+	if lock == nil {
+		return
+	}
+	if err := lock.Release(); err != nil {
+		log.Warn("the run lock was not released cleanly (it ends with the connection)", "err", err)
+	}
 }
 
 // runJob runs the pipeline, chooses the exit code from its Outcome and

@@ -22,7 +22,6 @@ import (
 	"github.com/clickrecon/clickrecon/report/monitor"
 	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
-	"github.com/clickrecon/clickrecon/sources/store"
 )
 
 const testKey = "sk_live_NEVER_PRINT_ME_1234567890"
@@ -279,8 +278,8 @@ func TestRunReportsLossAndDuplicateExactly(t *testing.T) {
 				Requests:  map[string]int{"summary": 1, "timeseries": 3, "breakdown/link": 2, "breakdown/country": 2},
 				Drilldown: report.Drilldown{Mode: "breakdown", Requests: 6},
 			}
-			if !strings.HasPrefix(got.StoreID, "st_") || got.StoreID != report.StoreID(store.RedactDSN(f.env["STORE_DSN"])+" events") {
-				t.Errorf("store_id %q, want the opaque id of the store and its query", got.StoreID)
+			if !strings.HasPrefix(got.StoreID, "st_") || got.StoreID != identityStoreID(t, f.env["STORE_DSN"], "events") {
+				t.Errorf("store_id %q, want the opaque id of the store's identity and its query", got.StoreID)
 			}
 			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(report.Report{}, "RunKey", "StoreID")); diff != "" {
 				t.Errorf("report.json (-want +got):\n%s", diff)

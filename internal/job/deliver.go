@@ -5,6 +5,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/history"
 )
 
@@ -51,7 +52,7 @@ func notify(ctx context.Context, d Deps, o Options, h *history.History, rep repo
 	if err != nil {
 		return err
 	}
-	out, err := d.Notifier.Send(ctx, rep, csv, h)
+	out, err := d.Notifier.Send(ctx, rep, csv, h, lockGuard(d))
 	if err != nil {
 		d.Log.Error("slack failed; the report is on disk", "err", err)
 		return err
@@ -66,9 +67,25 @@ func record(ctx context.Context, d Deps, o Options, h *history.History, rep repo
 	if h == nil || o.DryRun || interrupted != "" || o.Unlocked {
 		return nil
 	}
+	if err := lockGuard(d)(ctx); err != nil {
+		d.Log.Error("run lock lost: the run is not recorded in the history", "err", err)
+		return err
+	}
 	if err := h.RecordRun(ctx, rep); err != nil {
 		d.Log.Error("run not recorded in the history", "err", err)
 		return err
 	}
 	return nil
+}
+
+// lockGuard checks, immediately before a post or a record, that the run
+// lock is still this run's: once it is lost another run may hold it, and
+// both would post.
+func lockGuard(d Deps) alert.Guard {
+	return func(ctx context.Context) error {
+		if d.Held == nil {
+			return nil
+		}
+		return d.Held(ctx)
+	}
 }

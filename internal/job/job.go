@@ -25,10 +25,13 @@ type Options struct {
 	Window      reconcile.Window
 	WorkspaceID string
 	RunKey      string // report.RunKey of the workspace, window and store
-	StoreID     string // report.StoreID of the store and query
-	StoreDSN    string // STORE_DSN
-	Query       store.Query
-	HistoryDSN  string // HISTORY_DSN; "": no history, no alert de-duplication
+	// StoreID is report.StoreID of the redacted STORE_DSN and the query,
+	// the store id of earlier versions: Run replaces it with the store's
+	// identity (storeID) and moves what the history kept under it.
+	StoreID    string
+	StoreDSN   string // STORE_DSN
+	Query      store.Query
+	HistoryDSN string // HISTORY_DSN; "": no history, no alert de-duplication
 
 	Settle    time.Duration       // RECON_SETTLE
 	Tolerance reconcile.Tolerance // RECON_TOLERANCE_*, RECON_FAIL_*
@@ -57,6 +60,9 @@ type Deps struct {
 	Log      *slog.Logger    // carries the run key
 	Now      func() time.Time
 	Progress Progress
+	// Held checks that the run lock is still this run's, immediately
+	// before anything is posted or recorded; nil: no lock to check.
+	Held func(ctx context.Context) error
 	// DrillLimit returns the context the drill-down runs in, which ends
 	// when the drill-down must stop. nil: at the run's deadline less a
 	// fifth of RECON_TIMEOUT (at most 5 minutes), kept for what follows.
@@ -140,10 +146,11 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	elidoErr = firstErr(elidoErr, drillErr)
 	interrupted := interruption(ctx, o.Timeout)
 	res, historyErr = revise(ctx, d, o, h, historyErr, res, interrupted)
+	sid, identityErr := storeID(ctx, d, o, st)
 	rep := report.New(res, w, report.Meta{
 		RunKey:      o.RunKey,
 		WorkspaceID: o.WorkspaceID,
-		StoreID:     o.StoreID,
+		StoreID:     sid,
 		GeneratedAt: d.Now(),
 		Interrupted: interrupted,
 		Requests:    d.Elido.Requests(),
@@ -158,7 +165,11 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	}
 	log.Info("report written", "report", dir)
 	out.Dir = dir
-	blocked := out.HistoryErr
+	out.StoreErr = firstErr(out.StoreErr, identityErr)
+	if out.HistoryErr == nil && identityErr == nil && interrupted == "" {
+		out.HistoryErr = adoptStoreID(ctx, d, o, h, sid)
+	}
+	blocked := firstErr(out.HistoryErr, identityErr)
 	if o.Unlocked && blocked == nil {
 		blocked = errUnlocked
 	}

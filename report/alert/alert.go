@@ -19,6 +19,11 @@
 // anyway. Provisional and unverifiable days are never alerted as gaps and
 // never heal anything. Without history every run alerts on what it finds.
 //
+// With history, a new message is recorded before it is posted and marked
+// posted after (the outbox, see deliver): a post whose answer never came
+// is settled by the next run, found through its metadata with a bot
+// token, posted once more and marked as a possible repeat with a webhook.
+//
 // Neither the webhook URL nor the token ever appears in an error or a log
 // line: errors from slack-go and net/http quote the request URL, so they
 // are rewritten before they leave the package.
@@ -70,8 +75,8 @@ const defaultRequestTimeout = 30 * time.Second
 // Config says where alerts go: WebhookURL, or BotToken with Channel.
 type Config struct {
 	WebhookURL string       // SLACK_WEBHOOK_URL
-	BotToken   string       // SLACK_BOT_TOKEN: scopes chat:write and files:write
-	Channel    string       // SLACK_CHANNEL: an ID (C0123ABC) or a name the bot is a member of
+	BotToken   string       // SLACK_BOT_TOKEN: scopes chat:write, files:write and channels:history (or groups:history)
+	Channel    string       // SLACK_CHANNEL: an ID (C0123ABC), which reading a post back needs; a name posts but cannot be read back
 	APIURL     string       // SLACK_API_URL: the Web API base, default DefaultAPIURL
 	Notify     string       // SLACK_NOTIFY, as ParseNotify read it: NotifyGaps (default) or NotifyAlways
 	HTTPClient *http.Client // default: a client with a 30s timeout

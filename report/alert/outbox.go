@@ -2,12 +2,14 @@ package alert
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/slack-go/slack"
 
+	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/history"
 )
 
@@ -126,7 +128,7 @@ const lookBack = 7 * 24 * time.Hour
 //     never posts a gap more than twice.
 //
 // An error leaves the rest pending: the run must post nothing.
-func resolvePending(ctx context.Context, h *history.History, api *slack.Client, channel string, s history.Scope, now time.Time) (repeatOf int64, err error) {
+func resolvePending(ctx context.Context, h alertHistory, api *slack.Client, channel string, s history.Scope, now time.Time) (repeatOf int64, err error) {
 	pending, err := h.Pending(ctx, s)
 	if err != nil {
 		return 0, err
@@ -158,4 +160,145 @@ func resolvePending(ctx context.Context, h *history.History, api *slack.Client, 
 		}
 	}
 	return repeatOf, nil
+}
+
+// delivery is how Send delivers its new message: guard is checked
+// immediately before the post, and repeatOf is the unconfirmed webhook
+// post it may repeat (resolvePending), 0 for none.
+type delivery struct {
+	guard    Guard
+	repeatOf int64
+}
+
+// allOf returns a Guard that passes when every one of guards does.
+func allOf(guards []Guard) Guard {
+	return func(ctx context.Context) error {
+		for _, g := range guards {
+			if g == nil {
+				continue
+			}
+			if err := g(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// resolveTimeout bounds the settling of earlier posts: one Slack call per
+// page of the channel searched.
+func (n *Notifier) resolveTimeout() time.Duration {
+	t := n.callTimeout
+	if t <= 0 {
+		t = defaultCallTimeout
+	}
+	return t * maxHistoryPages
+}
+
+// resolve settles the posts an earlier run of rep's workspace, store and
+// zone left pending (resolvePending) and returns the id of the webhook
+// post the next one may repeat.
+func (n *Notifier) resolve(ctx context.Context, h alertHistory, rep report.Report) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, n.resolveTimeout())
+	defer cancel()
+	s := history.Scope{WorkspaceID: rep.WorkspaceID, StoreID: rep.StoreID, TZ: rep.Window.TZ}
+	repeatOf, err := resolvePending(ctx, h, n.api, n.channel, s, n.now())
+	if err != nil {
+		var cause error
+		if misconfigured(err) { // the token cannot read the channel
+			cause = ErrMisconfigured
+		}
+		if h := hint(err); h != "" {
+			err = fmt.Errorf("%w: %s (reading it back needs SLACK_CHANNEL as a channel ID and the channels:history or groups:history scope)", err, h)
+		}
+		return 0, n.redact(err, cause, nil)
+	}
+	return repeatOf, nil
+}
+
+// intent is the outbox record of a new message of kind showing rows, for
+// the window from..to.
+func (n *Notifier) intent(rep report.Report, kind, from, to string, rows []history.Alert) history.Intent {
+	return history.Intent{
+		Scope:  history.Scope{WorkspaceID: rep.WorkspaceID, StoreID: rep.StoreID, TZ: rep.Window.TZ},
+		RunKey: rep.RunKey, Kind: kind, Transport: n.transport, From: from, To: to, Alerts: rows,
+	}
+}
+
+// deliver posts m, the new message in, through the outbox: in is recorded
+// as pending first (a history that cannot take it means no post), the
+// guard is checked, m is posted (with a bot token, carrying in's id in its
+// metadata so that a rerun can find it), and in is marked posted with the
+// channel and ts Slack returned. posted says whether Slack took m.
+//
+// A post whose answer never came (ErrUnconfirmed) stays pending: the next
+// run settles it (resolvePending) rather than post blindly again. A post
+// Slack refused is abandoned. Without history (h nil) m is only posted.
+func (n *Notifier) deliver(ctx context.Context, h alertHistory, dl delivery, in history.Intent, m Message) (ch, ts string, posted bool, err error) {
+	guard := dl.guard
+	if guard == nil {
+		guard = allOf(nil)
+	}
+	if h == nil {
+		if err := guard(ctx); err != nil {
+			return "", "", false, fmt.Errorf("nothing posted: %w", err)
+		}
+		ch, ts, err := n.post(ctx, m)
+		return ch, ts, err == nil, err
+	}
+	in.RepeatOf = dl.repeatOf
+	id, err := h.Intend(ctx, in)
+	if err != nil {
+		return "", "", false, fmt.Errorf("nothing posted: the history must record a post before it is made, and could not: %w", err)
+	}
+	in.ID = id
+	if err := guard(ctx); err != nil {
+		return "", "", false, errors.Join(fmt.Errorf("nothing posted: %w", err), n.abandon(ctx, h, id))
+	}
+	if in.RepeatOf != 0 {
+		m = markRepeat(m)
+	}
+	var extra []slack.MsgOption
+	if n.api != nil {
+		extra = append(extra, postMetadata(in))
+	}
+	ch, ts, err = n.post(ctx, m, extra...)
+	if errors.Is(err, ErrUnconfirmed) {
+		return "", "", false, fmt.Errorf("%w; it stays pending in the history (post %d), and the next run settles it before posting again", err, id)
+	}
+	if err != nil {
+		return "", "", false, errors.Join(err, n.abandon(ctx, h, id))
+	}
+	// Marked even when the run is stopping: Slack has the message.
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	if err := h.MarkPosted(mctx, id, ch, ts); err != nil {
+		return ch, ts, true, fmt.Errorf("posted, but not marked posted in the history; it stays pending (post %d) and the next run settles it: %w", id, err)
+	}
+	return ch, ts, true, nil
+}
+
+// abandon gives up the intended post id, which was never made or which
+// Slack refused, even when the run is stopping. A failure leaves it
+// pending, for the next run to settle.
+func (n *Notifier) abandon(ctx context.Context, h alertHistory, id int64) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	if err := h.Abandon(ctx, id); err != nil {
+		return fmt.Errorf("the next run settles it: %w", err)
+	}
+	return nil
+}
+
+// repeatNote heads a webhook message that may repeat an earlier one whose
+// delivery Slack never confirmed.
+const repeatNote = "Possible repeat: an earlier post of these days was sent but Slack never confirmed it, so it may already be in this channel."
+
+// markRepeat returns m headed by repeatNote, in its blocks and its text.
+func markRepeat(m Message) Message {
+	note := slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, ":repeat: "+repeatNote, false, false))
+	return checked(Message{
+		Text:   clipBytes(repeatNote+"\n"+m.Text, maxFallback),
+		Blocks: append([]slack.Block{note}, m.Blocks...),
+	})
 }

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sort"
 
+	"github.com/slack-go/slack"
+
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/history"
 )
@@ -50,12 +52,22 @@ func (o Outcome) LogValue() slog.Value {
 }
 
 // alertHistory is what the notifier needs of the run history: what was
-// alerted before, and a record of what it posts.
+// alerted before, a record of each new post made before it is made
+// (Intend) and after Slack took it (MarkPosted), and a record of edits.
 type alertHistory interface {
 	Alerts(ctx context.Context, workspaceID, storeID, tz, from, to string) (map[string]history.Alert, error)
 	MessageAlerts(ctx context.Context, workspaceID, storeID, tz, channel, ts string) ([]history.Alert, error)
 	SaveAlerts(ctx context.Context, m history.Message, alerts []history.Alert) error
+	Intend(ctx context.Context, in history.Intent) (int64, error)
+	Pending(ctx context.Context, s history.Scope) ([]history.Intent, error)
+	MarkPosted(ctx context.Context, id int64, channel, ts string) error
+	Abandon(ctx context.Context, id int64) error
 }
+
+// Guard is checked immediately before Send settles an earlier post and
+// before each new post: an error (the run's lock was lost, so another run
+// may be posting) means nothing more is posted.
+type Guard func(ctx context.Context) error
 
 // Send tells Slack what rep means: it posts an alert when a settled gap is
 // new (or always, with SLACK_NOTIFY=always), updates earlier alerts whose
@@ -66,13 +78,22 @@ type alertHistory interface {
 //
 // Call it after the report is written and before the run is recorded,
 // never on a dry run. A nil Notifier (no Slack configured) sends nothing.
-// Whatever reached Slack is recorded in h as soon as it did, so a failure
-// later in Send, and a rerun, do not post it twice. An error means
-// the alert, or an update nothing else reports, did not reach Slack (or
-// could not be recorded); a failure to attach the CSV or to edit an
-// earlier alert that the new one already reports is a warning in the
+// guards (the run lock still held) are checked before anything is posted.
+//
+// With history, every new message is delivered through the outbox
+// (deliver): recorded as pending before it is posted, marked posted when
+// Slack answers. A history that cannot take the pending row means no
+// post. A post left pending by an earlier run is settled first
+// (resolvePending): with a bot token it is looked for in the channel
+// through its metadata and adopted if found, so a gap is alerted exactly
+// once; a webhook cannot be read back, so its gap is posted once more,
+// marked as a possible repeat. A post whose answer never came stays
+// pending, for the next run to settle. An error means the alert, or an
+// update nothing else reports, did not reach Slack or is not known to
+// have (errors.Is ErrUnconfirmed); a failure to attach the CSV or to edit
+// an earlier alert that the new one already reports is a warning in the
 // Outcome instead.
-func (n *Notifier) Send(ctx context.Context, rep report.Report, csv []byte, h alertHistory) (Outcome, error) {
+func (n *Notifier) Send(ctx context.Context, rep report.Report, csv []byte, h alertHistory, guards ...Guard) (Outcome, error) {
 	if n == nil {
 		return Outcome{Skipped: "Slack is not configured"}, nil
 	}
@@ -80,9 +101,16 @@ func (n *Notifier) Send(ctx context.Context, rep report.Report, csv []byte, h al
 		h = nil // a nil *history.History is no history
 	}
 	out := Outcome{Transport: n.transport}
+	dl := delivery{guard: allOf(guards)}
 	var prior map[string]history.Alert
 	if h != nil {
+		if err := dl.guard(ctx); err != nil {
+			return out, fmt.Errorf("slack: nothing posted: %w", err)
+		}
 		var err error
+		if dl.repeatOf, err = n.resolve(ctx, h, rep); err != nil {
+			return out, fmt.Errorf("slack: nothing posted until an earlier post is settled: %w", err)
+		}
 		prior, err = h.Alerts(ctx, rep.WorkspaceID, rep.StoreID, rep.Window.TZ, rep.Window.From, rep.Window.To)
 		if err != nil {
 			return out, fmt.Errorf("slack: %w", err)
@@ -93,9 +121,9 @@ func (n *Notifier) Send(ctx context.Context, rep report.Report, csv []byte, h al
 	out.Changed, out.Healed = changeDates(p.changed), changeDates(p.healed)
 	switch {
 	case len(p.fresh) > 0 || n.notify == NotifyAlways:
-		return n.sendAlert(ctx, rep, csv, h, p, out)
+		return n.sendAlert(ctx, rep, csv, h, dl, p, out)
 	case len(p.changed)+len(p.healed) > 0:
-		return n.sendUpdates(ctx, rep, h, p, out)
+		return n.sendUpdates(ctx, rep, h, dl, p, out)
 	case len(p.same) > 0:
 		out.Skipped = "already alerted with the same numbers"
 	default:
@@ -106,7 +134,7 @@ func (n *Notifier) Send(ctx context.Context, rep report.Report, csv []byte, h al
 
 // sendAlert posts rep's alert, records it, attaches the CSV and edits the
 // earlier alerts of the days that changed or healed.
-func (n *Notifier) sendAlert(ctx context.Context, rep report.Report, csv []byte, h alertHistory, p plan, out Outcome) (Outcome, error) {
+func (n *Notifier) sendAlert(ctx context.Context, rep report.Report, csv []byte, h alertHistory, dl delivery, p plan, out Outcome) (Outcome, error) {
 	since := append(append([]Change(nil), p.changed...), p.healed...)
 	sort.Slice(since, func(i, j int) bool { return since[i].Date < since[j].Date })
 
@@ -120,25 +148,22 @@ func (n *Notifier) sendAlert(ctx context.Context, rep report.Report, csv []byte,
 		}
 	}
 
-	ch, ts, err := n.post(ctx, checked(Render(rep, since)))
+	var rows []history.Alert
+	for _, d := range append(append(append([]report.Day(nil), p.fresh...), p.same...), gapDays(rep, p.changed)...) {
+		rows = append(rows, n.row(rep, d, "", ""))
+	}
+	for _, c := range p.healed {
+		a := p.prior[c.Date]
+		a.Healed, a.RunKey = true, rep.RunKey
+		rows = append(rows, a)
+	}
+	in := n.intent(rep, history.KindAlert, rep.Window.From, rep.Window.To, rows)
+	ch, ts, posted, err := n.deliver(ctx, h, dl, in, checked(Render(rep, since)))
+	if posted {
+		out.Posted, out.Channel, out.TS = history.KindAlert, ch, ts
+	}
 	if err != nil {
 		return out, fmt.Errorf("post the Slack alert: %w", err)
-	}
-	out.Posted, out.Channel, out.TS = history.KindAlert, ch, ts
-	if h != nil {
-		var rows []history.Alert
-		for _, d := range append(append(append([]report.Day(nil), p.fresh...), p.same...), gapDays(rep, p.changed)...) {
-			rows = append(rows, n.row(rep, d, ch, ts))
-		}
-		for _, c := range p.healed {
-			a := p.prior[c.Date]
-			a.Healed, a.RunKey = true, rep.RunKey
-			rows = append(rows, a)
-		}
-		m := n.message(rep, history.KindAlert, history.ActionPosted, ch, ts)
-		if err := saveAlerts(ctx, h, m, rows); err != nil {
-			return out, fmt.Errorf("the Slack alert was posted but not recorded, so the next run will post it again: %w", err)
-		}
 	}
 	if n.api != nil && len(csv) > 0 {
 		err := n.attach(ctx, ch, ts, "clickrecon-"+rep.RunKey+".csv", "report.csv of run "+rep.RunKey, csv)
@@ -166,7 +191,7 @@ func (n *Notifier) sendAlert(ctx context.Context, rep report.Report, csv []byte,
 // alert is posted: with a bot token each earlier alert is edited in place;
 // with a webhook, or for an alert that cannot be edited, one short message
 // is posted.
-func (n *Notifier) sendUpdates(ctx context.Context, rep report.Report, h alertHistory, p plan, out Outcome) (Outcome, error) {
+func (n *Notifier) sendUpdates(ctx context.Context, rep report.Report, h alertHistory, dl delivery, p plan, out Outcome) (Outcome, error) {
 	var loose []Change // to report in a new message
 	if n.api != nil {
 		edits, err := n.earlierAlerts(ctx, rep, h, p)
@@ -210,13 +235,13 @@ func (n *Notifier) sendUpdates(ctx context.Context, rep report.Report, h alertHi
 	}
 	kind := updateKind(loose)
 	u := Update{WorkspaceID: rep.WorkspaceID, TZ: rep.Window.TZ, From: from, To: to, RunKey: rep.RunKey, GeneratedAt: rep.GeneratedAt, Days: loose}
-	ch, ts, err := n.post(ctx, checked(RenderUpdate(u)))
+	in := n.intent(rep, kind, from, to, n.changedRows(rep, p, loose, "", "", from, to))
+	ch, ts, posted, err := n.deliver(ctx, h, dl, in, checked(RenderUpdate(u)))
+	if posted {
+		out.Posted, out.Channel, out.TS = kind, ch, ts
+	}
 	if err != nil {
 		return out, fmt.Errorf("post the Slack %s message: %w", kind, err)
-	}
-	out.Posted, out.Channel, out.TS = kind, ch, ts
-	if err := saveAlerts(ctx, h, n.message(rep, kind, history.ActionPosted, ch, ts), n.changedRows(rep, p, loose, ch, ts, from, to)); err != nil {
-		return out, fmt.Errorf("the Slack %s message was posted but not recorded, so the next run will post it again: %w", kind, err)
 	}
 	return out, nil
 }
@@ -281,13 +306,13 @@ func (n *Notifier) earlierAlerts(ctx context.Context, rep report.Report, h alert
 	return edits, nil
 }
 
-// post posts m by the configured transport. A webhook returns no channel
-// and no ts.
-func (n *Notifier) post(ctx context.Context, m Message) (string, string, error) {
+// post posts m by the configured transport, with extra options for a bot
+// post (its metadata). A webhook returns no channel and no ts.
+func (n *Notifier) post(ctx context.Context, m Message, extra ...slack.MsgOption) (string, string, error) {
 	if n.api == nil {
 		return "", "", n.postWebhook(ctx, m)
 	}
-	return n.postMessage(ctx, n.channel, m)
+	return n.postMessage(ctx, n.channel, m, extra...)
 }
 
 // checked returns m, or the bare fallback text if m broke a Slack limit:

@@ -272,7 +272,7 @@ func hint(err error) string {
 	case "not_authed", "invalid_auth", "token_revoked", "token_expired", "account_inactive":
 		return "SLACK_BOT_TOKEN is not valid: install the app again and update it"
 	case "missing_scope":
-		return "the bot token lacks a scope: add chat:write and files:write, then reinstall the app"
+		return "the bot token lacks a scope: add chat:write, files:write and channels:history (groups:history for a private channel), then reinstall the app"
 	case "channel_not_found", "not_in_channel":
 		return "check SLACK_CHANNEL and invite the bot to the channel (/invite @app)"
 	case "is_archived":
@@ -368,24 +368,24 @@ func (n *Notifier) webhookOnce(ctx context.Context, m Message) error {
 // postMessage posts m to channel with the bot token, or its plain text
 // alone if Slack refuses the blocks, and returns the channel's ID and the
 // message's ts.
-func (n *Notifier) postMessage(ctx context.Context, channel string, m Message) (string, string, error) {
-	ch, ts, err := n.postMessageOnce(ctx, channel, m)
+func (n *Notifier) postMessage(ctx context.Context, channel string, m Message, extra ...slack.MsgOption) (string, string, error) {
+	ch, ts, err := n.postMessageOnce(ctx, channel, m, extra...)
 	if !n.blocksRefused(err, m) {
 		return ch, ts, err
 	}
 	n.log.Warn("slack refused the blocks, posting the plain-text fallback", "call", callPost.name, "err", err.Error())
-	ch, ts, ferr := n.postMessageOnce(ctx, channel, plainText(m))
+	ch, ts, ferr := n.postMessageOnce(ctx, channel, plainText(m), extra...)
 	if ferr != nil {
 		return "", "", fmt.Errorf("%w; the plain-text fallback failed too: %w", err, ferr)
 	}
 	return ch, ts, nil
 }
 
-func (n *Notifier) postMessageOnce(ctx context.Context, channel string, m Message) (string, string, error) {
+func (n *Notifier) postMessageOnce(ctx context.Context, channel string, m Message, extra ...slack.MsgOption) (string, string, error) {
 	var ch, ts string
 	err := n.do(ctx, callPost, func(ctx context.Context) error {
 		var err error
-		ch, ts, err = n.api.PostMessageContext(ctx, channel, msgOptions(m)...)
+		ch, ts, err = n.api.PostMessageContext(ctx, channel, append(msgOptions(m), extra...)...)
 		return err
 	})
 	return ch, ts, err

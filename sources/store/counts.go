@@ -20,12 +20,13 @@ import (
 // click times or countries to break down.
 var ErrNotSupported = errors.New("not supported by this store query (only by the events preset)")
 
-// MaxClicks is the largest number of clicks the store believes: 2^53, the
-// largest whole number a JSON reader (a float64) holds exactly. A count or
-// a day's total above it comes from a wrong query, never from clicks, and
-// fails the day's read. It also bounds the sum of a window: even 1000 such
-// days add up to less than an int64 holds.
-const MaxClicks = 1 << 53
+// MaxClicks is the largest number of clicks the store believes:
+// reconcile.MaxClicks (2^53-1), the largest whole number a JSON reader (a
+// float64) holds exactly, the same bound the comparison puts on Elido's
+// counts. A count or a day's total above it comes from a wrong query, never
+// from clicks, and fails the day's read. It also bounds the sum of a
+// window: even 1000 such days add up to less than an int64 holds.
+const MaxClicks = reconcile.MaxClicks
 
 // errTooMany ends the error about a count above MaxClicks.
 var errTooMany = fmt.Errorf("more clicks than a store can hold (%d): the query does not count clicks", int64(MaxClicks))
@@ -275,7 +276,7 @@ func clickCount(v any) (int64, error) {
 		if v != math.Trunc(v) || math.IsInf(v, 0) {
 			return 0, fmt.Errorf("clicks is %v, not a whole number", v)
 		}
-		if math.Abs(v) > MaxClicks {
+		if math.Abs(v) > float64(MaxClicks) {
 			return 0, fmt.Errorf("clicks is %v, %w", v, errTooMany)
 		}
 		n = int64(v)
@@ -288,7 +289,7 @@ func clickCount(v any) (int64, error) {
 			if ferr != nil && !errors.Is(ferr, strconv.ErrRange) || f != math.Trunc(f) {
 				return 0, fmt.Errorf("clicks is %q, not a whole number", v)
 			}
-			if math.Abs(f) > MaxClicks {
+			if math.Abs(f) > float64(MaxClicks) {
 				return 0, fmt.Errorf("clicks is %s, %w", v, errTooMany)
 			}
 			i = int64(f)

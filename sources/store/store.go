@@ -54,7 +54,7 @@
 // clicks must be a whole number ≥ 0 (an integer, or a numeric or float with
 // no fraction, as sum() may return). Rows with the same link_id are added
 // up, so a query may return one row per click or per source table. A count,
-// or a day's sum, above MaxClicks (2^53) fails the day's read with
+// or a day's sum, above MaxClicks (2^53-1) fails the day's read with
 // ErrBadQuery: no day has that many clicks, and a wrapped or rounded number
 // must never reach a comparison.
 //
