@@ -799,7 +799,6 @@ func TestFaultSuite(t *testing.T) {
 	}
 }
 
-
 // With a budget for one day, the drill-down reads the worst day (graded
 // fail, the largest gap), not the first in date order.
 func TestDrilldownBudgetGoesToTheWorstDay(t *testing.T) {
@@ -886,7 +885,6 @@ func TestStoreExitCodes(t *testing.T) {
 		})
 	}
 }
-
 
 // RELIABILITY.md names real tests: every `package TestName[/row]` in it is
 // a test (or fuzz target) of that package, every row a case of it, and
