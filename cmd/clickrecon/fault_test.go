@@ -799,9 +799,10 @@ func TestFaultSuite(t *testing.T) {
 	}
 }
 
-// With a budget for one day, the drill-down reads the worst day (graded
-// fail, the largest gap), not the first in date order.
-func TestDrilldownBudgetGoesToTheWorstDay(t *testing.T) {
+// tenGapDays is Elido's view and the store's daily counters of
+// 2026-11-01..10: every day lost a few clicks of lnk_a, the 7th 157
+// (graded fail).
+func tenGapDays() ([]elidotest.Click, map[string]int64) {
 	var api []elidotest.Click
 	daily := map[string]int64{}
 	for i := 1; i <= 10; i++ {
@@ -813,6 +814,13 @@ func TestDrilldownBudgetGoesToTheWorstDay(t *testing.T) {
 		daily[day] = int64(200 - i) // small gaps, graded warn
 	}
 	daily["2026-11-07"] = 200 - 157 // the worst: beyond RECON_FAIL_ABS
+	return api, daily
+}
+
+// With a budget for one day, the drill-down reads the worst day (graded
+// fail, the largest gap), not the first in date order.
+func TestDrilldownBudgetGoesToTheWorstDay(t *testing.T) {
+	api, daily := tenGapDays()
 	f := newFixture(t, "sqlite", api, nil)
 	f.env["STORE_DSN"] = buildDailyStore(t, "postgres", daily)
 	f.env["STORE_PRESET"] = "daily"
@@ -831,6 +839,25 @@ func TestDrilldownBudgetGoesToTheWorstDay(t *testing.T) {
 	}
 	if got.Drilldown.Requests != 3 {
 		t.Errorf("drill-down %+v, want 3 requests", got.Drilldown)
+	}
+}
+
+// The one-by-one fallback asks each link's series over every day that
+// differs, though the days are drilled worst first, not in date order.
+func TestDrilldownFallbackSpansEveryGapDay(t *testing.T) {
+	api, daily := tenGapDays()
+	f := newFixture(t, "sqlite", api, nil)
+	f.env["STORE_DSN"] = buildDailyStore(t, "postgres", daily)
+	f.env["STORE_PRESET"] = "daily"
+	f.elido.SetFaults(elidotest.Fault{Kind: elidotest.NotFound, Endpoint: "breakdown/link"})
+	r := f.run("--from", "2026-11-01", "--to", "2026-11-10")
+	if r.code != exitOK {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	got := f.readReport()
+	if len(got.Links) != 10 || got.Drilldown.Mode != "fallback" {
+		t.Errorf("drill-down %+v with %d link rows, want the fallback and one row a day:\n%s",
+			got.Drilldown, len(got.Links), findingText(got.Findings, "drilldown_incomplete"))
 	}
 }
 

@@ -386,7 +386,16 @@ func (dr driller) linksOneByOne(ctx context.Context, b *budget, days []reconcile
 		det.APILinks, det.LinksComplete = map[string]int64{}, false
 	}
 
-	from, to := days[0], days[len(days)-1]
+	// days are worst first, not in date order: the series spans them all.
+	from, to := days[0], days[0]
+	for _, d := range days {
+		if d.Before(from) {
+			from = d
+		}
+		if to.Before(d) {
+			to = d
+		}
+	}
 	var mu sync.Mutex
 	unchecked, failed := 0, 0
 	var firstErr error
