@@ -28,11 +28,25 @@ func HTML(r Report) ([]byte, error) {
 		Gaps      []Day
 		TopLinks  []Link
 		MoreLinks int
-	}{r, newChart(r.Days), worstDays(r.Days), links, more})
+		// Every unverifiable day, with its reason: what kept it from
+		// being checked.
+		Unverifiable []Day
+	}{r, newChart(r.Days), worstDays(r.Days), links, more, unverifiableDays(r.Days)})
 	if err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// unverifiableDays returns the days that could not be verified.
+func unverifiableDays(days []Day) []Day {
+	var out []Day
+	for _, d := range days {
+		if reconcile.Status(d.Status) == reconcile.Unverifiable {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // xmlSafe returns r with every text the page shows made fit for XML 1.0
@@ -253,6 +267,15 @@ blockquote { border-left: 4px solid #c62828; margin: 1rem 0; padding: .3rem 1rem
 <tr><td>{{.Date}}</td><td class="n">{{hours .Hours}}</td><td class="n">{{optnum .API}}</td><td class="n">{{optnum .Local}}</td><td class="n">{{optsign .Delta}}</td><td class="status st-{{.Status}}">{{.Status}}</td><td>{{severity .}}</td></tr>
 {{- end}}
 </table>
+{{- if .Unverifiable}}
+
+<h2>Why days could not be verified</h2>
+<ul id="unverifiable">
+{{- range .Unverifiable}}
+<li><strong>{{.Date}}</strong>: {{.Reason}}</li>
+{{- end}}
+</ul>
+{{- end}}
 {{- if .TopLinks}}
 
 <h2>Links that differ</h2>

@@ -47,6 +47,12 @@ type Report struct {
 	Findings      []Finding      `json:"findings"`
 	Requests      map[string]int `json:"requests"` // Elido API requests per endpoint, retries included
 	Drilldown     Drilldown      `json:"drilldown"`
+
+	// Link is where this run's report.html is served (HTMLURL of
+	// RECON_REPORT_URL), for Slack and the healthcheck to link to; "" when
+	// RECON_REPORT_URL is unset. It is not part of report.json: the
+	// files do not know where they will be served.
+	Link string `json:"-"`
 }
 
 // Drill-down modes, as Drilldown.Mode names them.

@@ -14,6 +14,7 @@ import (
 	"github.com/clickrecon/clickrecon/internal/runlock"
 	"github.com/clickrecon/clickrecon/internal/secret"
 	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/monitor"
 	"github.com/clickrecon/clickrecon/sources/elido"
@@ -31,6 +32,11 @@ type config struct {
 	StoreDSN       string `env:"STORE_DSN"`
 	StorePreset    string `env:"STORE_PRESET, default=events"`
 	StoreQueryFile string `env:"STORE_QUERY_FILE"`
+
+	StoreWriteDSN    string `env:"STORE_WRITE_DSN"`    // repair --apply: a role that may insert
+	RepairInsertFile string `env:"REPAIR_INSERT_FILE"` // repair: an insert for a custom schema
+	Apply            bool   `env:"REPAIR_APPLY, default=false"`
+	Repair           string `env:"RECON_REPAIR"` // run --repair: print or apply
 
 	TZ      string        `env:"RECON_TZ, default=UTC"`
 	Days    int           `env:"RECON_DAYS, default=3"`
@@ -55,10 +61,12 @@ type config struct {
 	PushgatewayURL string `env:"PUSHGATEWAY_URL"`
 	HealthcheckURL string `env:"HEALTHCHECK_URL"`
 
-	ReportDir string        `env:"RECON_REPORT_DIR, default=reports"`
-	Timeout   time.Duration `env:"RECON_TIMEOUT, default=30m"`
-	LogLevel  string        `env:"LOG_LEVEL, default=info"`
-	LogFormat string        `env:"LOG_FORMAT, default=json"`
+	ReportDir      string        `env:"RECON_REPORT_DIR, default=reports"`
+	ReportURL      string        `env:"RECON_REPORT_URL"`
+	ReportKeepDays int           `env:"RECON_REPORT_KEEP_DAYS, default=30"`
+	Timeout        time.Duration `env:"RECON_TIMEOUT, default=30m"`
+	LogLevel       string        `env:"LOG_LEVEL, default=info"`
+	LogFormat      string        `env:"LOG_FORMAT, default=json"`
 
 	// The variables behind the flags of the same name.
 	Date      string `env:"RECON_DATE"`
@@ -73,7 +81,7 @@ type config struct {
 
 // secretVars may also be read from a file named by NAME_FILE (a mounted
 // Kubernetes Secret). A file's trailing line break is dropped.
-var secretVars = []string{"ELIDO_API_KEY", "STORE_DSN", "HISTORY_DSN", "SLACK_WEBHOOK_URL", "SLACK_BOT_TOKEN", "PUSHGATEWAY_URL", "HEALTHCHECK_URL"}
+var secretVars = []string{"ELIDO_API_KEY", "STORE_DSN", "STORE_WRITE_DSN", "HISTORY_DSN", "SLACK_WEBHOOK_URL", "SLACK_BOT_TOKEN", "PUSHGATEWAY_URL", "HEALTHCHECK_URL"}
 
 // loadConfig reads the environment. An error names the variable.
 func loadConfig(ctx context.Context, env envconfig.Lookuper) (config, error) {
@@ -141,6 +149,12 @@ func (c config) validateCommon() error {
 	if _, err := alert.ParseNotify(c.SlackNotify); err != nil {
 		return err
 	}
+	if c.ReportURL != "" {
+		// Any run key will do: this checks the base URL alone.
+		if _, err := report.HTMLURL(c.ReportURL, "run"); err != nil {
+			return err
+		}
+	}
 	switch {
 	case c.Settle < 0:
 		return fmt.Errorf("RECON_SETTLE must not be negative, got %s", c.Settle)
@@ -148,6 +162,8 @@ func (c config) validateCommon() error {
 		return fmt.Errorf("RECON_TIMEOUT must be positive, got %s", c.Timeout)
 	case c.ReportDir == "":
 		return fmt.Errorf("--report-dir (RECON_REPORT_DIR) must not be empty")
+	case c.ReportKeepDays < 0:
+		return fmt.Errorf("RECON_REPORT_KEEP_DAYS must not be negative (0 keeps every report), got %d", c.ReportKeepDays)
 	case c.MaxDays < 1:
 		return fmt.Errorf("RECON_MAX_DAYS must be at least 1, got %d", c.MaxDays)
 	case c.DrillMax < 0:
@@ -215,6 +231,32 @@ func (c config) monitors(opts ...monitor.Option) (job.Monitors, error) {
 		}
 	}
 	return m, nil
+}
+
+// secrets returns every secret the configuration holds, with the
+// passwords of its DSNs and URLs on their own: what a Slack notice, which
+// quotes errors, must never show.
+func (c config) secrets() []string {
+	// A DSN is shown redacted (internal/dsn): its password is the secret,
+	// not a SQLite file's path.
+	out := []string{c.APIKey, c.SlackWebhookURL, c.SlackBotToken, c.PushgatewayURL, c.HealthcheckURL}
+	for _, raw := range []string{c.StoreDSN, c.StoreWriteDSN, c.HistoryDSN, c.PushgatewayURL, c.HealthcheckURL} {
+		if u, err := url.Parse(raw); err == nil && u.User != nil {
+			if pw, ok := u.User.Password(); ok {
+				out = append(out, pw, url.QueryEscape(pw))
+			}
+		}
+	}
+	if u, err := url.Parse(c.SlackWebhookURL); err == nil && len(u.Path) > 1 {
+		out = append(out, u.Path)
+	}
+	var kept []string
+	for _, s := range out {
+		if len(s) >= 4 { // a one-letter "secret" would blank out every reason
+			kept = append(kept, s)
+		}
+	}
+	return kept
 }
 
 // lockDSN is the database whose lock keeps two runs of a workspace apart

@@ -75,5 +75,10 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	o.StoreDSN, o.Query = world.StoreDSN, query
 	o.Retention = 0 // the demo's days are fixed; they never age out of the simulated Elido
 	code, _ := runJob(ctx, o, job.Deps{Elido: client, Log: log, Now: d.now, Progress: bar}, c.failOn(), nil, c.Format, true, stdout)
+	if code != exitIncomplete && c.Format == "text" {
+		if demoRepair(ctx, world, client, c, runKey, d.now(), log, stdout) == exitIncomplete {
+			code = exitIncomplete
+		}
+	}
 	return code
 }

@@ -73,6 +73,8 @@ func runWith(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	switch args[0] {
 	case "run":
 		return cmdRun(ctx, args[1:], env, stdout, stderr, d)
+	case "repair":
+		return cmdRepair(ctx, args[1:], env, stdout, stderr, d)
 	case "demo":
 		return cmdDemo(ctx, args[1:], env, stdout, stderr, d)
 	case "migrate":
@@ -99,6 +101,9 @@ Usage:
   clickrecon demo [flags]    the whole pipeline on a simulated Elido API and an
                              embedded SQLite store with known gaps; needs no
                              network, no server and no secrets
+  clickrecon repair [flags]  put back the clicks a settled missing day lost, from
+                             Elido's clicks/recent; prints the plan, writes
+                             only with --apply and STORE_WRITE_DSN
   clickrecon merge REPORT... combine the reports of a sharded backfill (each a
                              report.json or its folder) into one
   clickrecon migrate         create or upgrade the run history's tables at
@@ -121,19 +126,25 @@ func newFlagSet(name string, c *config, stderr io.Writer) *flag.FlagSet {
 		fs.Usage = func() { fmt.Fprint(stderr, migrateUsage) }
 		return fs
 	}
-	fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, "folder for the reports; each run writes DIR/<run_key>/ (RECON_REPORT_DIR)")
+	fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, "folder or object-storage URL (s3://, gs://, azblob://, file://) for the reports; each run writes DIR/<run_key>/ (RECON_REPORT_DIR)")
 	fs.StringVar(&c.Format, "format", c.Format, "what goes to stdout: text or json (RECON_FORMAT)")
 	fs.StringVar(&c.FailOn, "fail-on", c.FailOn, "exit 1 when a settled gap is at least this severe: none, warn or fail (RECON_FAIL_ON)")
 	if name != "merge" {
 		fs.StringVar(&c.TZ, "tz", c.TZ, "IANA time zone of the calendar days (RECON_TZ)")
 	}
-	if name == "run" {
+	if name == "repair" {
+		fs.BoolVar(&c.Apply, "apply", c.Apply, "insert the planned clicks through STORE_WRITE_DSN, one transaction per day (REPAIR_APPLY)")
+	}
+	if name == "run" || name == "repair" {
 		fs.StringVar(&c.Date, "date", c.Date, "reconcile one day, YYYY-MM-DD (RECON_DATE)")
 		fs.StringVar(&c.From, "from", c.From, "first day of an inclusive range, YYYY-MM-DD (RECON_FROM)")
 		fs.StringVar(&c.To, "to", c.To, "last day of an inclusive range, YYYY-MM-DD (RECON_TO)")
+	}
+	if name == "run" {
 		fs.BoolVar(&c.DryRun, "dry-run", c.DryRun, "post nothing and write no history; the report is still written (RECON_DRY_RUN)")
 		fs.StringVar(&c.Drilldown, "drilldown", c.Drilldown, "drill into days that differ: auto or off (RECON_DRILLDOWN)")
 		fs.StringVar(&c.Shard, "shard", c.Shard, "reconcile only the I-th (0-based) of N contiguous slices of the window, as I/N (RECON_SHARD)")
+		fs.StringVar(&c.Repair, "repair", c.Repair, "repair the settled missing days found: print (plan only) or apply (insert through STORE_WRITE_DSN) (RECON_REPAIR)")
 	}
 	fs.Usage = func() {
 		operands := ""
@@ -146,8 +157,11 @@ func newFlagSet(name string, c *config, stderr io.Writer) *flag.FlagSet {
 		}
 		fmt.Fprintf(stderr, "Usage: clickrecon %s [flags]%s\n\nFlags%s:\n", name, operands, note)
 		fs.PrintDefaults()
-		if name == "run" {
+		if name == "run" || name == "repair" {
 			fmt.Fprint(stderr, runVariables)
+		}
+		if name == "repair" {
+			fmt.Fprint(stderr, repairVariables)
 		}
 	}
 	return fs
@@ -175,6 +189,9 @@ Variables:
   RECON_FAIL_ABS, RECON_FAIL_PCT         a gap is "fail" beyond max(ABS, PCT% of Elido) (100, 1)
   RECON_DRILLDOWN_MAX_REQUESTS           API requests the drill-down may spend (500)
   RECON_TIMEOUT                          deadline for the whole run (30m)
+  RECON_REPORT_URL                       base URL where the reports are served; Slack and the
+                                         healthcheck link to <URL>/<run_key>/report.html
+  RECON_REPORT_KEEP_DAYS                 local report folders older than this are removed (30; 0 keeps all)
   HISTORY_DSN (or _FILE)                 run history (postgres://... or sqlite:PATH; run "clickrecon
                                          migrate" first); unset: no history, no alert de-duplication
   SLACK_WEBHOOK_URL (or _FILE)           post alerts through an incoming webhook, or:

@@ -38,7 +38,19 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	if err != nil {
 		return usageExit(stderr, err)
 	}
+	// Opening the destination reads its URL and credentials' settings; it
+	// sends nothing, so a bad RECON_REPORT_DIR stops the run before any
+	// request.
+	dest, err := report.Open(ctx, c.ReportDir)
+	if err != nil {
+		return usageExit(stderr, fmt.Errorf("--report-dir (RECON_REPORT_DIR): %w", err))
+	}
+	defer dest.Close()
 	query, err := loadQuery(c)
+	if err != nil {
+		return usageExit(stderr, err)
+	}
+	repairInsert, err := c.validateRunRepair()
 	if err != nil {
 		return usageExit(stderr, err)
 	}
@@ -74,7 +86,9 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	o.WorkspaceID, o.RunKey, o.StoreID = c.WorkspaceID, runKey, report.StoreID(storeID)
 	o.StoreDSN, o.Query, o.HistoryDSN = c.StoreDSN, query, c.HistoryDSN
 	o.DryRun, o.Unlocked = c.DryRun, lockErr != nil
-	jd := job.Deps{Elido: client, Notifier: notifier, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit}
+	o.Secrets = c.secrets()
+	o.Repair, o.StoreWriteDSN, o.RepairInsert = c.Repair, c.StoreWriteDSN, repairInsert
+	jd := job.Deps{Elido: client, Notifier: notifier, Reports: dest, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit}
 	if lock != nil {
 		jd.Held = lock.Held
 	}
@@ -223,6 +237,8 @@ func (c config) options(w reconcile.Window) job.Options {
 		DrillMax:  c.DrillMax,
 		Retention: c.Retention,
 		ReportDir: c.ReportDir,
+		ReportURL: c.ReportURL,
+		KeepDays:  c.ReportKeepDays,
 	}
 }
 

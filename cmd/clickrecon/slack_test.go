@@ -160,9 +160,10 @@ func TestDryRunPostsNothing(t *testing.T) {
 	}
 }
 
-// A history that cannot be used means nothing is posted (it could repeat
-// an alert); the report is written. Never migrated: exit 2, fix it.
-// Unreachable: exit 3, retry.
+// A history that cannot be used means no gap alert is posted (it could
+// repeat an alert), only the notice that says the history is down; the
+// report is written. Never migrated: exit 2, fix it. Unreachable: exit 3,
+// retry.
 func TestHistoryUnusablePostsNothing(t *testing.T) {
 	empty := filepath.Join(t.TempDir(), "not-migrated.db")
 	if err := os.WriteFile(empty, nil, 0o644); err != nil {
@@ -184,8 +185,8 @@ func TestHistoryUnusablePostsNothing(t *testing.T) {
 			if r.code != tt.want {
 				t.Fatalf("exit %d, want %d\n%s", r.code, tt.want, r.stderr)
 			}
-			if got := hook.posted(); len(got) != 0 {
-				t.Errorf("posted %q without a history", got)
+			if got := hook.posted(); len(got) != 1 || strings.Contains(got[0], "Click gaps") || !strings.Contains(got[0], "HISTORY_DSN") {
+				t.Errorf("posted %q without a history, want only the notice naming HISTORY_DSN", got)
 			}
 			if f.readReport().Status != "discrepancies" {
 				t.Error("the report was not written")

@@ -39,7 +39,9 @@ type Options struct {
 	Drilldown bool                // --drilldown auto
 	DrillMax  int                 // RECON_DRILLDOWN_MAX_REQUESTS
 	Retention int                 // ELIDO_RETENTION_DAYS; 0: no limit
-	ReportDir string              // RECON_REPORT_DIR
+	ReportDir string              // RECON_REPORT_DIR, opened when Deps.Reports is nil
+	ReportURL string              // RECON_REPORT_URL; "": the report is not linked
+	KeepDays  int                 // RECON_REPORT_KEEP_DAYS; 0 keeps every local report
 
 	// DryRun posts nothing and records nothing; the report is still
 	// written.
@@ -48,6 +50,16 @@ type Options struct {
 	// it can but posts nothing and records nothing, which is what the lock
 	// protects.
 	Unlocked bool
+	// Secrets are the run's secrets (the API key, the DSNs and their
+	// passwords, the Slack webhook or token): a Slack notice quotes
+	// errors, and never these.
+	Secrets []string
+
+	// Repair is --repair: RepairOff, RepairPrint or RepairApply (see
+	// repairMissing), with the writable role and custom insert it uses.
+	Repair        string
+	StoreWriteDSN string // STORE_WRITE_DSN
+	RepairInsert  string // the text of REPAIR_INSERT_FILE; "": the events schema's
 }
 
 // Deps are the clients a run talks to, its clock and where it reports its
@@ -57,6 +69,7 @@ type Options struct {
 type Deps struct {
 	Elido    *elido.Client
 	Notifier *alert.Notifier // nil: no Slack
+	Reports  *report.Dest    // where reports go; nil: Options.ReportDir, opened by Run
 	Log      *slog.Logger    // carries the run key
 	Now      func() time.Time
 	Progress Progress
@@ -118,6 +131,7 @@ type Outcome struct {
 // run got.
 func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	d = d.withDefaults()
+	var err error
 	st, storeErr := store.Open(ctx, o.StoreDSN)
 	if st != nil {
 		defer st.Close()
@@ -156,14 +170,20 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		Requests:    d.Elido.Requests(),
 		Drilldown:   drill,
 	})
+	if o.ReportURL != "" {
+		// cmd checked the base URL; a run key is always one path segment.
+		if rep.Link, err = report.HTMLURL(o.ReportURL, rep.RunKey); err != nil {
+			log.Warn("the report will not be linked", "err", err)
+		}
+	}
+	rep.Findings = append(rep.Findings, repairMissing(ctx, d, o, st, rep, interrupted)...)
 	d.Progress.Done()
 	out := Outcome{Report: rep, Result: res, Interrupted: interrupted, ElidoErr: elidoErr, StoreErr: storeErr, HistoryErr: historyErr}
-	dir, err := report.Write(o.ReportDir, rep)
+	dir, err := writeReport(ctx, d, o, rep)
 	if err != nil {
 		log.Error("report not written", "err", err)
 		return out, err
 	}
-	log.Info("report written", "report", dir)
 	out.Dir = dir
 	out.StoreErr = firstErr(out.StoreErr, identityErr)
 	if out.HistoryErr == nil && identityErr == nil && interrupted == "" {
@@ -173,9 +193,62 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	if o.Unlocked && blocked == nil {
 		blocked = errUnlocked
 	}
-	out.SlackErr = notify(ctx, d, o, h, rep, interrupted, blocked)
+	// A history that could not be opened cannot remember a notice.
+	historyDown := o.HistoryDSN != "" && h == nil
+	// Under SLACK_NOTIFY=always a run that could not check, with no gap
+	// to show, posts its notice as its message: an alert of zeros would
+	// hide the reason.
+	noticeInstead := d.Notifier.Always() && !alert.Alertable(rep) && len(failures(o, out, historyDown)) > 0
+	if !noticeInstead {
+		out.SlackErr = notify(ctx, d, o, h, rep, interrupted, blocked)
+	}
+	var nh noticeHistory
+	if h != nil {
+		nh = h
+	}
+	postErr, recordErr := notice(ctx, d, o, nh, out, historyDown, noticeInstead)
+	out.SlackErr = firstErr(out.SlackErr, postErr)
+	out.HistoryErr = firstErr(out.HistoryErr, recordErr)
 	out.HistoryErr = firstErr(out.HistoryErr, record(ctx, d, o, h, rep, interrupted))
 	return out, nil
+}
+
+// reportGrace bounds the report's write after the run was stopped: the
+// report of an interrupted run is still written, within this.
+const reportGrace = 20 * time.Second
+
+// writeReport writes rep to d.Reports (or o.ReportDir), under the run's
+// deadline, or within reportGrace when the run was stopped, then removes
+// local reports older than RECON_REPORT_KEEP_DAYS. A prune that fails is
+// a warning: this run's report is written.
+func writeReport(ctx context.Context, d Deps, o Options, rep report.Report) (string, error) {
+	dest := d.Reports
+	if dest == nil {
+		var err error
+		if dest, err = report.Open(ctx, o.ReportDir); err != nil {
+			return "", err
+		}
+		defer dest.Close()
+	}
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), reportGrace)
+		defer cancel()
+	}
+	dir, err := dest.WriteReport(ctx, rep)
+	if err != nil {
+		return "", err
+	}
+	d.Log.Info("report written", "report", dir, "link", rep.Link)
+	if o.KeepDays > 0 {
+		removed, err := dest.Prune(d.Now(), time.Duration(o.KeepDays)*24*time.Hour, rep.RunKey)
+		if err != nil {
+			d.Log.Warn("old reports not all removed", "keep_days", o.KeepDays, "removed", len(removed), "err", err)
+		} else if len(removed) > 0 {
+			d.Log.Info("old reports removed", "keep_days", o.KeepDays, "removed", len(removed))
+		}
+	}
+	return dir, nil
 }
 
 // openHistory opens the run history, if there is one.

@@ -39,6 +39,9 @@ func (m Monitors) Finish(ctx context.Context, log *slog.Logger, workspaceID stri
 		metrics.DaysUnverifiable = rep.Coverage.Unverifiable
 		summary = fmt.Sprintf("exit %d: %s %s..%s %s, %d days, %d gaps, %d unverifiable, delta %+d, run %s",
 			code, rep.Status, rep.Window.From, rep.Window.To, rep.Window.TZ, metrics.DaysChecked, metrics.DaysDiscrepant, metrics.DaysUnverifiable, rep.Totals.Delta, rep.RunKey)
+		if rep.Link != "" {
+			summary += ", report " + rep.Link
+		}
 	}
 	if m.Push != nil {
 		if err := m.Push.Push(ctx, workspaceID, metrics); err != nil {

@@ -129,10 +129,25 @@ func Render(rep report.Report, since []Change) Message {
 	blocks = append(blocks,
 		note(coverage(rep)),
 		section("*Re-check*\n```"+recheck(rep, gaps)+"```"),
-		note(fmt.Sprintf("Run %s · generated %s · the full list is in the report", code(rep.RunKey), stamp(rep.GeneratedAt))),
+		note(fmt.Sprintf("Run %s · generated %s · %s", code(rep.RunKey), stamp(rep.GeneratedAt), reportLink(rep.Link))),
 	)
 	text := lead + ". Run " + rep.RunKey + "."
 	return Message{Text: clipBytes(esc(text), maxFallback), Blocks: capBlocks(blocks)}
+}
+
+// reportLink is the end of a message's last line: a link to the report
+// when RECON_REPORT_URL serves it, else where to look.
+func reportLink(link string) string {
+	if link == "" {
+		return "the full list is in the report"
+	}
+	return "the full list is in <" + linkURL(link) + "|the report>"
+}
+
+// linkURL makes a URL safe inside Slack's <url|text>: the characters
+// mrkdwn reserves are escaped, and | and > cannot end the link early.
+func linkURL(u string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "%3C", ">", "%3E", "|", "%7C", " ", "%20").Replace(u)
 }
 
 // RenderUpdate builds what an earlier alert becomes when its days change:

@@ -141,6 +141,12 @@ func messageJSON(t *testing.T, m Message) []byte {
 	return append(b, '\n')
 }
 
+// linked is r served under RECON_REPORT_URL.
+func linked(r report.Report) report.Report {
+	r.Link = "https://reports.example.com/clickrecon/" + r.RunKey + "/report.html"
+	return r
+}
+
 func TestRenderGolden(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -148,6 +154,7 @@ func TestRenderGolden(t *testing.T) {
 		msg  Message
 	}{
 		{"one_day_gap", Render(oneDayGap(), nil)},
+		{"one_day_gap_linked", Render(linked(oneDayGap()), nil)},
 		{"400_links", Render(manyLinks(), nil)},
 		{"heal", RenderUpdate(heal())},
 	}

@@ -228,3 +228,32 @@ func hoursBody(tz, day string, n int) []byte {
 	}
 	return []byte(`{"interval":"hour","tz":"` + tz + `","items":[` + strings.Join(items, ",") + `]}`)
 }
+
+func FuzzDecodeClicks(f *testing.F) {
+	f.Add([]byte(`{"items":[{"ts":"2026-11-28T23:59:58.123Z","link_id":"lnk_9a","country_code":"PL"}],"next_cursor":"opaque"}`))
+	f.Add([]byte(`{"items":[{"ts":"2026-11-28T23:59:58.123Z","link_id":12345678901234567890,"country_code":""}],"next_cursor":null}`))
+	f.Add([]byte(`{"items":[{"ts":"2026-11-28T23:59:58.123Z","link_id":"a"}]}`))
+	f.Add([]byte(`{"items":[]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := decodeClicks(data)
+		if err != nil {
+			return
+		}
+		from, to := time.Date(2026, 11, 28, 23, 0, 0, 0, time.UTC), time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+		if err := checkClicks(p.clicks, nil, from, to); err != nil {
+			return
+		}
+		for i, c := range p.clicks {
+			switch {
+			case c.LinkID == "":
+				t.Errorf("accepted click %d with no link id", i)
+			case c.TS.Before(from) || !c.TS.Before(to):
+				t.Errorf("accepted click %d at %s, outside the hour", i, c.TS)
+			case i > 0 && c.TS.After(p.clicks[i-1].TS):
+				t.Errorf("accepted click %d out of order", i)
+			case c.TS.Location() != time.UTC:
+				t.Errorf("click %d is not in UTC", i)
+			}
+		}
+	})
+}

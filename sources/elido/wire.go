@@ -28,6 +28,7 @@ const (
 	endpointTimeseries       = "timeseries"
 	endpointLinkBreakdown    = "breakdown/link"
 	endpointCountryBreakdown = "breakdown/country"
+	endpointRecentClicks     = "clicks/recent"
 )
 
 // Query parameters and their fixed values.
@@ -45,6 +46,9 @@ const (
 
 	// linkPageSize is the largest page breakdown/link serves.
 	linkPageSize = 1000
+	// clickPageSize is the page clicks/recent is asked for: the largest
+	// limit the paginated endpoints document.
+	clickPageSize = 1000
 )
 
 // Headers.
@@ -108,6 +112,22 @@ func countryBreakdownQuery(from, to reconcile.Date, tz, cursor string) url.Value
 	return q
 }
 
+// recentClicksQuery is the query of clicks/recent: RFC 3339 instants (UTC,
+// milliseconds), half-open [from, to), a page size and a cursor.
+func recentClicksQuery(from, to time.Time, cursor string) url.Values {
+	q := url.Values{}
+	q.Set(paramFrom, from.UTC().Format(tsLayout))
+	q.Set(paramTo, to.UTC().Format(tsLayout))
+	q.Set(paramLimit, strconv.Itoa(clickPageSize))
+	if cursor != "" {
+		q.Set(paramCursor, cursor)
+	}
+	return q
+}
+
+// tsLayout is how the API writes instants: RFC 3339, UTC, milliseconds.
+const tsLayout = "2006-01-02T15:04:05.000Z07:00"
+
 // Response bodies. Every field is a pointer (or raw JSON) so that a field
 // the contract requires but the body lacks, or sends as null, is told apart
 // from a genuine zero: a misread must never become a count of 0. Fields the
@@ -155,6 +175,55 @@ type breakdownItem struct {
 	LinkID      json.RawMessage `json:"link_id"`
 	CountryCode *string         `json:"country_code"`
 	Clicks      *int64          `json:"clicks"`
+}
+
+type recentClicksBody struct {
+	Items      *[]clickItem `json:"items"`
+	NextCursor *string      `json:"next_cursor"`
+}
+
+// clickItem is one raw click. country_code is required but may be "", as
+// in the country breakdown, for a click whose country Elido does not know.
+type clickItem struct {
+	TS          *time.Time      `json:"ts"`
+	LinkID      json.RawMessage `json:"link_id"`
+	CountryCode *string         `json:"country_code"`
+}
+
+// clickPage is one page of clicks/recent.
+type clickPage struct {
+	clicks     []Click
+	nextCursor string // "" on the last page (null, absent or empty)
+}
+
+// decodeClicks reads a page of clicks/recent. Every field of every item is
+// required: a click without its time, link or country cannot be put back.
+func decodeClicks(data []byte) (clickPage, error) {
+	var b recentClicksBody
+	if err := json.Unmarshal(data, &b); err != nil {
+		return clickPage{}, err
+	}
+	if b.Items == nil {
+		return clickPage{}, missing("items")
+	}
+	p := clickPage{clicks: make([]Click, len(*b.Items))}
+	for i, it := range *b.Items {
+		if it.TS == nil {
+			return clickPage{}, missing(fmt.Sprintf("items[%d].ts", i))
+		}
+		id, err := linkID(it.LinkID)
+		if err != nil {
+			return clickPage{}, fmt.Errorf("items[%d].link_id: %w", i, err)
+		}
+		if it.CountryCode == nil {
+			return clickPage{}, missing(fmt.Sprintf("items[%d].country_code", i))
+		}
+		p.clicks[i] = Click{TS: it.TS.UTC(), LinkID: id, CountryCode: *it.CountryCode}
+	}
+	if b.NextCursor != nil {
+		p.nextCursor = *b.NextCursor
+	}
+	return p, nil
 }
 
 // errorBody accepts both error shapes of elido-api.md:

@@ -371,6 +371,9 @@ func recentClicks(q url.Values, req request) (recentClicksJSON, error) {
 		if linkID != "" && c.LinkID != linkID {
 			continue
 		}
+		if !req.reach.IsZero() && c.TS.Before(req.reach) {
+			continue // beyond the endpoint's reach
+		}
 		rows = append(rows, row{c, i})
 	}
 	slices.SortFunc(rows, func(a, b row) int {

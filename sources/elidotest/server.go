@@ -49,6 +49,7 @@ type Server struct {
 	minute      time.Time // the rate limit window the fake advertises…
 	minuteCount int       // … and the requests in it
 	arrived     map[string]chan struct{}
+	reach       time.Time // clicks/recent serves no click before it
 }
 
 // NewServer starts a fake serving clicks for one workspace, to clients that
@@ -146,6 +147,7 @@ type request struct {
 	now      time.Time
 	minute   time.Time
 	count    int
+	reach    time.Time
 }
 
 func (s *Server) begin(r *http.Request, endpoint string) request {
@@ -170,6 +172,7 @@ func (s *Server) begin(r *http.Request, endpoint string) request {
 		now:      now,
 		minute:   s.minute,
 		count:    s.minuteCount,
+		reach:    s.reach,
 	}
 }
 

@@ -26,6 +26,12 @@ type namedQuery struct {
 // parameter other than :day, :from, :to and :tz, a positional parameter
 // ($1), and more than one statement.
 func parseNamed(query string) (namedQuery, error) {
+	return parseNamedWith(query, allowedParam, useNamed)
+}
+
+// parseNamedWith is parseNamed for a contract whose parameters allowed
+// accepts, hint naming them in errors.
+func parseNamedWith(query string, allowed func(string) bool, hint string) (namedQuery, error) {
 	var nq namedQuery
 	start := 0  // first byte of the part being read
 	ended := -1 // offset of the ';' that ended the statement, if any
@@ -62,7 +68,7 @@ func parseNamed(query string) (namedQuery, error) {
 			i = end
 		case c == '$' && (i == 0 || !isIdentByte(query[i-1])):
 			if i+1 < n && isDigit(query[i+1]) {
-				return namedQuery{}, fmt.Errorf("positional parameter on line %d: %s", lineOf(query, i), useNamed)
+				return namedQuery{}, fmt.Errorf("positional parameter on line %d: %s", lineOf(query, i), hint)
 			}
 			end, ok, err := skipDollarQuoted(query, i)
 			if err != nil {
@@ -81,8 +87,8 @@ func parseNamed(query string) (namedQuery, error) {
 				j++
 			}
 			name := query[i+1 : j]
-			if !allowedParam(name) {
-				return namedQuery{}, fmt.Errorf("unknown parameter :%s on line %d: %s", name, lineOf(query, i), useNamed)
+			if !allowed(name) {
+				return namedQuery{}, fmt.Errorf("unknown parameter :%s on line %d: %s", name, lineOf(query, i), hint)
 			}
 			nq.parts = append(nq.parts, query[start:i])
 			nq.names = append(nq.names, name)

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/clickrecon/clickrecon/internal/runlock"
+)
+
+func (f *fixture) repair(args ...string) result {
+	f.t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := runWith(context.Background(), append([]string{"repair"}, args...), envconfig.MapLookuper(f.env), &stdout, &stderr, f.deps())
+	r := result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+	for _, out := range []string{r.stdout, r.stderr} {
+		if strings.Contains(out, testKey) {
+			f.t.Errorf("the API key appears in the output:\n%s", out)
+		}
+	}
+	return r
+}
+
+// repairFile reads a file the repair wrote.
+func (f *fixture) repairFile(name string) string {
+	f.t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(f.reportDir, "repair-*", name))
+	if len(paths) != 1 {
+		f.t.Fatalf("want one %s, found %v", name, paths)
+	}
+	b, err := os.ReadFile(paths[0])
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestRepairPrintsThenApplies(t *testing.T) {
+	for _, backend := range []string{"postgres", "sqlite"} {
+		t.Run(backend, func(t *testing.T) {
+			api := dstWindowClicks()
+			f := newFixture(t, backend, api, lossAndDuplicate(api))
+			window := []string{"--from", "2026-10-24", "--to", "2026-10-26"}
+
+			// Print: the plan, its files, and nothing changed.
+			r := f.repair(window...)
+			if r.code != exitOK {
+				t.Fatalf("print: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			// The lost click is 02:30 in the second (CET) 02:00 hour of the 25th.
+			for _, want := range []string{
+				"1 clicks to restore on 2026-10-25, 02:00–03:00",
+				"2026-10-26: not missing: the store has 1 clicks more than Elido (surplus is never deleted)",
+				"Nothing was changed",
+			} {
+				if !strings.Contains(r.stdout, want) {
+					t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+				}
+			}
+			if csv := f.repairFile("repair.csv"); !strings.Contains(csv, "2026-10-25,2026-10-25T01:00:00.000Z,2026-10-25T01:30:00.000Z,lnk_a,PL") {
+				t.Errorf("repair.csv:\n%s", csv)
+			}
+			if sql := f.repairFile("repair.sql"); !strings.Contains(sql, "VALUES ('2026-10-25T01:30:00.000Z', 'lnk_a', 'PL');") {
+				t.Errorf("repair.sql:\n%s", sql)
+			}
+			if r := f.run(window...); r.code != exitOK || !strings.Contains(r.stdout, "missing") {
+				t.Errorf("after print, a run should still find the day missing: exit %d\n%s", r.code, r.stdout)
+			}
+
+			// Apply.
+			f.env["STORE_WRITE_DSN"] = f.env["STORE_DSN"]
+			r = f.repair(append(window, "--apply")...)
+			if r.code != exitOK || !strings.Contains(r.stdout, "restored 1 clicks on 2026-10-25, 02:00–03:00; the day now matches") {
+				t.Fatalf("apply: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			if log := f.repairFile("apply.log"); !strings.Contains(log, "intend 2026-10-25 insert 1 clicks") || !strings.Contains(log, "done 2026-10-25 committed 1 clicks") {
+				t.Errorf("apply.log:\n%s", log)
+			}
+
+			// A second apply finds nothing and inserts nothing.
+			r = f.repair(append(window, "--apply")...)
+			if r.code != exitOK || !strings.Contains(r.stdout, "0 clicks to restore") || !strings.Contains(r.stdout, "0 clicks inserted") {
+				t.Errorf("second apply: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+func TestRepairApplyWithoutWriteDSNExits2BeforeAnyRequest(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
+	r := f.repair("--date", "2026-10-25", "--apply")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--apply needs STORE_WRITE_DSN") {
+		t.Errorf("exit %d, stderr %q; want 2 naming STORE_WRITE_DSN", r.code, r.stderr)
+	}
+	if log := f.elido.RequestLog(); len(log) != 0 {
+		t.Errorf("requests were made: %v", log)
+	}
+}
+
+func TestRepairDailyPresetExits2(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "sqlite", api, api)
+	f.env["STORE_PRESET"] = "daily"
+	r := f.repair("--date", "2026-10-25")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "the daily preset has a counter per link and day") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	if log := f.elido.RequestLog(); len(log) != 0 {
+		t.Errorf("requests were made: %v", log)
+	}
+}
+
+func TestRepairRefusedWhileAnotherHoldsTheLock(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "postgres", api, lossAndDuplicate(api))
+	f.env["STORE_WRITE_DSN"] = f.env["STORE_DSN"]
+	l, err := runlock.Take(t.Context(), runlock.DSN("", f.env["STORE_DSN"]), testWorkspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	r := f.repair("--date", "2026-10-25", "--apply")
+	if r.code != exitIncomplete || !strings.Contains(r.stdout, "another run or repair of workspace") {
+		t.Errorf("exit %d, stdout %q; want 3", r.code, r.stdout)
+	}
+	if log := f.elido.RequestLog(); len(log) != 0 {
+		t.Errorf("requests were made while the lock was held: %v", log)
+	}
+}
+
+// run --repair apply repairs the days the run found missing, and the
+// Slack message says what was restored; --repair print only plans.
+func TestRunRepairSaysWhatWasRestored(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "postgres", api, lossAndDuplicate(api))
+	var mu sync.Mutex
+	var bodies []string
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+		io.WriteString(w, "ok")
+	}))
+	defer hook.Close()
+	f.env["SLACK_WEBHOOK_URL"] = hook.URL + webhookPath
+	window := []string{"--from", "2026-10-24", "--to", "2026-10-26"}
+
+	if r := f.run(append(window, "--repair", "apply")...); r.code != exitUsage || !strings.Contains(r.stderr, "--apply needs STORE_WRITE_DSN") {
+		t.Fatalf("--repair apply without STORE_WRITE_DSN: exit %d\n%s", r.code, r.stderr)
+	}
+	if log := f.elido.RequestLog(); len(log) != 0 {
+		t.Errorf("requests were made: %v", log)
+	}
+
+	if r := f.run(append(window, "--repair", "print", "--dry-run")...); r.code != exitOK {
+		t.Fatalf("--repair print: exit %d\n%s", r.code, r.stderr)
+	}
+	if csv := f.repairFile("repair.csv"); !strings.Contains(csv, "2026-10-25T01:30:00.000Z,lnk_a,PL") {
+		t.Errorf("repair.csv:\n%s", csv)
+	}
+
+	f.env["STORE_WRITE_DSN"] = f.env["STORE_DSN"]
+	if r := f.run(append(window, "--repair", "apply")...); r.code != exitOK {
+		t.Fatalf("--repair apply: exit %d\n%s", r.code, r.stderr)
+	}
+	mu.Lock()
+	got := slices.Clone(bodies)
+	mu.Unlock()
+	if len(got) != 1 || !strings.Contains(got[0], "restored 1 clicks on 2026-10-25, 02:00–03:00; the day now matches") {
+		t.Errorf("Slack got %q, want the restored clicks named", got)
+	}
+	// The next run finds the day repaired.
+	if r := f.repair(window...); !strings.Contains(r.stdout, "2026-10-25: not missing: the store has every click Elido counts") {
+		t.Errorf("after run --repair apply, repair says:\n%s", r.stdout)
+	}
+}

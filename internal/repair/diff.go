@@ -1,0 +1,123 @@
+// Package repair puts back the clicks a click store lost, as pt-table-sync
+// does for tables: it computes exactly which rows differ, prints them by
+// default, inserts them only when asked, and refuses where it cannot be
+// sure. It never deletes: a row the store has and Elido does not is
+// listed as surplus, never removed.
+//
+// A repair is planned per settled missing day and localised to the hours
+// whose Elido count differs from the store's. For each such hour it reads
+// every click Elido has (clicks/recent), checks that they add up to
+// Elido's hourly count (else the endpoint does not reach that far back, or
+// the hour changed while it was read, and the hour is refused), reads the
+// store's rows for the hour, and takes the multiset difference keyed by
+// (instant at the API's millisecond precision, link, country).
+package repair
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Click is one click, as both sides are compared: its instant in UTC
+// truncated to the millisecond (the API's precision), its link and its
+// country ("" where unknown, NULL in the store).
+type Click struct {
+	TS          time.Time
+	LinkID      string
+	CountryCode string
+}
+
+// key is a click as a map key: time.Time's location pointer must not tell
+// two equal instants apart.
+type key struct {
+	ms      int64
+	link    string
+	country string
+}
+
+func (c Click) key() key { return key{c.TS.UnixMilli(), c.LinkID, c.CountryCode} }
+
+// normal returns c at the precision the comparison uses.
+func (c Click) normal() Click {
+	c.TS = time.UnixMilli(c.TS.UnixMilli()).UTC()
+	return c
+}
+
+func compareClicks(a, b Click) int {
+	return cmp.Or(a.TS.Compare(b.TS), strings.Compare(a.LinkID, b.LinkID), strings.Compare(a.CountryCode, b.CountryCode))
+}
+
+// Diff returns the multiset difference of Elido's clicks and the store's:
+// add holds each click Elido has more often than the store (as many times
+// as it is missing), surplus each row the store has more often than
+// Elido. Both are sorted by instant, link and country.
+func Diff(api, local []Click) (add, surplus []Click) {
+	counts := map[key]int{}
+	first := map[key]Click{}
+	for _, c := range api {
+		c = c.normal()
+		counts[c.key()]++
+		first[c.key()] = c
+	}
+	for _, c := range local {
+		c = c.normal()
+		counts[c.key()]--
+		first[c.key()] = c
+	}
+	for k, n := range counts {
+		for ; n > 0; n-- {
+			add = append(add, first[k])
+		}
+		for ; n < 0; n++ {
+			surplus = append(surplus, first[k])
+		}
+	}
+	slices.SortFunc(add, compareClicks)
+	slices.SortFunc(surplus, compareClicks)
+	return add, surplus
+}
+
+// Hour is an hour of a day, [From, To), with both sides' counts for it.
+type Hour struct {
+	From, To time.Time
+	API      int64 // Elido's hourly count (timeseries?interval=hour)
+	Store    int64 // the store's count when the repair was planned
+}
+
+// HourPlan is what a repair does with one hour that differs.
+type HourPlan struct {
+	Hour
+	Add     []Click // the clicks to put back
+	Surplus []Click // rows the store has and Elido does not: listed, never deleted
+	// Refused is why the hour is not repaired; "" when it is.
+	Refused string
+}
+
+// PlanHour compares an hour's clicks: api, every click clicks/recent gave
+// for it, and local, the store's rows. The hour is refused unless api
+// holds exactly Elido's hourly count and local the store's (else the source
+// is incomplete, or a side changed while it was read), and unless the
+// difference accounts for the whole gap of the hour.
+func PlanHour(h Hour, api, local []Click) HourPlan {
+	p := HourPlan{Hour: h}
+	switch {
+	case int64(len(api)) != h.API:
+		p.Refused = fmt.Sprintf("clicks/recent gave %d clicks for this hour, Elido counts %d: it does not reach this far back, or the hour changed while it was read", len(api), h.API)
+		return p
+	case int64(len(local)) != h.Store:
+		p.Refused = fmt.Sprintf("the store read %d rows for this hour, then counted %d: it changed while it was read", len(local), h.Store)
+		return p
+	}
+	p.Add, p.Surplus = Diff(api, local)
+	if gap := h.API - h.Store; int64(len(p.Add)-len(p.Surplus)) != gap {
+		p.Refused = fmt.Sprintf("the difference (%d to add, %d surplus) does not account for the hour's gap of %d", len(p.Add), len(p.Surplus), gap)
+		p.Add, p.Surplus = nil, nil
+	}
+	return p
+}
+
+// Repairable reports whether the hour is repaired, and has clicks to add.
+func (p HourPlan) Repairable() bool { return p.Refused == "" && len(p.Add) > 0 }

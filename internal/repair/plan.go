@@ -1,0 +1,146 @@
+package repair
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/sources/elido"
+	"github.com/clickrecon/clickrecon/sources/store"
+)
+
+// Elido is what a repair reads from Elido's API (*elido.Client).
+type Elido interface {
+	HourlyTimeseries(ctx context.Context, day reconcile.Date, loc *time.Location, linkID string) ([]elido.HourCount, error)
+	ClicksRecent(ctx context.Context, from, to time.Time) ([]elido.Click, error)
+}
+
+// Store is what a repair reads from the click store (*store.Store), read-only.
+type Store interface {
+	HourlyCounts(ctx context.Context, q store.Query, day reconcile.Date, loc *time.Location) ([]store.HourCount, error)
+	Clicks(ctx context.Context, q store.Query, from, to time.Time) ([]store.Click, error)
+}
+
+// Options say which days a repair looks at.
+type Options struct {
+	Window reconcile.Window
+	Settle time.Duration    // a day is settled this long after it ends
+	Now    time.Time        // the clock, for settling
+	Query  store.Query      // the events preset
+	Days   []reconcile.Date // if not nil, only these days of the window (run --repair: the days it found missing)
+}
+
+// DayPlan is a repair's plan for one day.
+type DayPlan struct {
+	Day   reconcile.Date
+	API   int64 // Elido's count for the day (the sum of its hours)
+	Store int64 // the store's, when planned
+	// Skipped is why the day is not repaired at all ("" when it is
+	// planned): not settled, not missing.
+	Skipped string
+	Hours   []HourPlan // the hours that differ
+}
+
+// Add returns the clicks the day's repair puts back, oldest first.
+func (d DayPlan) Add() []Click {
+	var out []Click
+	for _, h := range d.Hours {
+		if h.Repairable() {
+			out = append(out, h.Add...)
+		}
+	}
+	return out
+}
+
+// Plan computes the repair of every day of o.Window: a settled day the
+// store has fewer clicks for than Elido is localised to the hours that
+// differ, each planned with PlanHour. It reads and writes nothing else; an
+// error is a source that could not be read, and no plan is returned then.
+func Plan(ctx context.Context, api Elido, st Store, o Options) ([]DayPlan, error) {
+	loc := o.Window.Loc
+	days := o.Days
+	if days == nil {
+		days = o.Window.Days()
+	}
+	var plans []DayPlan
+	for _, day := range days {
+		p, err := planDay(ctx, api, st, o, day, loc)
+		if err != nil {
+			return nil, fmt.Errorf("plan the repair of %s: %w", day, err)
+		}
+		plans = append(plans, p)
+	}
+	return plans, nil
+}
+
+func planDay(ctx context.Context, api Elido, st Store, o Options, day reconcile.Date, loc *time.Location) (DayPlan, error) {
+	p := DayPlan{Day: day}
+	if _, end := day.Bounds(loc); o.Now.Before(end.Add(o.Settle)) {
+		p.Skipped = "not settled yet: Elido may still be receiving its clicks"
+		return p, nil
+	}
+	apiHours, err := api.HourlyTimeseries(ctx, day, loc, "")
+	if err != nil {
+		return p, err
+	}
+	localHours, err := st.HourlyCounts(ctx, o.Query, day, loc)
+	if err != nil {
+		return p, err
+	}
+	if len(apiHours) != len(localHours) {
+		return p, fmt.Errorf("Elido has %d hours, the store %d", len(apiHours), len(localHours))
+	}
+	for i := range apiHours {
+		p.API += apiHours[i].Clicks
+		p.Store += localHours[i].Clicks
+	}
+	if p.Store >= p.API {
+		p.Skipped = "not missing: the store has every click Elido counts"
+		if p.Store > p.API {
+			p.Skipped = fmt.Sprintf("not missing: the store has %d clicks more than Elido (surplus is never deleted)", p.Store-p.API)
+		}
+		return p, nil
+	}
+	_, dayEnd := day.Bounds(loc)
+	for i, ah := range apiHours {
+		lh := localHours[i]
+		if !ah.Start.Equal(lh.Start) {
+			return p, fmt.Errorf("hour %d starts at %s for Elido, %s for the store", i, ah.Start.UTC().Format(time.RFC3339), lh.Start.UTC().Format(time.RFC3339))
+		}
+		if ah.Clicks == lh.Clicks {
+			continue
+		}
+		to := ah.Start.Add(time.Hour)
+		if to.After(dayEnd) {
+			to = dayEnd // the short last hour of Australia/Lord_Howe's DST day
+		}
+		h := Hour{From: ah.Start.UTC(), To: to.UTC(), API: ah.Clicks, Store: lh.Clicks}
+		hp, err := planHour(ctx, api, st, o.Query, h)
+		if err != nil {
+			return p, err
+		}
+		p.Hours = append(p.Hours, hp)
+	}
+	return p, nil
+}
+
+func planHour(ctx context.Context, api Elido, st Store, q store.Query, h Hour) (HourPlan, error) {
+	ac, err := api.ClicksRecent(ctx, h.From, h.To)
+	if err != nil {
+		return HourPlan{}, err
+	}
+	lc, err := st.Clicks(ctx, q, h.From, h.To)
+	if err != nil {
+		return HourPlan{}, err
+	}
+	a := make([]Click, len(ac))
+	for i, c := range ac {
+		a[i] = Click(c)
+	}
+	l := make([]Click, len(lc))
+	for i, c := range lc {
+		l[i] = Click(c)
+	}
+	return PlanHour(h, a, l), nil
+}

@@ -1,0 +1,376 @@
+package repair_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/clickrecon/clickrecon/internal/pgtest"
+	"github.com/clickrecon/clickrecon/internal/repair"
+	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/sources/elido"
+	"github.com/clickrecon/clickrecon/sources/elidotest"
+	"github.com/clickrecon/clickrecon/sources/store"
+)
+
+const testKey = "sk_test_repair_5e6f"
+
+var (
+	day1 = mustDate("2026-10-24")
+	day2 = mustDate("2026-10-25")
+)
+
+func mustDate(s string) reconcile.Date {
+	d, err := reconcile.ParseDate(s)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+func hourOf(d reconcile.Date, h int) time.Time {
+	start, _ := d.Bounds(time.UTC)
+	return start.Add(time.Duration(h) * time.Hour)
+}
+
+// background is 5 clicks in every hour of day, over three links and three
+// countries (one unknown).
+func background(d reconcile.Date) []elidotest.Click {
+	var out []elidotest.Click
+	countries := []string{"PL", "DE", ""}
+	for h := range 24 {
+		for i := range 5 {
+			out = append(out, elidotest.Click{
+				TS:          hourOf(d, h).Add(time.Duration(i)*7*time.Minute + 123*time.Millisecond),
+				LinkID:      fmt.Sprintf("lnk_%d", i%3),
+				CountryCode: countries[(h+i)%3],
+			})
+		}
+	}
+	return out
+}
+
+// burst is n clicks of one link, 10ms apart, from start.
+func burst(start time.Time, n int, link string) []elidotest.Click {
+	out := make([]elidotest.Click, n)
+	for i := range out {
+		out[i] = elidotest.Click{TS: start.Add(time.Duration(i) * 10 * time.Millisecond), LinkID: link, CountryCode: "PL"}
+	}
+	return out
+}
+
+// world is the fake Elido, a real PostgreSQL store (read-only and
+// writable roles alike, on one schema) and the real clients for them.
+type world struct {
+	srv   *elidotest.Server
+	api   *elido.Client
+	db    *sqlx.DB
+	st    *store.Store
+	w     *store.Writer
+	query store.Query
+}
+
+func newWorld(t *testing.T, elidoClicks, stored []elidotest.Click) world {
+	t.Helper()
+	db, dsn := pgtest.New(t)
+	schema, err := os.ReadFile(filepath.Join("..", "..", "sql", "store", "postgres", "events.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(string(schema)); err != nil {
+		t.Fatal(err)
+	}
+	insertRows(t, db, stored)
+	ws := "ws_" + strings.ReplaceAll(t.Name(), "/", "_")
+	srv := elidotest.NewServer(ws, testKey, elidoClicks)
+	t.Cleanup(srv.Close)
+	api, err := elido.New(elido.Config{BaseURL: srv.URL(), APIKey: testKey, WorkspaceID: ws, RatePerMinute: 6_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	w, err := store.OpenWriter(t.Context(), dsn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	q, err := store.PresetQuery(store.PresetEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return world{srv: srv, api: api, db: db, st: st, w: w, query: q}
+}
+
+func insertRows(t *testing.T, db *sqlx.DB, clicks []elidotest.Click) {
+	t.Helper()
+	for _, c := range clicks {
+		var country any
+		if c.CountryCode != "" {
+			country = c.CountryCode
+		}
+		if _, err := db.Exec("INSERT INTO clicks (ts, link_id, country_code) VALUES ($1, $2, $3)", c.TS, c.LinkID, country); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (w world) options(days ...reconcile.Date) repair.Options {
+	return repair.Options{
+		Window: reconcile.Window{From: days[0], To: days[len(days)-1], Loc: time.UTC},
+		Settle: 2 * time.Hour,
+		Now:    hourOf(days[len(days)-1], 48),
+		Query:  w.query,
+	}
+}
+
+// rows is the store's multiset of clicks for a day, sorted.
+func (w world) rows(t *testing.T, d reconcile.Date) []string {
+	t.Helper()
+	start, end := d.Bounds(time.UTC)
+	var out []string
+	rows, err := w.db.Query("SELECT ts, link_id, coalesce(country_code, '') FROM clicks WHERE ts >= $1 AND ts < $2", start, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ts time.Time
+		var link, country string
+		if err := rows.Scan(&ts, &link, &country); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s|%s|%s", ts.UTC().Format(time.RFC3339Nano), link, country))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// multiset is clicks as rows returns them.
+func multiset(clicks []elidotest.Click, d reconcile.Date) []string {
+	start, end := d.Bounds(time.UTC)
+	var out []string
+	for _, c := range clicks {
+		if !c.TS.Before(start) && c.TS.Before(end) {
+			out = append(out, fmt.Sprintf("%s|%s|%s", c.TS.UTC().Format(time.RFC3339Nano), c.LinkID, c.CountryCode))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func without(all []elidotest.Click, lost ...[]elidotest.Click) []elidotest.Click {
+	drop := map[elidotest.Click]int{}
+	for _, l := range lost {
+		for _, c := range l {
+			drop[c]++
+		}
+	}
+	var out []elidotest.Click
+	for _, c := range all {
+		if drop[c] > 0 {
+			drop[c]--
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func cat(parts ...[]elidotest.Click) []elidotest.Click { return slices.Concat(parts...) }
+
+func TestLostBurstAndLostPageRestoredExactly(t *testing.T) {
+	lostBurst := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
+	page := burst(hourOf(day1, 5), 2500, "lnk_page") // 25s of clicks, 3 pages of clicks/recent
+	lostPage := page[1000:2000]
+	elidoClicks := cat(background(day1), lostBurst, page)
+	w := newWorld(t, elidoClicks, without(elidoClicks, lostBurst, lostPage))
+	o := w.options(day1)
+
+	plans, err := repair.Plan(t.Context(), w.api, w.st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plans) != 1 || len(plans[0].Hours) != 2 {
+		t.Fatalf("plans = %+v, want one day with two hours that differ", plans)
+	}
+	if got := len(plans[0].Add()); got != 1060 {
+		t.Errorf("plan adds %d clicks, want 1060", got)
+	}
+	if n := w.srv.Requests()["clicks/recent"]; n != 1+3 {
+		t.Errorf("clicks/recent was asked %d times, want 4 (one page for the burst's hour, three for the page's)", n)
+	}
+	res := repair.Apply(t.Context(), w.w, w.st, o, plans, nil, nil)
+	if len(res) != 1 || res[0].Err != nil || res[0].Inserted != 1060 || !res[0].Matches() {
+		t.Fatalf("Apply = %+v, want 1060 inserted and a match", res)
+	}
+	if diff := gocmp.Diff(multiset(elidoClicks, day1), w.rows(t, day1)); diff != "" {
+		t.Errorf("the store's clicks differ from Elido's after the repair (-elido +store):\n%s", diff)
+	}
+	if got, want := repair.DescribeResult(plans[0], res[0], time.UTC), "restored 1060 clicks on 2026-10-24, 02:00–03:00, 05:00–06:00; the day now matches"; got != want {
+		t.Errorf("DescribeResult = %q, want %q", got, want)
+	}
+
+	// A second repair finds nothing to do and inserts nothing.
+	again, err := repair.Plan(t.Context(), w.api, w.st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := repair.Apply(t.Context(), w.w, w.st, o, again, nil, nil); len(res) != 0 || len(again[0].Add()) != 0 {
+		t.Errorf("second repair: plan %+v, applied %+v; want nothing", again, res)
+	}
+	if got := len(w.rows(t, day1)); got != len(multiset(elidoClicks, day1)) {
+		t.Errorf("after a second repair the store has %d clicks, want %d", got, len(multiset(elidoClicks, day1)))
+	}
+}
+
+func TestDuplicatedBatchIsSurplusAndUntouched(t *testing.T) {
+	lostBurst := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
+	dup := background(day1)[40:50] // hours 8 and 9, delivered twice
+	elidoClicks := cat(background(day1), lostBurst)
+	stored := cat(without(elidoClicks, lostBurst), dup)
+	w := newWorld(t, elidoClicks, stored)
+	o := w.options(day1)
+
+	plans, err := repair.Plan(t.Context(), w.api, w.st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var surplus int
+	for _, h := range plans[0].Hours {
+		surplus += len(h.Surplus)
+	}
+	if surplus != 10 || len(plans[0].Add()) != 60 {
+		t.Fatalf("plan: %d to add, %d surplus; want 60 and 10", len(plans[0].Add()), surplus)
+	}
+	res := repair.Apply(t.Context(), w.w, w.st, o, plans, nil, nil)
+	if len(res) != 1 || res[0].Err != nil || res[0].Inserted != 60 {
+		t.Fatalf("Apply = %+v", res)
+	}
+	if res[0].Matches() || res[0].After != res[0].API+10 {
+		t.Errorf("after the repair the store has %d, Elido %d: want the 10 surplus rows kept", res[0].After, res[0].API)
+	}
+	if diff := gocmp.Diff(multiset(cat(elidoClicks, dup), day1), w.rows(t, day1)); diff != "" {
+		t.Errorf("store (-want +got):\n%s", diff)
+	}
+}
+
+func TestHourBeyondReachRefusedNothingWritten(t *testing.T) {
+	lostBurst := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
+	elidoClicks := cat(background(day1), lostBurst)
+	w := newWorld(t, elidoClicks, without(elidoClicks, lostBurst))
+	w.srv.SetReach(hourOf(day1, 2).Add(20 * time.Minute)) // the hour's first 20 minutes are out of reach
+	o := w.options(day1)
+	before := w.rows(t, day1)
+
+	plans, err := repair.Plan(t.Context(), w.api, w.st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plans[0].Hours) != 1 || !strings.Contains(plans[0].Hours[0].Refused, "clicks/recent gave 2 clicks for this hour, Elido counts 65") {
+		t.Fatalf("plan %+v: want the 02:00 hour refused for an incomplete source", plans[0].Hours)
+	}
+	lines := repair.Describe(plans[0], time.UTC)
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "not repaired: 2026-10-24, 02:00–03:00: clicks/recent gave 2") {
+		t.Errorf("Describe = %q", lines)
+	}
+	if res := repair.Apply(t.Context(), w.w, w.st, o, plans, nil, nil); len(res) != 0 {
+		t.Errorf("Apply = %+v, want nothing applied", res)
+	}
+	if diff := gocmp.Diff(before, w.rows(t, day1)); diff != "" {
+		t.Errorf("the store changed (-before +after):\n%s", diff)
+	}
+}
+
+func TestInterruptLeavesNoHalfRepairedDay(t *testing.T) {
+	lost1 := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
+	lost2 := burst(hourOf(day2, 4), 80, "lnk_burst")
+	elidoClicks := cat(background(day1), background(day2), lost1, lost2)
+	w := newWorld(t, elidoClicks, without(elidoClicks, lost1, lost2))
+	o := w.options(day1, day2)
+	plans, err := repair.Plan(t.Context(), w.api, w.st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before2 := w.rows(t, day2)
+
+	// SIGTERM arrives while the second day's rows are being inserted.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	res := repair.Apply(ctx, w.w, w.st, o, plans, nil, func(d reconcile.Date, n int) {
+		if d == day2 && n == 40 {
+			cancel()
+		}
+	})
+	if len(res) != 2 {
+		t.Fatalf("Apply = %+v, want two days", res)
+	}
+	if res[0].Err != nil || res[0].Inserted != 60 || !res[0].Matches() {
+		t.Errorf("day 1: %+v, want repaired whole", res[0])
+	}
+	if res[1].Err == nil || !errors.Is(res[1].Err, context.Canceled) || res[1].Inserted != 0 {
+		t.Errorf("day 2: %+v, want stopped with nothing written", res[1])
+	}
+	if diff := gocmp.Diff(multiset(elidoClicks, day1), w.rows(t, day1)); diff != "" {
+		t.Errorf("day 1 is not whole (-elido +store):\n%s", diff)
+	}
+	if diff := gocmp.Diff(before2, w.rows(t, day2)); diff != "" {
+		t.Errorf("day 2 is half repaired (-before +after):\n%s", diff)
+	}
+}
+
+func TestStoreChangedSincePlanAbortsTheDay(t *testing.T) {
+	lost := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
+	elidoClicks := cat(background(day1), lost)
+	w := newWorld(t, elidoClicks, without(elidoClicks, lost))
+	o := w.options(day1)
+	plans, err := repair.Plan(t.Context(), w.api, w.st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The poller catches up between the plan and the apply.
+	insertRows(t, w.db, lost[:5])
+	before := w.rows(t, day1)
+	res := repair.Apply(t.Context(), w.w, w.st, o, plans, nil, nil)
+	if len(res) != 1 || !errors.Is(res[0].Err, store.ErrChanged) || res[0].Inserted != 0 {
+		t.Fatalf("Apply = %+v, want the day aborted with ErrChanged", res)
+	}
+	if diff := gocmp.Diff(before, w.rows(t, day1)); diff != "" {
+		t.Errorf("the store changed (-before +after):\n%s", diff)
+	}
+}
+
+func TestRepairSQLRunsAndKeepsHostileIDs(t *testing.T) {
+	hostile := []elidotest.Click{
+		{TS: hourOf(day1, 3).Add(time.Millisecond), LinkID: `x'); DROP TABLE clicks; --`, CountryCode: "PL"},
+		{TS: hourOf(day1, 3).Add(2 * time.Millisecond), LinkID: `back\slash'`, CountryCode: ""},
+	}
+	elidoClicks := cat(background(day1), hostile)
+	w := newWorld(t, elidoClicks, background(day1))
+	plans, err := repair.Plan(t.Context(), w.api, w.st, w.options(day1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sql strings.Builder
+	if err := repair.WriteSQL(&sql, plans, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.db.Exec(sql.String()); err != nil {
+		t.Fatalf("repair.sql does not run: %v\n%s", err, sql.String())
+	}
+	if diff := gocmp.Diff(multiset(elidoClicks, day1), w.rows(t, day1)); diff != "" {
+		t.Errorf("after repair.sql (-elido +store):\n%s", diff)
+	}
+}

@@ -1,0 +1,111 @@
+package history
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+)
+
+// Notice is what Slack was last told about a workspace and store that
+// could not be checked: the causes posted (a fingerprint such as
+// "elido:http_401"), when, and whether a later run said checking works
+// again. It keeps a failure that lasts from being posted every night.
+type Notice struct {
+	WorkspaceID string
+	StoreID     string
+	Fingerprint string // the causes last posted, as the caller names them
+	Reason      string // the reason as posted, secrets removed
+	RunKey      string // the run that last posted, or resolved the notice
+	FirstPosted time.Time
+	LastPosted  time.Time
+	Resolved    time.Time // zero while the failure lasts
+}
+
+// Open reports whether the failure n records still lasts.
+func (n Notice) Open() bool { return n.Resolved.IsZero() }
+
+type noticeRow struct {
+	Fingerprint string `db:"fingerprint"`
+	Reason      string `db:"reason"`
+	RunKey      string `db:"run_key"`
+	FirstPosted string `db:"first_posted"`
+	LastPosted  string `db:"last_posted"`
+	Resolved    string `db:"resolved_at"`
+}
+
+// noticeSQL reads one of the notice queries of h's dialect. They are kept
+// apart from the queries loaded at Open, which the rest of the history
+// shares.
+func (h *History) noticeSQL(name string) (string, error) {
+	b, err := fs.ReadFile(queryFiles, "queries/"+h.dialect.String()+"/"+name+".sql")
+	if err != nil {
+		return "", fmt.Errorf("load query %s: %w", name, err)
+	}
+	return string(b), nil
+}
+
+// LastNotice returns the notice state of a workspace and store, and false
+// when none was ever posted.
+func (h *History) LastNotice(ctx context.Context, workspaceID, storeID string) (Notice, bool, error) {
+	q, err := h.noticeSQL("notice")
+	if err != nil {
+		return Notice{}, false, err
+	}
+	var r noticeRow
+	err = h.db.GetContext(ctx, &r, q, workspaceID, storeID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Notice{}, false, nil
+	}
+	if err != nil {
+		return Notice{}, false, fmt.Errorf("read the last notice of workspace %s: %w", workspaceID, err)
+	}
+	n := Notice{WorkspaceID: workspaceID, StoreID: storeID, Fingerprint: r.Fingerprint, Reason: r.Reason, RunKey: r.RunKey}
+	for _, f := range []struct {
+		s  string
+		at *time.Time
+	}{{r.FirstPosted, &n.FirstPosted}, {r.LastPosted, &n.LastPosted}, {r.Resolved, &n.Resolved}} {
+		if f.s == "" {
+			continue
+		}
+		if *f.at, err = time.Parse(time.RFC3339, f.s); err != nil {
+			return Notice{}, false, fmt.Errorf("read the last notice of workspace %s: %w", workspaceID, err)
+		}
+	}
+	return n, true, nil
+}
+
+// SaveNotice records that a notice with n's fingerprint and reason was
+// posted at n.LastPosted by run n.RunKey. The failure's first post is kept
+// while the fingerprint stays the same and the notice open.
+func (h *History) SaveNotice(ctx context.Context, n Notice) error {
+	q, err := h.noticeSQL("save_notice")
+	if err != nil {
+		return err
+	}
+	if n.WorkspaceID == "" || n.Fingerprint == "" || n.RunKey == "" || n.LastPosted.IsZero() {
+		return errors.New("record Slack notice: workspace, fingerprint, run key and time are all needed")
+	}
+	if _, err := h.db.ExecContext(ctx, q, n.WorkspaceID, n.StoreID, n.Fingerprint, n.Reason, n.RunKey, noticeStamp(n.LastPosted)); err != nil {
+		return fmt.Errorf("record Slack notice of run %s: %w", n.RunKey, err)
+	}
+	return nil
+}
+
+// ResolveNotice records that run runKey checked the workspace and store
+// again at at, and told Slack so. A notice already resolved is left as it
+// is.
+func (h *History) ResolveNotice(ctx context.Context, workspaceID, storeID, runKey string, at time.Time) error {
+	q, err := h.noticeSQL("resolve_notice")
+	if err != nil {
+		return err
+	}
+	if _, err := h.db.ExecContext(ctx, q, workspaceID, storeID, noticeStamp(at), runKey); err != nil {
+		return fmt.Errorf("record that run %s checks workspace %s again: %w", runKey, workspaceID, err)
+	}
+	return nil
+}
+
+func noticeStamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

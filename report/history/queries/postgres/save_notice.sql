@@ -1,0 +1,13 @@
+-- Records a notice posted for workspace $1 and store $2 with causes $3.
+-- first_posted is kept while the same failure goes on (a reminder), and
+-- starts over when the row was resolved or its causes changed.
+INSERT INTO notices (workspace_id, store_id, fingerprint, reason, run_key, first_posted, last_posted, resolved_at)
+VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $6::timestamptz, NULL)
+ON CONFLICT (workspace_id, store_id) DO UPDATE SET
+    first_posted = CASE WHEN notices.resolved_at IS NULL AND notices.fingerprint = excluded.fingerprint
+                        THEN notices.first_posted ELSE excluded.first_posted END,
+    fingerprint  = excluded.fingerprint,
+    reason       = excluded.reason,
+    run_key      = excluded.run_key,
+    last_posted  = excluded.last_posted,
+    resolved_at  = NULL

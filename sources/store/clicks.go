@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	_ "embed"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/clickrecon/clickrecon/internal/dsn"
+)
+
+var (
+	//go:embed queries/hour_clicks_postgres.sql
+	hourClicksPostgres string
+	//go:embed queries/hour_clicks_sqlite.sql
+	hourClicksSQLite string
+)
+
+// Click is one row of the events schema: its instant (UTC), its link, and
+// its country ("" for NULL).
+type Click struct {
+	TS          time.Time
+	LinkID      string
+	CountryCode string
+}
+
+// Clicks returns every click of the events schema in [from, to), in no
+// particular order, for the events preset only.
+func (s *Store) Clicks(ctx context.Context, q Query, from, to time.Time) ([]Click, error) {
+	clicks, err := s.clicks(ctx, q, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("read clicks %s..%s: %w", from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), err)
+	}
+	return clicks, nil
+}
+
+func (s *Store) clicks(ctx context.Context, q Query, from, to time.Time) ([]Click, error) {
+	if q.name != PresetEvents {
+		return nil, ErrNotSupported
+	}
+	nq, err := hourClicksQuery(s.dialect)
+	if err != nil {
+		return nil, err
+	}
+	var out []Click
+	err = s.readOnly(ctx, func(tx *sqlx.Tx) error {
+		return s.query(ctx, tx, nq, spanParams(s.dialect, from, to), func(rows *sql.Rows) error {
+			var err error
+			out, err = scanClicks(s.dialect, rows)
+			return err
+		})
+	})
+	return out, err
+}
+
+func hourClicksQuery(d dsn.Dialect) (namedQuery, error) {
+	if d == dsn.SQLite {
+		return parseNamed(hourClicksSQLite)
+	}
+	return parseNamed(hourClicksPostgres)
+}
+
+// spanParams are :from and :to in the types d compares correctly.
+func spanParams(d dsn.Dialect, from, to time.Time) map[string]any {
+	if d == dsn.SQLite {
+		return map[string]any{"from": sqliteTime(from), "to": sqliteTime(to)}
+	}
+	return map[string]any{"from": from.UTC(), "to": to.UTC()}
+}
+
+func scanClicks(d dsn.Dialect, rows *sql.Rows) ([]Click, error) {
+	var out []Click
+	for rows.Next() {
+		var c Click
+		var link, country sql.NullString
+		if d == dsn.SQLite {
+			var ts sql.NullString
+			if err := rows.Scan(&ts, &link, &country); err != nil {
+				return nil, err
+			}
+			t, err := time.Parse(time.RFC3339Nano, ts.String)
+			if err != nil {
+				return nil, fmt.Errorf("a click's ts %q cannot be read: %w", ts.String, err)
+			}
+			c.TS = t
+		} else if err := rows.Scan(&c.TS, &link, &country); err != nil {
+			return nil, err
+		}
+		if !link.Valid {
+			return nil, errors.New("a click has a NULL link_id")
+		}
+		c.TS, c.LinkID, c.CountryCode = c.TS.UTC(), link.String, country.String
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
