@@ -35,6 +35,28 @@ func TestGrade(t *testing.T) {
 		{"store_empty_elido_busy", 500, 0, Missing, Fail},
 		{"large_surplus", 100, 1000, Surplus, Fail},
 	}
+	// The defaults (RECON_FAIL_ABS=10, RECON_FAIL_PCT=5) on the cases that
+	// set them: a small workspace losing 12% of a day fails, a busy one
+	// does not fail on a fraction of a percent, and a quiet day does not
+	// fail on a handful of clicks.
+	defaults := Tolerance{FailAbs: 10, FailPct: 5}
+	for _, tt := range []struct {
+		name         string
+		api, local   int64
+		wantSeverity Severity
+	}{
+		{"small_workspace_loses_12_pct", 516, 456, Fail},
+		{"busy_workspace_noise", 1_000_000, 998_000, Warn},
+		{"busy_workspace_loses_6_pct", 1_000_000, 940_000, Fail},
+		{"quiet_day_few_clicks", 40, 32, Warn},
+		{"quiet_day_loses_11", 40, 29, Fail},
+	} {
+		t.Run("defaults_"+tt.name, func(t *testing.T) {
+			if _, sev := defaults.Grade(tt.api, tt.local); sev != tt.wantSeverity {
+				t.Errorf("Grade(%d, %d) = %s, want %s", tt.api, tt.local, sev, tt.wantSeverity)
+			}
+		})
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			status, severity := tol.Grade(tt.api, tt.local)

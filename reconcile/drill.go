@@ -201,12 +201,10 @@ func hourFinding(d DayResult, hours []HourDiff, dayHours int, loc *time.Location
 		return Finding{}, false
 	}
 	total := abs64(*d.Delta)
-	// On a DST day a wall-clock hour can happen twice: name the zone's
-	// abbreviation too (02:00 CEST, 02:00 CET).
-	clock := "15:04"
-	if dayHours != 24 {
-		clock = "15:04 MST"
-	}
+	// On a DST day a wall-clock hour can happen twice, so hours carry the
+	// zone's abbreviation (02:00 CEST, 02:00 CET); on every day, so that
+	// two findings side by side name hours the same way.
+	const clock = "15:04 MST"
 	// The run of consecutive hours holding the most of the gap.
 	bestStart, bestEnd, bestSum := 0, 0, int64(0)
 	for i := 0; i < len(hours); {

@@ -124,7 +124,7 @@ func TestExplainWhereInTheDay(t *testing.T) {
 		wantMsg string
 		kind    string
 	}{
-		{"outage_in_two_hours", outage, "the gap is 02:00–04:00 (Europe/Warsaw): -120 of the day's -120 clicks", FindingGapWindow},
+		{"outage_in_two_hours", outage, "the gap is 02:00 CET–04:00 CET (Europe/Warsaw): -120 of the day's -120 clicks", FindingGapWindow},
 		{"steady_leak_over_the_day", leak, "spread over the day: 12 of 24 hours differ", FindingGapSpread},
 	}
 	for _, tt := range tests {

@@ -252,18 +252,55 @@ func TestWriteWithACountAtInt64Max(t *testing.T) {
 	checkWellFormed(t, page)
 }
 
-// A count out of range (an unverifiable day's misread) does not set the
-// chart's scale, so the other days stay readable; its bar is drawn to the
-// top.
-func TestChartScalesOnCountsInRange(t *testing.T) {
-	c := newChart([]Day{
-		countDay("2026-11-26", i64(40), i64(38), "missing"),
+// An unverifiable day's misread delta does not set the chart's scale, so
+// the other days stay readable; it is drawn as a band, not a bar. The
+// scale is signed: losses below the zero line, gains above it.
+func TestChartScalesOnDaysRead(t *testing.T) {
+	c := newChart("chart", []Day{
+		countDay("2026-11-26", i64(40), i64(0), "missing"),
 		countDay("2026-11-27", i64(math.MaxInt64), i64(-7), "unverifiable"),
-	})
-	if got := c.Ticks[len(c.Ticks)-1].Value; got != "40" {
-		t.Errorf("scale top %s, want 40", got)
+		countDay("2026-11-28", i64(40), i64(45), "surplus"),
+	}, 960)
+	var ticks []string
+	for _, tk := range c.Ticks {
+		ticks = append(ticks, tk.Value)
 	}
-	if top := c.Days[1]; top.APIY != c.Top || top.LocalH != 0 {
-		t.Errorf("out-of-range bars: API at y %v (want %v, the top), store height %v (want 0)", top.APIY, c.Top, top.LocalH)
+	if diff := cmp.Diff([]string{"0", "+10", "−40", "−20"}, ticks); diff != "" {
+		t.Errorf("ticks (-want +got):\n%s", diff)
+	}
+	if d := c.Days[1]; !d.Band || d.Y != c.Top {
+		t.Errorf("the unverifiable day is drawn as %+v, want a band from the top", d)
+	}
+	if d := c.Days[0]; d.Y != c.ZeroY || d.Y+d.H != c.PlotBottom {
+		t.Errorf("the loss bar spans %v..%v, want the zero line %v to the bottom %v", d.Y, d.Y+d.H, c.ZeroY, c.PlotBottom)
+	}
+	if c.Callout == nil || c.Callout.Text != "2026-11-26 -40" {
+		t.Errorf("callout %+v, want the worst gap named", c.Callout)
+	}
+}
+
+// The x axis never holds more labels than fit, and names the months of a
+// year.
+func TestChartLabelsFit(t *testing.T) {
+	for _, n := range []int{1, 4, 31, 90, 365, 400} {
+		var days []Day
+		start := time.Date(2025, 11, 1, 0, 0, 0, 0, time.UTC)
+		for i := range n {
+			days = append(days, countDay(start.AddDate(0, 0, i).Format("2006-01-02"), i64(100), i64(100), "match"))
+		}
+		for _, width := range []float64{960, 380} {
+			c := newChart("chart", days, width)
+			if fit := int((width - c.Left) / 72); len(c.Labels) > max(fit, 2) || len(c.Labels) == 0 {
+				t.Errorf("%d days at %v: %d labels, want 1 to %d", n, width, len(c.Labels), fit)
+			}
+			for i := 1; i < len(c.Labels); i++ {
+				if c.Labels[i].X-c.Labels[i-1].X < 60 {
+					t.Errorf("%d days at %v: labels %q and %q overlap", n, width, c.Labels[i-1].Text, c.Labels[i].Text)
+				}
+			}
+			if n == 365 && width == 960 && c.Labels[0].Text != "Nov 2025" {
+				t.Errorf("a year's first label %q, want Nov 2025", c.Labels[0].Text)
+			}
+		}
 	}
 }

@@ -37,31 +37,38 @@ func addSeeds(f *testing.F) {
 	f.Add("lnk_ok", "", int64(9223372036854775807), int64(-9223372036854775808))
 }
 
-// FuzzCSV: report.csv reads back with one record per day and link, six
-// fields each, and no text cell a spreadsheet would run as a formula.
+// FuzzCSV: each CSV reads back with one record per row of its table, as
+// many fields as its header, and no text cell a spreadsheet would run as a
+// formula.
 func FuzzCSV(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, id, text string, api, local int64) {
 		r := fuzzReport(id, text, api, local)
-		r.Days[0].Date, r.Links[0].Status = text, id
-		b, err := CSV(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-		if err != nil {
-			t.Fatalf("report.csv does not read back: %v\n%q", err, b)
-		}
-		if len(rows) != 1+len(r.Days)+len(r.Links) {
-			t.Fatalf("%d records, want %d", len(rows), 1+len(r.Days)+len(r.Links))
-		}
-		for _, row := range rows[1:] {
-			if len(row) != 6 {
-				t.Fatalf("record %q has %d fields, want 6", row, len(row))
+		r.Days[0].Date, r.Links[0].Status, r.Days[0].Reason = text, id, text
+		for _, tt := range []struct {
+			render func(Report) ([]byte, error)
+			n      int
+		}{{DaysCSV, len(r.Days)}, {LinksCSV, len(r.Links)}, {CountriesCSV, len(r.Countries)}} {
+			b, err := tt.render(r)
+			if err != nil {
+				t.Fatal(err)
 			}
-			for _, i := range []int{0, 1, 5} { // date, link_id, status: text
-				if formulaStart(row[i]) {
-					t.Errorf("cell %q starts a formula", row[i])
+			rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+			if err != nil {
+				t.Fatalf("CSV does not read back: %v\n%q", err, b)
+			}
+			if len(rows) != 1+tt.n {
+				t.Fatalf("%d records, want %d", len(rows), 1+tt.n)
+			}
+			for _, row := range rows[1:] {
+				for i, cell := range row {
+					switch rows[0][i] {
+					case "hours", "api", "local", "delta":
+						continue
+					}
+					if formulaStart(cell) {
+						t.Errorf("cell %q starts a formula", cell)
+					}
 				}
 			}
 		}
@@ -85,7 +92,7 @@ func FuzzMarkdown(f *testing.F) {
 		rows := 0
 		for _, line := range strings.Split(md, "\n") {
 			if strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "# Click reconciliation") &&
-				!strings.Contains("## Gaps|## Days|## Links that differ most|## Findings|## Why days are unverifiable or provisional", line) {
+				!strings.Contains("## Gaps|## Days|## Links that differ most|## Findings|## Why days could not be verified|## Provisional days", line) {
 				t.Errorf("text became a heading: %q", line)
 			}
 			if !strings.HasPrefix(line, "| 2026-10-25 | `") {

@@ -2,51 +2,206 @@ package report
 
 import (
 	"bytes"
+	_ "embed"
 	"fmt"
 	"html/template"
 	"math"
+	"sort"
 	"strings"
+	"time"
 	"unicode"
-
-	"github.com/clickrecon/clickrecon/reconcile"
 )
 
-// maxHTMLLinks bounds the link table of report.html; report.csv and
+// maxHTMLLinks bounds the link table of report.html; links.csv and
 // report.json hold every row.
 const maxHTMLLinks = 200
 
+// maxHTMLGapDetails bounds the gap days report.html details (countries,
+// hours, links); days.csv and report.json hold every day.
+const maxHTMLGapDetails = 31
+
 // HTML renders report.html: one self-contained page (no script, no
-// external asset) with a chart of Elido against the store per day, the
-// gaps marked, and the day, link and finding tables.
+// external asset) that answers in its first screen which days differ, by
+// how much, and what to run next; then a chart of each day's delta, each
+// differing day's countries, hours and links, why days could not be
+// verified, and every day folded below. It reads from 1 to 400 days and
+// at 400 px wide.
 func HTML(r Report) ([]byte, error) {
 	r = xmlSafe(r)
-	var buf bytes.Buffer
+	loc, err := time.LoadLocation(r.Window.TZ)
+	if err != nil {
+		loc = nil
+	}
+	gaps := worstDays(r.Days)
+	var details []gapDetail
+	for _, d := range gaps[:min(len(gaps), maxHTMLGapDetails)] {
+		details = append(details, newGapDetail(r, d, loc))
+	}
 	links, more := worstLinks(r.Links, maxHTMLLinks), max(0, len(r.Links)-maxHTMLLinks)
-	err := htmlTmpl.Execute(&buf, struct {
-		Report
-		Chart     chart
-		Gaps      []Day
-		TopLinks  []Link
-		MoreLinks int
-		// Every unverifiable day, with its reason: what kept it from
-		// being checked.
-		Unverifiable []Day
-	}{r, newChart(r.Days), worstDays(r.Days), links, more, unverifiableDays(r.Days)})
+	var buf bytes.Buffer
+	err = htmlTmpl.Execute(&buf, page{
+		Report: r, Headline: headline(r, gaps), Recheck: RecheckCommand(r),
+		Wide: newChart("chart", r.Days, 960), Narrow: newChart("chart-narrow", r.Days, 380),
+		Gaps: gaps, Details: details, MoreDetails: len(gaps) - len(details),
+		Unverifiable: ReasonRuns(r.Days), TopLinks: links, MoreLinks: more,
+	})
 	if err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
 }
 
-// unverifiableDays returns the days that could not be verified.
-func unverifiableDays(days []Day) []Day {
-	var out []Day
-	for _, d := range days {
-		if reconcile.Status(d.Status) == reconcile.Unverifiable {
-			out = append(out, d)
+// page is what the template of report.html reads.
+type page struct {
+	Report
+	Headline     lead
+	Recheck      string
+	Wide, Narrow chart
+	Gaps         []Day
+	Details      []gapDetail
+	MoreDetails  int
+	Unverifiable []ReasonRun
+	TopLinks     []Link
+	MoreLinks    int
+}
+
+// gapDetail is what the page shows of one differing day.
+type gapDetail struct {
+	Day
+	Countries     []Country
+	MoreCountries int
+	Links         []Link
+	MoreLinks     int
+	Hours         hourChart
+}
+
+func newGapDetail(r Report, d Day, loc *time.Location) gapDetail {
+	g := gapDetail{Day: d, Hours: newHourChart(d, loc)}
+	for _, c := range r.Countries {
+		if c.Date == d.Date {
+			g.Countries = append(g.Countries, c)
 		}
 	}
-	return out
+	sort.SliceStable(g.Countries, func(i, j int) bool {
+		return countryWeight(g.Countries[i]) > countryWeight(g.Countries[j])
+	})
+	if len(g.Countries) > 10 {
+		g.MoreCountries, g.Countries = len(g.Countries)-10, g.Countries[:10]
+	}
+	for _, l := range WorstLinks(r.Links) {
+		if l.Date == d.Date {
+			g.Links = append(g.Links, l)
+		}
+	}
+	if len(g.Links) > 5 {
+		g.MoreLinks, g.Links = len(g.Links)-5, g.Links[:5]
+	}
+	return g
+}
+
+// countryWeight orders a day's countries: the largest |delta| first, or
+// the most clicks when the store has no country.
+func countryWeight(c Country) int64 {
+	if c.Delta != nil {
+		return abs(*c.Delta)
+	}
+	return c.API
+}
+
+// ReasonRun is a run of consecutive unverifiable days with one reason.
+type ReasonRun struct {
+	From, To string
+	Days     int
+	Reason   string
+}
+
+// ReasonRuns lists why days could not be verified, consecutive days with
+// the same reason as one line, so a year of one outage stays one line.
+func ReasonRuns(days []Day) []ReasonRun {
+	var runs []ReasonRun
+	for i, d := range days {
+		if d.Status != "unverifiable" {
+			continue
+		}
+		reason := d.Reason
+		if reason == "" {
+			reason = "no reason recorded"
+		}
+		if n := len(runs); n > 0 && runs[n-1].Reason == reason && i > 0 && days[i-1].Status == "unverifiable" {
+			runs[n-1].To, runs[n-1].Days = d.Date, runs[n-1].Days+1
+			continue
+		}
+		runs = append(runs, ReasonRun{From: d.Date, To: d.Date, Days: 1, Reason: reason})
+	}
+	return runs
+}
+
+// lead is the page's first sentence, its date kept on one line.
+type lead struct{ Before, Date, After string }
+
+// headline is the page's first sentence: which days, how bad.
+func headline(r Report, gaps []Day) lead {
+	c := r.Coverage
+	read := c.Match + c.Missing + c.Surplus + c.Provisional
+	switch {
+	case len(gaps) > 0:
+		w := gaps[0]
+		verb := "differ"
+		if len(gaps) == 1 {
+			verb = "differs"
+		}
+		after := fmt.Sprintf(": %s clicks", Signed(*w.Delta))
+		if p := DeltaPct(w); p != "" {
+			after += " (" + p + " of Elido's count)"
+		}
+		return lead{fmt.Sprintf("%s %s. The worst is ", Plural(len(gaps), "day", "days"), verb), w.Date, after + fmt.Sprintf(", %s, %s.", w.Status, w.Severity)}
+	case read == 0 && c.Days > 0:
+		return lead{Before: fmt.Sprintf("Nothing could be read: none of the %s was verified.", Plural(c.Days, "day", "days"))}
+	case c.Unverifiable > 0:
+		return lead{Before: fmt.Sprintf("No gap among the days read, but %s could not be verified.", Plural(c.Unverifiable, "day", "days"))}
+	}
+	return lead{Before: fmt.Sprintf("Every day matches: %s, %s clicks on both sides.", Plural(c.Days, "day", "days"), Num(r.Totals.API))}
+}
+
+// RecheckCommand is the command that re-checks what a report could not
+// settle: the days from its first gap to its last, else its unverifiable
+// days, else the whole window.
+func RecheckCommand(r Report) string {
+	from, to := "", ""
+	for _, pick := range []func(Day) bool{Day.IsGap, func(d Day) bool { return d.Status == "unverifiable" }} {
+		for _, d := range r.Days {
+			if pick(d) {
+				if from == "" {
+					from = d.Date
+				}
+				to = d.Date
+			}
+		}
+		if from != "" {
+			break
+		}
+	}
+	if from == "" {
+		from, to = r.Window.From, r.Window.To
+	}
+	return fmt.Sprintf("clickrecon run --from %s --to %s --tz %s", from, to, r.Window.TZ)
+}
+
+// DeltaPct writes a day's delta as a share of Elido's count: −11.6%; ""
+// when it has none.
+func DeltaPct(d Day) string {
+	if d.Delta == nil || d.API == nil || *d.API <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%+.1f%%", 100*float64(*d.Delta)/float64(*d.API))
+}
+
+// Plural writes a count and its noun: 1 gap, 2 gaps.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // xmlSafe returns r with every text the page shows made fit for XML 1.0
@@ -58,6 +213,12 @@ func xmlSafe(r Report) Report {
 	days := make([]Day, len(r.Days))
 	for i, d := range r.Days {
 		d.Date, d.Status, d.Severity, d.Reason = xmlText(d.Date), xmlText(d.Status), xmlText(d.Severity), xmlText(d.Reason)
+		hours := make([]Hour, len(d.HoursWithGap))
+		for k, h := range d.HoursWithGap {
+			h.Start = xmlText(h.Start)
+			hours[k] = h
+		}
+		d.HoursWithGap = hours
 		days[i] = d
 	}
 	links := make([]Link, len(r.Links))
@@ -69,7 +230,12 @@ func xmlSafe(r Report) Report {
 	for i, f := range r.Findings {
 		findings[i] = Finding{Kind: xmlText(f.Kind), Message: xmlText(f.Message)}
 	}
-	r.Days, r.Links, r.Findings = days, links, findings
+	countries := make([]Country, len(r.Countries))
+	for i, c := range r.Countries {
+		c.Date, c.CountryCode = xmlText(c.Date), xmlText(c.CountryCode)
+		countries[i] = c
+	}
+	r.Days, r.Links, r.Countries, r.Findings = days, links, countries, findings
 	return r
 }
 
@@ -87,79 +253,6 @@ func xmlText(s string) string {
 		}
 		return unicode.ReplacementChar
 	}, s)
-}
-
-// chart is the SVG bar chart's geometry, computed here so the template
-// only places shapes.
-type chart struct {
-	Width, Height, Top, Bottom float64
-	Max                        int64
-	Days                       []chartDay
-	Ticks                      []chartTick
-}
-
-type chartDay struct {
-	Day
-	X, BarWidth         float64
-	APIY, APIH          float64
-	LocalX, LocalY      float64
-	LocalH              float64
-	MarkX, MarkY, MarkW float64
-	Mark                string // css class of the marker: missing, surplus, unverifiable, provisional; "" for none
-	Label               bool   // whether to print the date under the bars
-	LabelX, LabelY      float64
-}
-
-type chartTick struct {
-	Y     float64
-	Value string
-}
-
-func newChart(days []Day) chart {
-	c := chart{Width: 960, Height: 320, Top: 24, Bottom: 40}
-	for _, d := range days {
-		for _, v := range []*int64{d.API, d.Local} {
-			if v != nil && *v > c.Max && *v <= reconcile.MaxClicks { // a misread does not set the scale
-				c.Max = *v
-			}
-		}
-	}
-	scaleMax := niceCeil(c.Max)
-	plotH := c.Height - c.Top - c.Bottom
-	// A count outside 0..scaleMax (negative: a misread) is drawn at the
-	// edge, so no bar has a negative height or leaves the plot.
-	y := func(v int64) float64 {
-		return c.Top + plotH - plotH*float64(min(max(v, 0), scaleMax))/float64(scaleMax)
-	}
-	for i := range int64(5) {
-		v := scaleMax/4*i + scaleMax%4*i/4 // scaleMax*i/4 without overflow
-		c.Ticks = append(c.Ticks, chartTick{Y: round1(y(v)), Value: Num(v)})
-	}
-	if len(days) == 0 {
-		return c
-	}
-	left := 56.0
-	slot := (c.Width - left - 8) / float64(len(days))
-	bar := math.Max(slot*0.38, 0.5)
-	labelEvery := int(math.Ceil(float64(len(days)) / 16))
-	for i, d := range days {
-		x := left + slot*float64(i)
-		cd := chartDay{Day: d, X: round1(x + slot*0.1), BarWidth: round1(bar), LocalX: round1(x + slot*0.1 + bar),
-			MarkX: round1(x), MarkY: c.Top - 14, MarkW: round1(slot),
-			Label: i%labelEvery == 0, LabelX: round1(x + slot/2), LabelY: c.Height - c.Bottom + 16}
-		if d.API != nil {
-			cd.APIY, cd.APIH = round1(y(*d.API)), round1(c.Top+plotH-y(*d.API))
-		}
-		if d.Local != nil {
-			cd.LocalY, cd.LocalH = round1(y(*d.Local)), round1(c.Top+plotH-y(*d.Local))
-		}
-		switch d.Status {
-		case "missing", "surplus", "unverifiable", "provisional":
-			cd.Mark = d.Status
-		}
-		c.Days = append(c.Days, cd)
-	}
-	return c
 }
 
 // niceCeil rounds n up to a round number for the chart's scale: 10, or
@@ -188,6 +281,9 @@ func niceCeil(n int64) int64 {
 
 func round1(f float64) float64 { return math.Round(f*10) / 10 }
 
+//go:embed report.html.tmpl
+var htmlSource string
+
 var htmlTmpl = template.Must(template.New("report.html").Funcs(template.FuncMap{
 	"num":      Num,
 	"signed":   Signed,
@@ -195,109 +291,9 @@ var htmlTmpl = template.Must(template.New("report.html").Funcs(template.FuncMap{
 	"optsign":  OptSigned,
 	"hours":    Hours,
 	"severity": DaySeverity,
+	"pct":      DeltaPct,
+	"country":  CountryName,
+	"plural":   Plural,
 	"f":        func(v float64) string { return fmt.Sprintf("%g", v) },
 	"deref":    func(p *int64) int64 { return *p },
-}).Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8"/>
-<meta name="viewport" content="width=device-width, initial-scale=1"/>
-<title>Click reconciliation {{.Window.From}} to {{.Window.To}} ({{.Window.TZ}})</title>
-<style>
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d2330; margin: 2rem auto; max-width: 1000px; padding: 0 1rem; }
-h1 { font-size: 1.4rem; margin-bottom: .2rem; } h2 { font-size: 1.1rem; margin-top: 2rem; }
-.meta { color: #5b6475; } code { font-size: .92em; }
-table { border-collapse: collapse; width: 100%; margin-top: .5rem; }
-th, td { padding: .3rem .6rem; border-bottom: 1px solid #e3e6ec; text-align: left; }
-td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
-.status { font-weight: 600; }
-.st-match { color: #2f7d32; } .st-missing { color: #c62828; } .st-surplus { color: #b26a00; }
-.st-provisional { color: #5b6475; } .st-unverifiable { color: #6a1b9a; }
-.badge { display: inline-block; padding: .1rem .5rem; border-radius: .6rem; background: #eef0f4; }
-svg .api { fill: #7d8fb3; } svg .local { fill: #4caf7a; }
-svg .mark-missing { fill: #c62828; } svg .mark-surplus { fill: #e69500; }
-svg .mark-unverifiable { fill: #8e5bb5; } svg .mark-provisional { fill: #9aa3b2; }
-svg text { font-size: 11px; fill: #5b6475; } svg .grid { stroke: #e3e6ec; }
-.legend span { margin-right: 1rem; } .sw { display: inline-block; width: .8rem; height: .8rem; vertical-align: -1px; margin-right: .3rem; }
-blockquote { border-left: 4px solid #c62828; margin: 1rem 0; padding: .3rem 1rem; background: #fdecea; }
-</style>
-</head>
-<body>
-<h1>Click reconciliation: {{.Window.From}} to {{.Window.To}} ({{.Window.TZ}})</h1>
-<p class="meta">Workspace <code>{{.WorkspaceID}}</code> · status <span class="badge status">{{.Status}}</span> · run <code>{{.RunKey}}</code> · generated {{.GeneratedAt.Format "2006-01-02 15:04:05Z07:00"}}</p>
-{{- if .Interrupted}}
-<blockquote>The run stopped before it finished: {{.Interrupted}}. The days below are what was read before it stopped.</blockquote>
-{{- end}}
-<table id="totals">
-<tr><th>Elido (daily buckets)</th><td class="n">{{num .Totals.API}}</td></tr>
-<tr><th>Elido (/summary)</th><td class="n">{{if .Totals.APISummary}}{{num (deref .Totals.APISummary)}}{{else}}not read{{end}}</td></tr>
-<tr><th>Local store</th><td class="n">{{num .Totals.Local}}</td></tr>
-<tr><th>Delta (local − Elido)</th><td class="n">{{signed .Totals.Delta}}</td></tr>
-</table>
-<p>Days: {{.Coverage.Days}} · match {{.Coverage.Match}} · missing {{.Coverage.Missing}} · surplus {{.Coverage.Surplus}} · provisional {{.Coverage.Provisional}} · unverifiable {{.Coverage.Unverifiable}}. Totals cover the days both sides could be read.</p>
-
-<h2>Elido against the store, per day</h2>
-<p class="legend"><span><i class="sw" style="background:#7d8fb3"></i>Elido</span><span><i class="sw" style="background:#4caf7a"></i>store</span><span><i class="sw" style="background:#c62828"></i>missing</span><span><i class="sw" style="background:#e69500"></i>surplus</span><span><i class="sw" style="background:#8e5bb5"></i>unverifiable</span></p>
-<svg id="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {{f .Chart.Width}} {{f .Chart.Height}}" width="100%" role="img" aria-label="Clicks per day: Elido against the store">
-{{- range .Chart.Ticks}}
-<line class="grid" x1="56" x2="{{f $.Chart.Width}}" y1="{{f .Y}}" y2="{{f .Y}}"/><text x="50" y="{{f .Y}}" text-anchor="end" dy="4">{{.Value}}</text>
-{{- end}}
-{{- range .Chart.Days}}
-<g class="day" data-date="{{.Date}}" data-status="{{.Status}}"><title>{{.Date}}: Elido {{optnum .API}}, store {{optnum .Local}}, delta {{optsign .Delta}} ({{.Status}})</title>
-{{- if .API}}<rect class="api" x="{{f .X}}" y="{{f .APIY}}" width="{{f .BarWidth}}" height="{{f .APIH}}"/>{{end}}
-{{- if .Local}}<rect class="local" x="{{f .LocalX}}" y="{{f .LocalY}}" width="{{f .BarWidth}}" height="{{f .LocalH}}"/>{{end}}
-{{- if .Mark}}<rect class="mark-{{.Mark}}" x="{{f .MarkX}}" y="{{f .MarkY}}" width="{{f .MarkW}}" height="6"/>{{end}}
-{{- if .Label}}<text x="{{f .LabelX}}" y="{{f .LabelY}}" text-anchor="middle">{{.Date}}</text>{{end}}</g>
-{{- end}}
-</svg>
-{{- if .Gaps}}
-
-<h2>Gaps</h2>
-<ul>
-{{- range .Gaps}}
-<li><strong>{{.Date}}</strong>: <span class="st-{{.Status}}">{{signed (deref .Delta)}}</span> clicks ({{.Status}}, {{.Severity}})</li>
-{{- end}}
-</ul>
-{{- end}}
-
-<h2>Days</h2>
-<table id="days">
-<tr><th>date</th><th class="n">hours</th><th class="n">Elido</th><th class="n">store</th><th class="n">delta</th><th>status</th><th>severity</th></tr>
-{{- range .Days}}
-<tr><td>{{.Date}}</td><td class="n">{{hours .Hours}}</td><td class="n">{{optnum .API}}</td><td class="n">{{optnum .Local}}</td><td class="n">{{optsign .Delta}}</td><td class="status st-{{.Status}}">{{.Status}}</td><td>{{severity .}}</td></tr>
-{{- end}}
-</table>
-{{- if .Unverifiable}}
-
-<h2>Why days could not be verified</h2>
-<ul id="unverifiable">
-{{- range .Unverifiable}}
-<li><strong>{{.Date}}</strong>: {{.Reason}}</li>
-{{- end}}
-</ul>
-{{- end}}
-{{- if .TopLinks}}
-
-<h2>Links that differ</h2>
-<table id="links">
-<tr><th>date</th><th>link</th><th class="n">Elido</th><th class="n">store</th><th class="n">delta</th><th>status</th></tr>
-{{- range .TopLinks}}
-<tr><td>{{.Date}}</td><td><code>{{.LinkID}}</code></td><td class="n">{{num .API}}</td><td class="n">{{num .Local}}</td><td class="n">{{signed .Delta}}</td><td class="status st-{{.Status}}">{{.Status}}</td></tr>
-{{- end}}
-</table>
-{{- if .MoreLinks}}
-<p>And {{.MoreLinks}} more links: see report.csv.</p>
-{{- end}}
-{{- end}}
-{{- if .Findings}}
-
-<h2>Findings</h2>
-<ul id="findings">
-{{- range .Findings}}
-<li><strong>{{.Kind}}</strong>: {{.Message}}</li>
-{{- end}}
-</ul>
-{{- end}}
-</body>
-</html>
-`))
+}).Parse(htmlSource))

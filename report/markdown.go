@@ -35,14 +35,34 @@ func Markdown(r Report) ([]byte, error) {
 	if gaps := worstDays(r.Days); len(gaps) > 0 {
 		p("\n## Gaps\n\n")
 		for _, d := range gaps {
-			p("- **%s**: %s clicks (%s, %s)\n", mdLine(d.Date), Signed(*d.Delta), mdLine(d.Status), mdLine(d.Severity))
+			share := ""
+			if pct := DeltaPct(d); pct != "" {
+				share = ", " + pct
+			}
+			p("- **%s**: %s clicks (%s%s, %s)\n", mdLine(d.Date), Signed(*d.Delta), mdLine(d.Status), share, mdLine(d.Severity))
 		}
 	}
+	p("\nRe-check: `%s`\n", mdCode(RecheckCommand(r)))
 
+	// Past a screenful, the table lists the days that are not a match.
+	days, folded := r.Days, 0
+	if len(days) > maxMarkdownDays {
+		days = nil
+		for _, d := range r.Days {
+			if d.Status == "match" {
+				folded++
+				continue
+			}
+			days = append(days, d)
+		}
+	}
 	p("\n## Days\n\n| date | hours | Elido | local | delta | status | severity |\n|---|---:|---:|---:|---:|---|---|\n")
-	for _, d := range r.Days {
+	for _, d := range days {
 		p("| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(d.Date), Hours(d.Hours), OptNum(d.API), OptNum(d.Local),
 			OptSigned(d.Delta), mdEscape(d.Status), mdEscape(DaySeverity(d)))
+	}
+	if folded > 0 {
+		p("\nAnd %s within tolerance: see days.csv.\n", Plural(folded, "more day that matches", "more days that match"))
 	}
 
 	if len(r.Links) > 0 {
@@ -51,7 +71,7 @@ func Markdown(r Report) ([]byte, error) {
 			p("| %s | `%s` | %s | %s | %s | %s |\n", mdEscape(l.Date), mdEscape(l.LinkID), Num(l.API), Num(l.Local), Signed(l.Delta), mdEscape(l.Status))
 		}
 		if more := len(r.Links) - maxMarkdownLinks; more > 0 {
-			p("\nAnd %d more links: see report.csv.\n", more)
+			p("\nAnd %d more links: see links.csv.\n", more)
 		}
 	}
 	if r.Drilldown.Mode == "fallback" || r.Drilldown.UncheckedLinks > 0 {
@@ -63,20 +83,34 @@ func Markdown(r Report) ([]byte, error) {
 			p("- **%s**: %s\n", mdLine(f.Kind), mdLine(f.Message))
 		}
 	}
-	var reasons []Day
-	for _, d := range r.Days {
-		if d.Reason != "" {
-			reasons = append(reasons, d)
+	if runs := ReasonRuns(r.Days); len(runs) > 0 {
+		p("\n## Why days could not be verified\n\n")
+		for _, run := range runs {
+			if run.Days == 1 {
+				p("- %s: %s\n", mdLine(run.From), mdLine(run.Reason))
+			} else {
+				p("- %s to %s (%d days): %s\n", mdLine(run.From), mdLine(run.To), run.Days, mdLine(run.Reason))
+			}
 		}
 	}
-	if len(reasons) > 0 {
-		p("\n## Why days are unverifiable or provisional\n\n")
-		for _, d := range reasons {
+	var provisional []Day
+	for _, d := range r.Days {
+		if d.Status == "provisional" && d.Reason != "" {
+			provisional = append(provisional, d)
+		}
+	}
+	if len(provisional) > 0 {
+		p("\n## Provisional days\n\n")
+		for _, d := range provisional {
 			p("- %s: %s\n", mdLine(d.Date), mdLine(d.Reason))
 		}
 	}
 	return b.Bytes(), nil
 }
+
+// maxMarkdownDays is how many day rows report.md lists before it lists
+// only the days that are not a match.
+const maxMarkdownDays = 20
 
 // maxMarkdownLinks bounds the link table of report.md.
 const maxMarkdownLinks = 20
@@ -150,18 +184,18 @@ func Signed(n int64) string {
 	return Num(n)
 }
 
-// OptNum writes a count that may not be known as – when it is not.
+// OptNum writes a count that may not be known as - when it is not.
 func OptNum(n *int64) string {
 	if n == nil {
-		return "–"
+		return "-"
 	}
 	return Num(*n)
 }
 
-// OptSigned writes a delta that may not be known as – when it is not.
+// OptSigned writes a delta that may not be known as - when it is not.
 func OptSigned(n *int64) string {
 	if n == nil {
-		return "–"
+		return "-"
 	}
 	return Signed(*n)
 }
@@ -171,11 +205,20 @@ func Hours(h float64) string {
 	return strings.TrimSuffix(fmt.Sprintf("%.1f", h), ".0")
 }
 
-// DaySeverity is the severity a person reads: – for a day that could not
+// DaySeverity is the severity a person reads: - for a day that could not
 // be verified, whose severity means nothing.
 func DaySeverity(d Day) string {
 	if d.Status == "unverifiable" {
-		return "–"
+		return "-"
 	}
 	return d.Severity
+}
+
+// CountryName writes a country code as text shows it: - when the country
+// is not known.
+func CountryName(code string) string {
+	if code == "" {
+		return "-"
+	}
+	return code
 }

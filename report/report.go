@@ -1,6 +1,6 @@
 // Package report turns a reconciliation result into the files operators
-// read and scripts parse: report.json (schema version 1), report.csv,
-// report.md and report.html, written to RECON_REPORT_DIR/<run_key>/ as a
+// read and scripts parse: report.json (schema version 1), days.csv,
+// links.csv, countries.csv, hours.csv, report.md and report.html, written to RECON_REPORT_DIR/<run_key>/ as a
 // whole before anything is sent anywhere. Its subpackages send what the
 // report says (alert: Slack; monitor: Pushgateway and healthcheck) and
 // remember it between runs (history).

@@ -10,8 +10,10 @@ import (
 	"strings"
 )
 
-// Files written by Write, in the order they are rendered.
-var Files = []string{"report.json", "report.csv", "report.md", "report.html"}
+// Files written by Write, in the order they are rendered: the JSON, one
+// CSV per table (each sums on its own: a spreadsheet can total any column),
+// the Markdown and the page.
+var Files = []string{"report.json", "days.csv", "links.csv", "countries.csv", "hours.csv", "report.md", "report.html"}
 
 // Write writes every report file as dir/<run key>/ and returns where that
 // folder is. dir is a folder or an object store URL (see Open). A local
@@ -30,10 +32,13 @@ func Write(dir string, r Report) (string, error) {
 // Render renders every report file of r, in the order of Files.
 func Render(r Report) ([]File, error) {
 	renderers := map[string]func(Report) ([]byte, error){
-		"report.json": JSON,
-		"report.csv":  CSV,
-		"report.md":   Markdown,
-		"report.html": HTML,
+		"report.json":   JSON,
+		"days.csv":      DaysCSV,
+		"links.csv":     LinksCSV,
+		"countries.csv": CountriesCSV,
+		"hours.csv":     HoursCSV,
+		"report.md":     Markdown,
+		"report.html":   HTML,
 	}
 	var files []File
 	for _, name := range Files {
@@ -55,23 +60,95 @@ func JSON(r Report) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// CSV renders report.csv: one row per day (link_id empty) and one per
-// link row, with the header date,link_id,api,local,delta,status. A count
-// that is not known is an empty cell.
-func CSV(r Report) ([]byte, error) {
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	rows := [][]string{{"date", "link_id", "api", "local", "delta", "status"}}
+// DaysCSV renders days.csv: one row per day of the window, with the
+// header date,hours,api,local,delta,status,severity,reason. A count that is
+// not known is an empty cell, and so is the severity of a day that could
+// not be verified; the delta column sums to the report's totals.
+func DaysCSV(r Report) ([]byte, error) {
+	rows := [][]string{{"date", "hours", "api", "local", "delta", "status", "severity", "reason"}}
 	for _, d := range r.Days {
-		rows = append(rows, []string{csvSafe(d.Date), "", optInt(d.API), optInt(d.Local), optInt(d.Delta), csvSafe(d.Status)})
+		rows = append(rows, []string{csvSafe(d.Date), Hours(d.Hours), optInt(d.API), optInt(d.Local), optInt(d.Delta),
+			csvSafe(d.Status), csvSafe(csvSeverity(d)), csvSafe(d.Reason)})
 	}
+	return writeCSV(rows)
+}
+
+// LinksCSV renders links.csv: one row per link of a day that differs, with
+// the header date,link_id,api,local,delta,status,severity (the day's
+// severity). Each day's deltas sum to that day's delta when its links were
+// all read.
+func LinksCSV(r Report) ([]byte, error) {
+	sev := daySeverities(r.Days)
+	rows := [][]string{{"date", "link_id", "api", "local", "delta", "status", "severity"}}
 	for _, l := range r.Links {
-		rows = append(rows, []string{csvSafe(l.Date), csvSafe(l.LinkID), itoa(l.API), itoa(l.Local), itoa(l.Delta), csvSafe(l.Status)})
+		rows = append(rows, []string{csvSafe(l.Date), csvSafe(l.LinkID), itoa(l.API), itoa(l.Local), itoa(l.Delta), csvSafe(l.Status), csvSafe(sev[l.Date])})
 	}
-	if err := w.WriteAll(rows); err != nil {
+	return writeCSV(rows)
+}
+
+// CountriesCSV renders countries.csv: one row per country of a day that
+// differs, with the header date,country_code,api,local,delta,severity. An
+// unknown country is an empty cell, and so are local and delta when the
+// store has no country column.
+func CountriesCSV(r Report) ([]byte, error) {
+	sev := daySeverities(r.Days)
+	rows := [][]string{{"date", "country_code", "api", "local", "delta", "severity"}}
+	for _, c := range r.Countries {
+		rows = append(rows, []string{csvSafe(c.Date), csvSafe(c.CountryCode), itoa(c.API), optInt(c.Local), optInt(c.Delta), csvSafe(sev[c.Date])})
+	}
+	return writeCSV(rows)
+}
+
+// HoursCSV renders hours.csv: one row per hour whose counts differ on a
+// day that was drilled into, with the header date,start,api,local,delta,
+// severity. start is the hour's first instant with its offset, so the two
+// 02:00 hours of an autumn DST day are two rows that can be told apart.
+func HoursCSV(r Report) ([]byte, error) {
+	rows := [][]string{{"date", "start", "api", "local", "delta", "severity"}}
+	for _, d := range r.Days {
+		for _, h := range d.HoursWithGap {
+			rows = append(rows, []string{csvSafe(d.Date), csvSafe(h.Start), itoa(h.API), itoa(h.Local), itoa(h.Delta), csvSafe(csvSeverity(d))})
+		}
+	}
+	return writeCSV(rows)
+}
+
+// SlackCSV is the table attached to a Slack alert: links.csv when the
+// drill-down found links that differ, else days.csv.
+func SlackCSV(r Report) (name string, data []byte, err error) {
+	if len(r.Links) > 0 {
+		b, err := LinksCSV(r)
+		return "links.csv", b, err
+	}
+	b, err := DaysCSV(r)
+	return "days.csv", b, err
+}
+
+func writeCSV(rows [][]string) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := csv.NewWriter(&buf).WriteAll(rows); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// csvSeverity is a day's severity in a CSV: empty for a day that could not
+// be verified, whose severity means nothing.
+func csvSeverity(d Day) string {
+	if d.Status == "unverifiable" {
+		return ""
+	}
+	return d.Severity
+}
+
+// daySeverities maps each date to its CSV severity, for the rows of a
+// breakdown table.
+func daySeverities(days []Day) map[string]string {
+	m := make(map[string]string, len(days))
+	for _, d := range days {
+		m[d.Date] = csvSeverity(d)
+	}
+	return m
 }
 
 // csvSafe keeps a text cell (a link id, a date or status read from a

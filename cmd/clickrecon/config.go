@@ -46,8 +46,8 @@ type config struct {
 
 	ToleranceAbs int64   `env:"RECON_TOLERANCE_ABS, default=0"`
 	TolerancePct float64 `env:"RECON_TOLERANCE_PCT, default=0"`
-	FailAbs      int64   `env:"RECON_FAIL_ABS, default=100"`
-	FailPct      float64 `env:"RECON_FAIL_PCT, default=1"`
+	FailAbs      int64   `env:"RECON_FAIL_ABS, default=10"`
+	FailPct      float64 `env:"RECON_FAIL_PCT, default=5"`
 
 	DrillMax int `env:"RECON_DRILLDOWN_MAX_REQUESTS, default=500"`
 
@@ -67,7 +67,7 @@ type config struct {
 	ReportKeepDays int           `env:"RECON_REPORT_KEEP_DAYS, default=30"`
 	Timeout        time.Duration `env:"RECON_TIMEOUT, default=30m"`
 	LogLevel       string        `env:"LOG_LEVEL, default=info"`
-	LogFormat      string        `env:"LOG_FORMAT, default=json"`
+	LogFormat      string        `env:"LOG_FORMAT"` // "": text on a terminal, else JSON
 
 	// The variables behind the flags of the same name.
 	Date      string `env:"RECON_DATE"`
@@ -97,22 +97,38 @@ func loadConfig(ctx context.Context, env envconfig.Lookuper) (config, error) {
 		Lookuper: envconfig.MultiLookuper(envconfig.MapLookuper(files), env),
 	})
 	if err != nil {
-		return config{}, envError(err)
+		return config{}, envError(err, env)
 	}
 	return c, nil
 }
 
-// envError rewrites go-envconfig's errors, which name the Go field, to
-// name the environment variable a user sets.
-func envError(err error) error {
+// envError rewrites go-envconfig's errors, which name the Go field and
+// quote strconv, to say the variable, the value and what a good one looks
+// like: RECON_DAYS="abc" is not a whole number (e.g. RECON_DAYS=7).
+func envError(err error, env envconfig.Lookuper) error {
 	msg := err.Error()
 	t := reflect.TypeOf(config{})
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if strings.HasPrefix(msg, f.Name+":") {
-			name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+		if !strings.HasPrefix(msg, f.Name+":") {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+		value, _ := env.Lookup(name)
+		var want string
+		switch {
+		case f.Type == reflect.TypeOf(time.Duration(0)):
+			want = fmt.Sprintf("a duration (e.g. %s=2h or %s=30m)", name, name)
+		case f.Type.Kind() == reflect.Float64:
+			want = fmt.Sprintf("a plain number, no %% sign (e.g. %s=0.5)", name)
+		case f.Type.Kind() == reflect.Int, f.Type.Kind() == reflect.Int64:
+			want = fmt.Sprintf("a whole number (e.g. %s=7)", name)
+		case f.Type.Kind() == reflect.Bool:
+			want = fmt.Sprintf("true or false (e.g. %s=true)", name)
+		default:
 			return fmt.Errorf("%s: %s", name, strings.TrimSpace(strings.TrimPrefix(msg, f.Name+":")))
 		}
+		return fmt.Errorf("%s=%q is not %s", name, value, want)
 	}
 	return err
 }
@@ -140,7 +156,7 @@ func (c config) validateCommon() error {
 		return fmt.Errorf("--format (RECON_FORMAT) must be text or json, got %q", c.Format)
 	}
 	switch strings.ToLower(c.LogFormat) {
-	case "json", "text":
+	case "", "json", "text":
 	default:
 		return fmt.Errorf("LOG_FORMAT must be json or text, got %q", c.LogFormat)
 	}

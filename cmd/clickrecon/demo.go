@@ -31,7 +31,7 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 			vars[name] = v
 		}
 	}
-	c, err := parseArgs(ctx, "demo", args, envconfig.MapLookuper(vars), stderr)
+	c, err := parseArgs(ctx, "demo", args, envconfig.MapLookuper(vars), stdout, stderr)
 	if err != nil {
 		return usageExit(stderr, err)
 	}

@@ -99,15 +99,29 @@ func TestVersionAndUsage(t *testing.T) {
 	if code := runWith(context.Background(), []string{"version"}, envconfig.MapLookuper(nil), &stdout, &stderr, deps{now: time.Now}); code != exitOK || !strings.HasPrefix(stdout.String(), "clickrecon ") {
 		t.Errorf("version: exit %d, %q", code, stdout.String())
 	}
-	for _, args := range [][]string{nil, {"frobnicate"}} {
+	runIt := func(args ...string) (int, string, string) {
+		t.Helper()
 		stdout.Reset()
 		stderr.Reset()
-		if code := runWith(context.Background(), args, envconfig.MapLookuper(nil), &stdout, &stderr, deps{now: time.Now}); code != exitUsage || !strings.Contains(stderr.String(), "Usage:") {
-			t.Errorf("%v: exit %d, stderr %q", args, code, stderr.String())
+		code := runWith(context.Background(), args, envconfig.MapLookuper(nil), &stdout, &stderr, deps{now: time.Now})
+		return code, stdout.String(), stderr.String()
+	}
+	if code, _, errOut := runIt(); code != exitUsage || !strings.Contains(errOut, "Usage:") {
+		t.Errorf("no command: exit %d, stderr %q", code, errOut)
+	}
+	// A mistake is one line and a hint, not a page of help.
+	for _, args := range [][]string{{"frobnicate"}, {"run", "--frobnicate"}, {"demo", "--date", "2026-01-01"}} {
+		code, out, errOut := runIt(args...)
+		if code != exitUsage || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "help") || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line with a hint", args, code, out, errOut)
 		}
 	}
-	stderr.Reset()
-	if code := runWith(context.Background(), []string{"run", "--help"}, envconfig.MapLookuper(nil), &stdout, &stderr, deps{now: time.Now}); code != exitOK || !strings.Contains(stderr.String(), "ELIDO_API_KEY") {
-		t.Errorf("run --help: exit %d, stderr %q", code, stderr.String())
+	// Asked-for help goes to stdout, exit 0, with the command's own defaults.
+	if code, out, errOut := runIt("run", "--help"); code != exitOK || !strings.Contains(out, "ELIDO_API_KEY") || errOut != "" {
+		t.Errorf("run --help: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	if code, out, _ := runIt("demo", "-h"); code != exitOK || !strings.Contains(out, "clickrecon-demo") || !strings.Contains(out, "Europe/Warsaw") || strings.Contains(out, "ELIDO_API_KEY") {
+		t.Errorf("demo -h: exit %d, stdout %q; want the demo's defaults and no run variables", code, out)
+	}
+
 }

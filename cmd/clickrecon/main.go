@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/job"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/monitor"
 	"github.com/clickrecon/clickrecon/sources/elido"
@@ -88,42 +90,29 @@ func runWith(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "clickrecon: unknown command %q\n\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "clickrecon: unknown command %q (run 'clickrecon help')\n", args[0])
 		return exitUsage
 	}
 }
 
-const usage = `clickrecon checks, day by day, that your click store recorded every click
-Elido counted, and says where the gaps are.
-
-Usage:
-  clickrecon run [flags]     reconcile a window (what the nightly CronJob runs)
-  clickrecon demo [flags]    the whole pipeline on a simulated Elido API and an
-                             embedded SQLite store with known gaps; needs no
-                             network, no server and no secrets
-  clickrecon repair [flags]  put back the clicks a settled missing day lost, from
-                             Elido's clicks/recent; prints the plan, writes
-                             only with --apply and STORE_WRITE_DSN
-  clickrecon merge REPORT... combine the reports of a sharded backfill (each a
-                             report.json or its folder) into one
-  clickrecon migrate         create or upgrade the run history's tables at
-                             HISTORY_DSN (idempotent)
-  clickrecon version         print the version and commit
-
-Run "clickrecon run --help" for the flags and variables.
-
-Exit codes: 0 completed; 1 gaps at or above --fail-on; 2 usage or
-configuration error; 3 could not complete (a retry may help).
-`
+// The help texts, kept as text files beside the code.
+var (
+	//go:embed help/usage.txt
+	usage string
+	//go:embed help/migrate.txt
+	migrateUsage string
+	//go:embed help/run-variables.txt
+	runVariables string
+)
 
 // newFlagSet declares the flags of command name (run, demo, merge or
 // migrate, which has none). Each flag's default is the value its variable
 // already set, so a flag wins over the variable.
-func newFlagSet(name string, c *config, stderr io.Writer) *flag.FlagSet {
+func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("clickrecon "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // errors are reported by parseArgs, help by fs.Usage
 	if name == "migrate" {
-		fs.Usage = func() { fmt.Fprint(stderr, migrateUsage) }
+		fs.Usage = func() { fmt.Fprint(out, migrateUsage) }
 		return fs
 	}
 	fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, "folder or object-storage URL (s3://, gs://, azblob://, file://) for the reports; each run writes DIR/<run_key>/ (RECON_REPORT_DIR)")
@@ -155,58 +144,24 @@ func newFlagSet(name string, c *config, stderr io.Writer) *flag.FlagSet {
 		if name == "demo" {
 			note = " (the demo reads no variable but LOG_LEVEL and LOG_FORMAT)"
 		}
-		fmt.Fprintf(stderr, "Usage: clickrecon %s [flags]%s\n\nFlags%s:\n", name, operands, note)
+		fmt.Fprintf(out, "Usage: clickrecon %s [flags]%s\n\nFlags%s:\n", name, operands, note)
+		fs.SetOutput(out)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 		if name == "run" || name == "repair" {
-			fmt.Fprint(stderr, runVariables)
+			fmt.Fprint(out, runVariables)
 		}
 		if name == "repair" {
-			fmt.Fprint(stderr, repairVariables)
+			fmt.Fprint(out, repairVariables)
 		}
 	}
 	return fs
 }
 
-const migrateUsage = `Usage: clickrecon migrate
-
-Creates or upgrades the run history's tables at HISTORY_DSN (or
-HISTORY_DSN_FILE); running it again changes nothing.
-`
-
-const runVariables = `
-Variables:
-  ELIDO_API_KEY (or ELIDO_API_KEY_FILE)  workspace API key with analytics:read (required)
-  ELIDO_WORKSPACE_ID                     workspace to reconcile (required)
-  ELIDO_API_BASE                         default https://api.elido.app/v1
-  ELIDO_RATE_LIMIT                       requests per minute this job allows itself (default 60)
-  ELIDO_RETENTION_DAYS                   days Elido keeps on your plan; older days are unverifiable (730; 0: no limit)
-  STORE_DSN (or STORE_DSN_FILE)          postgres://... or sqlite:PATH (required)
-  STORE_PRESET                           events (one row per click, default) or daily
-  STORE_QUERY_FILE                       a custom count query replacing the preset
-  RECON_DAYS, RECON_MAX_DAYS             default window length (3) and longest window (400)
-  RECON_SETTLE                           a day is provisional until this long after it ends (2h)
-  RECON_TOLERANCE_ABS, RECON_TOLERANCE_PCT  a day matches when |delta| <= max(ABS, PCT% of Elido) (0, 0)
-  RECON_FAIL_ABS, RECON_FAIL_PCT         a gap is "fail" beyond max(ABS, PCT% of Elido) (100, 1)
-  RECON_DRILLDOWN_MAX_REQUESTS           API requests the drill-down may spend (500)
-  RECON_TIMEOUT                          deadline for the whole run (30m)
-  RECON_REPORT_URL                       base URL where the reports are served; Slack and the
-                                         healthcheck link to <URL>/<run_key>/report.html
-  RECON_REPORT_KEEP_DAYS                 local report folders older than this are removed (30; 0 keeps all)
-  HISTORY_DSN (or _FILE)                 run history (postgres://... or sqlite:PATH; run "clickrecon
-                                         migrate" first); unset: no history, no alert de-duplication
-  SLACK_WEBHOOK_URL (or _FILE)           post alerts through an incoming webhook, or:
-  SLACK_BOT_TOKEN (or _FILE), SLACK_CHANNEL  post with a bot token (edits alerts in place, attaches the CSV)
-  SLACK_API_URL                          Web API base for a bot token (https://slack.com/api/)
-  SLACK_NOTIFY                           gaps (settled gaps and heals, default) or always
-  PUSHGATEWAY_URL (or _FILE)             push the run's gauges (push-add, grouped by job and workspace)
-  HEALTHCHECK_URL (or _FILE)             ping URL/start at boot and URL/<exit code> at the end
-  LOG_LEVEL, LOG_FORMAT                  debug|info|warn|error (info); json|text (json)
-`
-
 // parseArgs loads the environment, then applies the flags over it. It
 // returns errFlagHelp after printing the help for -h.
-func parseArgs(ctx context.Context, name string, args []string, env envconfig.Lookuper, stderr io.Writer) (config, error) {
-	c, rest, err := parseArgsWithOperands(ctx, name, args, env, stderr)
+func parseArgs(ctx context.Context, name string, args []string, env envconfig.Lookuper, stdout, stderr io.Writer) (config, error) {
+	c, rest, err := parseArgsWithOperands(ctx, name, args, env, stdout, stderr)
 	if err == nil && len(rest) > 0 {
 		return config{}, fmt.Errorf("unexpected argument %q: clickrecon %s takes flags only (see --help)", rest[0], name)
 	}
@@ -215,22 +170,32 @@ func parseArgs(ctx context.Context, name string, args []string, env envconfig.Lo
 
 // parseArgsWithOperands is parseArgs for a command that takes operands
 // after its flags (merge); it returns them.
-func parseArgsWithOperands(ctx context.Context, name string, args []string, env envconfig.Lookuper, stderr io.Writer) (config, []string, error) {
+func parseArgsWithOperands(ctx context.Context, name string, args []string, env envconfig.Lookuper, stdout, stderr io.Writer) (config, []string, error) {
 	// Flags are parsed once into a throw-away config first, so that -h
 	// works and a bad flag is reported even when the environment is
-	// broken.
-	probe, _ := loadConfig(ctx, envconfig.MapLookuper(nil)) // the defaults, for -h
-	if err := newFlagSet(name, &probe, stderr).Parse(args); err != nil {
+	// broken. Its defaults are the command's own (the demo's for demo),
+	// or the built-in ones when the environment does not load.
+	probe, err := loadConfig(ctx, env)
+	if err != nil {
+		probe, _ = loadConfig(ctx, envconfig.MapLookuper(nil))
+	}
+	probeFlags := newFlagSet(name, &probe, stdout)
+	help := probeFlags.Usage
+	probeFlags.Usage = func() {} // the flag package calls it on every error too
+	if err := probeFlags.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			help()
 			return config{}, nil, errFlagHelp
 		}
+		fmt.Fprintf(stderr, "clickrecon %s: %v (run 'clickrecon %s --help')\n", name, err, name)
 		return config{}, nil, errFlagReported
 	}
 	c, err := loadConfig(ctx, env)
 	if err != nil {
 		return config{}, nil, err
 	}
-	fs := newFlagSet(name, &c, stderr)
+	fs := newFlagSet(name, &c, stdout)
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		return config{}, nil, errFlagReported
 	}
@@ -264,11 +229,14 @@ func usageExit(stderr io.Writer, err error) int {
 	return exitUsage
 }
 
-// newLogger builds the run's logger on stderr.
-func newLogger(w io.Writer, format, level string) *slog.Logger {
+// newLogger builds the run's logger on stderr (through the progress bar,
+// which clears itself before each line). LOG_FORMAT unset: text on a
+// terminal, JSON anywhere else (a pod's log collector).
+func newLogger(bar *job.Bar, format, level string) *slog.Logger {
 	lvl, _ := parseLevel(level)
 	opts := &slog.HandlerOptions{Level: lvl}
-	if strings.EqualFold(format, "text") {
+	var w io.Writer = bar
+	if strings.EqualFold(format, "text") || (format == "" && bar.Live()) {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))

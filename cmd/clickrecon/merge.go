@@ -18,7 +18,7 @@ import (
 // one report over the whole window, written like a run's. It reads no
 // API and no database.
 func cmdMerge(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) int {
-	c, paths, err := parseArgsWithOperands(ctx, "merge", args, env, stderr)
+	c, paths, err := parseArgsWithOperands(ctx, "merge", args, env, stdout, stderr)
 	if err != nil {
 		return usageExit(stderr, err)
 	}

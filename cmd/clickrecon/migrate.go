@@ -16,7 +16,7 @@ import (
 // cmdMigrate is "clickrecon migrate": it creates or upgrades the run
 // history's tables at HISTORY_DSN. Running it again changes nothing.
 func cmdMigrate(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer) int {
-	c, err := parseArgs(ctx, "migrate", args, env, stderr)
+	c, err := parseArgs(ctx, "migrate", args, env, stdout, stderr)
 	if err != nil {
 		return usageExit(stderr, err)
 	}

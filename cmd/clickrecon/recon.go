@@ -26,7 +26,7 @@ import (
 // cmdRun is "clickrecon run": everything is checked before the first
 // request or query, so a usage error exits 2 having touched nothing.
 func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) int {
-	c, err := parseArgs(ctx, "run", args, env, stderr)
+	c, err := parseArgs(ctx, "run", args, env, stdout, stderr)
 	if err != nil {
 		return usageExit(stderr, err)
 	}

@@ -28,7 +28,7 @@ import (
 // STORE_WRITE_DSN, one transaction per day. Every check that needs no
 // network comes first: a usage error exits 2 having sent no request.
 func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) int {
-	c, err := parseArgs(ctx, "repair", args, env, stderr)
+	c, err := parseArgs(ctx, "repair", args, env, stdout, stderr)
 	if err != nil {
 		return usageExit(stderr, err)
 	}
@@ -46,7 +46,7 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 	}
 	storeID := store.RedactDSN(c.StoreDSN) + " repair"
 	runKey := report.RunKey(c.WorkspaceID, window, storeID)
-	log := newLogger(stderr, c.LogFormat, c.LogLevel).With("run_key", runKey)
+	log := newLogger(job.NewBar(stderr), c.LogFormat, c.LogLevel).With("run_key", runKey)
 	client, err := elido.New(elido.Config{
 		BaseURL:       c.APIBase,
 		APIKey:        c.APIKey,

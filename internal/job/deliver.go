@@ -48,7 +48,7 @@ func notify(ctx context.Context, d Deps, o Options, h *history.History, rep repo
 	case blocked != nil:
 		return nil
 	}
-	csv, err := report.CSV(rep)
+	_, csv, err := report.SlackCSV(rep)
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,9 @@ func NewBar(w io.Writer) *Bar {
 	return &Bar{w: w, live: ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))}
 }
 
+// Live reports whether the bar is drawn: its writer is a terminal.
+func (p *Bar) Live() bool { return p.live }
+
 // Write writes a log line above the bar.
 func (p *Bar) Write(b []byte) (int, error) {
 	p.mu.Lock()

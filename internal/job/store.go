@@ -63,7 +63,7 @@ func readStore(ctx context.Context, d Deps, o Options, st *store.Store, openErr 
 			out.seen[id] += n
 		}
 		if len(days) > progressDays {
-			d.Log.Info("store day counted", "date", day.String(), "day", i+1, "of", len(days), "clicks", counts.Total)
+			d.Log.Debug("store day counted", "date", day.String(), "day", i+1, "of", len(days), "clicks", counts.Total)
 		}
 	}
 	d.Progress.Step("store", len(days), len(days))

@@ -110,7 +110,7 @@ func Files(lookup func(name string) (string, bool), names []string) (map[string]
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("%s_FILE: cannot read the secret file: %w", name, errors.Unwrap(err))
+			return nil, fmt.Errorf("%s_FILE=%s: cannot read the secret file: %w", name, path, errors.Unwrap(err))
 		}
 		out[name] = strings.TrimRight(string(b), "\r\n")
 	}

@@ -96,7 +96,7 @@ func TestFiles(t *testing.T) {
 		{"empty_value_does_not_hide_the_file", map[string]string{"KEY": "", "KEY_FILE": key}, map[string]string{"KEY": "s3cr3t"}, ""},
 		{"neither", map[string]string{}, map[string]string{}, ""},
 		{"both", map[string]string{"KEY": "x", "KEY_FILE": key}, nil, "both KEY and KEY_FILE are set"},
-		{"missing_file", map[string]string{"KEY_FILE": filepath.Join(dir, "absent")}, nil, "KEY_FILE: cannot read the secret file"},
+		{"missing_file", map[string]string{"KEY_FILE": filepath.Join(dir, "absent")}, nil, "KEY_FILE=" + filepath.Join(dir, "absent") + ": cannot read the secret file"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

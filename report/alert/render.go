@@ -332,8 +332,18 @@ func gapSummary(gaps []report.Day) string {
 func summary(rep report.Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "*Window* %s (%s) · status *%s*\n", span(rep.Window.From, rep.Window.To), esc(rep.Window.TZ), esc(rep.Status))
-	fmt.Fprintf(&b, "*Elido* %s · *store* %s · *delta* %s clicks (store − Elido, days both sides were read)",
-		report.Num(rep.Totals.API), report.Num(rep.Totals.Local), report.Signed(rep.Totals.Delta))
+	c := rep.Coverage
+	verified := c.Match + c.Missing + c.Surplus
+	if verified+c.Provisional == 0 {
+		b.WriteString("*Elido* - · *store* - · *delta* - (no day could be read)")
+	} else {
+		over := report.Plural(verified, "verified day", "verified days")
+		if c.Provisional > 0 {
+			over += " and " + report.Plural(c.Provisional, "provisional day", "provisional days")
+		}
+		fmt.Fprintf(&b, "*Elido* %s · *store* %s · *delta* %s clicks (store − Elido, over %s)",
+			report.Num(rep.Totals.API), report.Num(rep.Totals.Local), report.Signed(rep.Totals.Delta), over)
+	}
 	if s := rep.Totals.APISummary; s != nil && *s != rep.Totals.API {
 		fmt.Fprintf(&b, " · Elido /summary %s", report.Num(*s))
 	}

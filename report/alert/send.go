@@ -73,7 +73,7 @@ type Guard func(ctx context.Context) error
 // new (or always, with SLACK_NOTIFY=always), updates earlier alerts whose
 // days changed or healed, and stays silent when everything was already
 // said. h is the run history (a *history.History), nil without one. With
-// a bot token, csv (the report's report.csv) is attached in the alert's
+// a bot token, csv (the report's links.csv, or days.csv without links) is attached in the alert's
 // thread.
 //
 // Call it after the report is written and before the run is recorded,
@@ -166,7 +166,7 @@ func (n *Notifier) sendAlert(ctx context.Context, rep report.Report, csv []byte,
 		return out, fmt.Errorf("post the Slack alert: %w", err)
 	}
 	if n.api != nil && len(csv) > 0 {
-		err := n.attach(ctx, ch, ts, "clickrecon-"+rep.RunKey+".csv", "report.csv of run "+rep.RunKey, csv)
+		err := n.attach(ctx, ch, ts, "clickrecon-"+rep.RunKey+".csv", "Table of run "+rep.RunKey, csv)
 		if err != nil {
 			out.Warnings = append(out.Warnings, "report CSV not attached: "+err.Error())
 		} else {

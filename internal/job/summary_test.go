@@ -1,0 +1,82 @@
+package job
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/clickrecon/clickrecon/report"
+)
+
+func n(v int64) *int64 { return &v }
+
+// longWindow is a report of days days: one gap, two unverifiable days with
+// one reason, the rest matching.
+func longWindow(days int) report.Report {
+	r := report.Report{WorkspaceID: "48213", Window: report.Window{From: "2025-11-01", To: "2026-10-31", TZ: "UTC"}, Status: report.StatusDiscrepancies}
+	for i := range days {
+		d := report.Day{Date: fmt.Sprintf("day-%03d", i), Hours: 24, API: n(500), Local: n(500), Delta: n(0), Status: "match", Severity: "ok", Settled: true}
+		switch i {
+		case 100:
+			d.Local, d.Delta, d.Status, d.Severity = n(440), n(-60), "missing", "fail"
+		case 3, 4:
+			d.API, d.Delta, d.Status, d.Reason = nil, nil, "unverifiable", "outside Elido's retention"
+		}
+		r.Days = append(r.Days, d)
+	}
+	for _, d := range r.Days {
+		switch d.Status {
+		case "match":
+			r.Coverage.Match++
+		case "missing":
+			r.Coverage.Missing++
+		case "unverifiable":
+			r.Coverage.Unverifiable++
+		}
+	}
+	r.Coverage.Days = days
+	return r
+}
+
+// Past a screenful, stdout lists the days that need a look and counts the
+// rest in one line; a short window lists every day.
+func TestSummaryFoldsMatchingDaysOfALongWindow(t *testing.T) {
+	var b bytes.Buffer
+	if err := PrintSummary(&b, "text", longWindow(365), "reports/x"); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if got := strings.Count(out, "day-"); got > 8 {
+		t.Errorf("a 365-day summary names %d days, want the gap and the unverifiable days only:\n%s", got, out)
+	}
+	for _, want := range []string{"day-100", "-60", "and 362 more days match within tolerance", "day-003..day-004 unverifiable (2 days): outside Elido's retention", "totals over 363 verified days"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "unverifiable   ok") || strings.Contains(out, "unverifiable  ok") {
+		t.Errorf("an unverifiable day is graded ok:\n%s", out)
+	}
+	b.Reset()
+	if err := PrintSummary(&b, "text", longWindow(6), "reports/x"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(b.String(), "day-00"); got < 6 {
+		t.Errorf("a 6-day summary names %d day rows, want all 6:\n%s", got, b.String())
+	}
+}
+
+// A run that read nothing shows - for its totals, not zeros.
+func TestSummaryOfARunThatReadNothing(t *testing.T) {
+	r := report.Report{Window: report.Window{From: "2026-11-29", To: "2026-11-29", TZ: "UTC"}, Status: report.StatusIncomplete,
+		Days:     []report.Day{{Date: "2026-11-29", Hours: 24, Status: "unverifiable", Severity: "ok", Reason: "GET timeseries: 503"}},
+		Coverage: report.Coverage{Days: 1, Unverifiable: 1}}
+	var b bytes.Buffer
+	if err := PrintSummary(&b, "text", r, "reports/x"); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "elido -, local -") || strings.Contains(out, "elido 0") {
+		t.Errorf("summary of a run that read nothing:\n%s", out)
+	}
+}
