@@ -290,13 +290,13 @@ func Compare(in Input) Result {
 		case !apiOK:
 			reasons = append(reasons, "Elido's count was not read")
 		case api.Err != nil:
-			reasons = append(reasons, "Elido: "+api.Err.Error())
+			reasons = append(reasons, sourced("Elido", api.Err))
 		}
 		switch {
 		case !localOK:
 			reasons = append(reasons, "the store's count was not read")
 		case local.Err != nil:
-			reasons = append(reasons, "store: "+local.Err.Error())
+			reasons = append(reasons, sourced("store", local.Err))
 		}
 		if day.API != nil && !CountInRange(*day.API) {
 			reasons = append(reasons, outOfRange("Elido's", *day.API))
@@ -414,4 +414,15 @@ func shortDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// sourced names the side an error came from, once: "Elido: GET timeseries
+// …", not "Elido: elido: GET timeseries …" when the error already starts
+// with the side's name.
+func sourced(side string, err error) string {
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, strings.ToLower(side)+": "); ok {
+		msg = rest
+	}
+	return side + ": " + msg
 }

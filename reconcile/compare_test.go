@@ -303,3 +303,20 @@ func TestCompareReportsHoursAndReasons(t *testing.T) {
 		t.Errorf("findings = %+v, want one naming the range", got.Findings)
 	}
 }
+
+// TestReasonNamesItsSourceOnce: an Elido error that already starts with
+// "elido:" is not labelled twice in a day's reason.
+func TestReasonNamesItsSourceOnce(t *testing.T) {
+	t.Parallel()
+	d := date("2026-11-26")
+	w := Window{From: d, To: d, Loc: time.UTC}
+	res := Compare(Input{
+		Window: w,
+		Now:    time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC),
+		API:    map[Date]Reading{d: Unknown(errors.New("elido: GET timeseries: 503"))},
+		Local:  map[Date]Reading{d: Unknown(errors.New("store: connection refused"))},
+	})
+	if got, want := res.Days[0].Reason, "Elido: GET timeseries: 503; store: connection refused"; got != want {
+		t.Errorf("reason = %q, want %q", got, want)
+	}
+}

@@ -636,3 +636,43 @@ func TestRunPostgresPasswordNeverShown(t *testing.T) {
 		}
 	}
 }
+
+// A store query that fails the same way on every day (here: no clicks
+// table) is logged once with the days it hit and a hint, not once a day,
+// and exits 2: a retry cannot mend it.
+func TestRunRepeatedStoreErrorLoggedOnce(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "sqlite", api, api)
+	path := filepath.Join(t.TempDir(), "other.db")
+	db, err := sqlx.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE TABLE visits (ts TEXT)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	f.env["STORE_DSN"] = "sqlite:" + path
+	f.env["LOG_FORMAT"] = "json"
+	r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
+	if r.code != exitUsage {
+		t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
+	}
+	var failed []map[string]any
+	for _, line := range strings.Split(r.stderr, "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == "store read failed" {
+			failed = append(failed, rec)
+		}
+	}
+	if len(failed) != 1 {
+		t.Fatalf("%d \"store read failed\" lines, want 1:\n%s", len(failed), r.stderr)
+	}
+	rec := failed[0]
+	if rec["days"] != float64(3) || rec["from"] != "2026-10-24" || rec["to"] != "2026-10-26" {
+		t.Errorf("the line does not name the days it hit: %v", rec)
+	}
+	if err, _ := rec["err"].(string); !strings.Contains(err, "STORE_PRESET") || !strings.Contains(err, "STORE_QUERY_FILE") {
+		t.Errorf("the error gives no hint: %q", err)
+	}
+}

@@ -30,6 +30,10 @@ func readTotals(ctx context.Context, d Deps, o Options, st *store.Store, openErr
 		return local, openErr
 	}
 	var first error
+	// A failure that hits every day (a missing table, a query that does
+	// not fit) is logged once with the days it hit, not once a day.
+	failed := map[string][]reconcile.Date{}
+	var causes []string
 	started := time.Now()
 	chunks := (len(days) + storeChunkDays - 1) / storeChunkDays
 	for i := 0; i < chunks; i++ {
@@ -42,7 +46,11 @@ func readTotals(ctx context.Context, d Deps, o Options, st *store.Store, openErr
 			r := totals[day]
 			local[day] = r
 			if r.Err != nil {
-				d.Log.Error("store read failed", "date", day.String(), "err", r.Err)
+				msg := r.Err.Error()
+				if _, seen := failed[msg]; !seen {
+					causes = append(causes, msg)
+				}
+				failed[msg] = append(failed[msg], day)
 				continue
 			}
 			clicks += r.Clicks
@@ -53,6 +61,10 @@ func readTotals(ctx context.Context, d Deps, o Options, st *store.Store, openErr
 		}
 	}
 	d.Progress.Step("store", chunks, chunks)
+	for _, msg := range causes {
+		hit := failed[msg]
+		d.Log.Error("store read failed", "days", len(hit), "from", hit[0].String(), "to", hit[len(hit)-1].String(), "err", msg)
+	}
 	d.Log.Info("store read", "days", len(local), "duration_ms", time.Since(started).Milliseconds())
 	return local, first
 }

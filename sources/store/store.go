@@ -289,7 +289,7 @@ func (s *Store) query(ctx context.Context, tx *sqlx.Tx, nq namedQuery, params ma
 // permission it lacks), tries to write, or returns rows that are not
 // (link_id, clicks) counts, or the table holds click times that cannot be
 // read (UnreadableError). Fix the query, the preset, the role or the data.
-var ErrBadQuery = errors.New("the store query does not fit this database")
+var ErrBadQuery = errors.New("the store query does not fit this database (check STORE_PRESET, events or daily, or give STORE_QUERY_FILE)")
 
 // classify marks the database errors that say the query itself is wrong
 // with ErrBadQuery; others (a lost connection, a timeout) may pass on a
