@@ -19,9 +19,11 @@ import (
 // primary key), for a custom query its total query (Query.WithTotal) or,
 // without one, the sum of its rows. The daily preset reads consecutive
 // days in one statement (sum(clicks) ... GROUP BY day over the days'
-// range): one range of the primary key instead of one search per day,
-// which made a 365-day backfill cost ~3x a single pass over the year. The
-// other queries read the days in one read-only transaction, one prepared
+// range): one range of the primary key instead of one search and one round
+// trip per day; given a whole year, PostgreSQL reads it as the one
+// parallel scan of BENCHMARKS.md's floor (for 31 days it chooses a bitmap
+// scan of the key, which costs about what the 31 searches did). The other
+// queries read the days in one read-only transaction, one prepared
 // statement run once per day. Counting a chunk of days in one PostgreSQL
 // statement for events (unnest of the days' bounds) was measured
 // (BenchmarkPostgresTotals) and not kept: no faster for 7 or 30 days,
