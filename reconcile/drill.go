@@ -201,10 +201,6 @@ func hourFinding(d DayResult, hours []HourDiff, dayHours int, loc *time.Location
 		return Finding{}, false
 	}
 	total := abs64(*d.Delta)
-	// On a DST day a wall-clock hour can happen twice, so hours carry the
-	// zone's abbreviation (02:00 CEST, 02:00 CET); on every day, so that
-	// two findings side by side name hours the same way.
-	const clock = "15:04 MST"
 	// The run of consecutive hours holding the most of the gap.
 	bestStart, bestEnd, bestSum := 0, 0, int64(0)
 	for i := 0; i < len(hours); {
@@ -223,8 +219,8 @@ func hourFinding(d DayResult, hours []HourDiff, dayHours int, loc *time.Location
 		from := hours[bestStart].Start.In(loc)
 		to := hours[bestEnd].Start.Add(time.Hour).In(loc)
 		return Finding{Kind: FindingGapWindow, Message: fmt.Sprintf(
-			"%s: the gap is %s–%s (%s): %+d of the day's %+d clicks; the other hours match%s",
-			d.Date, from.Format(clock), to.Format(clock), loc, sumDelta(hours[bestStart:bestEnd+1]), *d.Delta,
+			"%s: the gap is %s (%s): %+d of the day's %+d clicks; the other hours match%s",
+			d.Date, HourSpan(from, to, loc), loc, sumDelta(hours[bestStart:bestEnd+1]), *d.Delta,
 			unlessOthers(len(hours), runHours))}, true
 	}
 	if dayHours > 0 && len(hours)*2 >= dayHours {
@@ -234,7 +230,7 @@ func hourFinding(d DayResult, hours []HourDiff, dayHours int, loc *time.Location
 	}
 	var parts []string
 	for _, h := range hours {
-		parts = append(parts, fmt.Sprintf("%s %+d", h.Start.In(loc).Format(clock), h.Delta))
+		parts = append(parts, fmt.Sprintf("%s %+d", h.Start.In(loc).Format(hourClock), h.Delta))
 	}
 	return Finding{Kind: FindingGapWindow, Message: fmt.Sprintf("%s: the gap is in %d hours (%s): %s",
 		d.Date, len(hours), loc, strings.Join(parts, ", "))}, true
@@ -320,4 +316,15 @@ func abs64(n int64) int64 {
 		return -n
 	}
 	return n
+}
+
+// hourClock names a wall-clock hour. On a DST day an hour can happen twice,
+// so it carries the zone's abbreviation (02:00 CEST, 02:00 CET); on every
+// day, so that every rendering names hours the same way.
+const hourClock = "15:04 MST"
+
+// HourSpan names the span of hours from..to in loc the one way reports,
+// findings and repair messages do: "02:00 CEST–03:00 CEST".
+func HourSpan(from, to time.Time, loc *time.Location) string {
+	return from.In(loc).Format(hourClock) + "–" + to.In(loc).Format(hourClock)
 }

@@ -311,7 +311,7 @@ func hourName(start string, loc *time.Location) string {
 	if loc != nil {
 		t = t.In(loc)
 	}
-	return t.Format("15:04 MST") + "–" + t.Add(time.Hour).Format("15:04 MST")
+	return reconcile.HourSpan(t, t.Add(time.Hour), t.Location())
 }
 
 // compactSigned writes a tick value short enough for a narrow axis:

@@ -18,6 +18,7 @@ import (
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/monitor"
+	"github.com/clickrecon/clickrecon/sources/elido"
 )
 
 // config is everything the environment can set. Flags override the fields
@@ -198,15 +199,12 @@ func (c config) validateRun(now time.Time) (reconcile.Window, error) {
 	if err := c.validateCommon(); err != nil {
 		return w, err
 	}
+	if err := c.elido().Validate(); err != nil {
+		return w, err
+	}
 	switch {
-	case c.APIKey == "":
-		return w, fmt.Errorf("ELIDO_API_KEY is not set: give a workspace API key with the analytics:read scope (or ELIDO_API_KEY_FILE)")
-	case c.WorkspaceID == "":
-		return w, fmt.Errorf("ELIDO_WORKSPACE_ID is not set: give the id of the Elido workspace to reconcile")
 	case c.StoreDSN == "":
 		return w, fmt.Errorf("STORE_DSN is not set: give postgres://USER@HOST/DB or sqlite:PATH (or STORE_DSN_FILE)")
-	case c.RateLimit < 1:
-		return w, fmt.Errorf("ELIDO_RATE_LIMIT must be at least 1 request per minute, got %d", c.RateLimit)
 	case c.Days < 1:
 		return w, fmt.Errorf("RECON_DAYS must be at least 1, got %d", c.Days)
 	case c.Retention < 0:
@@ -219,10 +217,6 @@ func (c config) validateRun(now time.Time) (reconcile.Window, error) {
 		if _, err := dsn.Parse(c.HistoryDSN, dsn.Options{Name: "HISTORY_DSN", Mode: dsn.ReadWrite, MissingHint: "run clickrecon migrate to create it"}); err != nil {
 			return w, err
 		}
-	}
-	base, err := url.Parse(c.APIBase)
-	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
-		return w, fmt.Errorf("ELIDO_API_BASE must be an http(s) URL such as https://api.elido.app/v1, got %q", dsn.Redact(c.APIBase))
 	}
 	if c.StoreQueryFile == "" {
 		switch c.StorePreset {
@@ -307,6 +301,17 @@ func (c config) secrets() []string {
 // (runlock.DSN): a PostgreSQL history or store (an advisory lock), else
 // the SQLite history, else the SQLite store (a lock file beside it).
 func (c config) lockDSN() string { return runlock.DSN(c.HistoryDSN, c.StoreDSN) }
+
+// elido returns the Elido client's configuration; its Validate is where
+// the ELIDO_* variables are checked.
+func (c config) elido() elido.Config {
+	return elido.Config{
+		BaseURL:       c.APIBase,
+		APIKey:        c.APIKey,
+		WorkspaceID:   c.WorkspaceID,
+		RatePerMinute: c.RateLimit,
+	}
+}
 
 // slack returns the notifier's configuration.
 func (c config) slack() alert.Config {

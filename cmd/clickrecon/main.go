@@ -115,9 +115,17 @@ func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 		fs.Usage = func() { fmt.Fprint(out, migrateUsage) }
 		return fs
 	}
-	fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, "folder or object-storage URL (s3://, gs://, azblob://, file://) for the reports; each run writes DIR/<run_key>/ (RECON_REPORT_DIR)")
-	fs.StringVar(&c.Format, "format", c.Format, "what goes to stdout: text or json (RECON_FORMAT)")
-	fs.StringVar(&c.FailOn, "fail-on", c.FailOn, "exit 1 when a settled gap is at least this severe: none, warn or fail (RECON_FAIL_ON)")
+	reportDirUsage := "folder or object-storage URL (s3://, gs://, azblob://, file://) for the reports; each run writes DIR/<run_key>/ (RECON_REPORT_DIR)"
+	formatUsage := "what goes to stdout: text or json (RECON_FORMAT)"
+	failOnUsage := "exit 1 when a settled gap is at least this severe: none, warn or fail (RECON_FAIL_ON)"
+	if name == "repair" { // repair writes a local plan, prints text and has exit codes of its own
+		reportDirUsage = "local folder for the plan: repair writes DIR/repair-<run_key>/ (RECON_REPORT_DIR)"
+		formatUsage = "accepted, but repair always prints text (RECON_FORMAT)"
+		failOnUsage = "accepted, but repair exits with its own codes (RECON_FAIL_ON)"
+	}
+	fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, reportDirUsage)
+	fs.StringVar(&c.Format, "format", c.Format, formatUsage)
+	fs.StringVar(&c.FailOn, "fail-on", c.FailOn, failOnUsage)
 	if name != "merge" {
 		fs.StringVar(&c.TZ, "tz", c.TZ, "IANA time zone of the calendar days (RECON_TZ)")
 	}
@@ -150,9 +158,6 @@ func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 		fs.SetOutput(io.Discard)
 		if name == "run" || name == "repair" {
 			fmt.Fprint(out, runVariables)
-		}
-		if name == "repair" {
-			fmt.Fprint(out, repairVariables)
 		}
 	}
 	return fs

@@ -14,6 +14,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/internal/job"
 	"github.com/clickrecon/clickrecon/internal/runlock"
+	"github.com/clickrecon/clickrecon/internal/safehttp"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
@@ -57,13 +58,9 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	runKey := report.RunKey(c.WorkspaceID, window, storeID)
 	bar := job.NewBar(stderr)
 	log := newLogger(bar, c.LogFormat, c.LogLevel).With("run_key", runKey)
-	client, err := elido.New(elido.Config{
-		BaseURL:       c.APIBase,
-		APIKey:        c.APIKey,
-		WorkspaceID:   c.WorkspaceID,
-		RatePerMinute: c.RateLimit,
-		Logger:        log,
-	}, d.elido...)
+	elidoCfg := c.elido()
+	elidoCfg.Logger = log
+	client, err := elido.New(elidoCfg, d.elido...)
 	if err != nil {
 		return usageExit(stderr, err)
 	}
@@ -173,6 +170,11 @@ func exitCode(out job.Outcome, failOn reconcile.Severity, lockErr error) int {
 	historyErr := out.HistoryErr
 	if lockErr != nil {
 		historyErr = lockErr
+	}
+	// Elido redirecting to another origin answers the same way every
+	// time: ELIDO_API_BASE names the wrong place.
+	if errors.Is(out.ElidoErr, safehttp.ErrRedirect) {
+		return exitUsage
 	}
 	errs := []error{out.ElidoErr, out.StoreErr, historyErr, out.SlackErr}
 	for _, err := range errs {

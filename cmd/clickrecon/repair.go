@@ -238,7 +238,3 @@ func runRepair(ctx context.Context, r repairRun) int {
 	r.log.Info("repair applied", "days", len(results), "clicks_inserted", inserted)
 	return code
 }
-
-const repairVariables = `  STORE_WRITE_DSN (or _FILE)             repair --apply: a role that may insert into the store
-  REPAIR_INSERT_FILE                     repair: an insert for your own schema, with :ts :link_id :country_code
-`

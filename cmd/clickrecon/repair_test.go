@@ -59,7 +59,7 @@ func TestRepairPrintsThenApplies(t *testing.T) {
 			}
 			// The lost click is 02:30 in the second (CET) 02:00 hour of the 25th.
 			for _, want := range []string{
-				"1 clicks to restore on 2026-10-25, 02:00–03:00",
+				"1 clicks to restore on 2026-10-25, 02:00 CET–03:00 CET",
 				"2026-10-26: not missing: the store has 1 clicks more than Elido (surplus is never deleted)",
 				"Nothing was changed",
 			} {
@@ -80,7 +80,7 @@ func TestRepairPrintsThenApplies(t *testing.T) {
 			// Apply.
 			f.env["STORE_WRITE_DSN"] = f.env["STORE_DSN"]
 			r = f.repair(append(window, "--apply")...)
-			if r.code != exitOK || !strings.Contains(r.stdout, "restored 1 clicks on 2026-10-25, 02:00–03:00; the day now matches") {
+			if r.code != exitOK || !strings.Contains(r.stdout, "restored 1 clicks on 2026-10-25, 02:00 CET–03:00 CET; the day now matches") {
 				t.Fatalf("apply: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
 			if log := f.repairFile("apply.log"); !strings.Contains(log, "intend 2026-10-25 insert 1 clicks") || !strings.Contains(log, "done 2026-10-25 committed 1 clicks") {
@@ -178,7 +178,7 @@ func TestRunRepairSaysWhatWasRestored(t *testing.T) {
 	mu.Lock()
 	got := slices.Clone(bodies)
 	mu.Unlock()
-	if len(got) != 1 || !strings.Contains(got[0], "restored 1 clicks on 2026-10-25, 02:00–03:00; the day now matches") {
+	if len(got) != 1 || !strings.Contains(got[0], "restored 1 clicks on 2026-10-25, 02:00 CET–03:00 CET; the day now matches") {
 		t.Errorf("Slack got %q, want the restored clicks named", got)
 	}
 	// The next run finds the day repaired.

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"slices"
 	"sort"
 	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/clickrecon/clickrecon/internal/safehttp"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/sources/elido"
@@ -22,10 +25,13 @@ import (
 // optional part of a run: it stops early enough (drillDeadline) to leave
 // the report, Slack and the history time to finish, so a slow drill-down
 // never costs the night's alert.
-func drillDown(ctx context.Context, d Deps, o Options, st *store.Store, res reconcile.Result, counts storeCounts) (reconcile.Result, report.Drilldown) {
+//
+// The error is one no retry can mend, met during the drill-down: Elido
+// refusing the key (401, 403) or redirecting to another origin.
+func drillDown(ctx context.Context, d Deps, o Options, st *store.Store, res reconcile.Result, counts storeCounts) (reconcile.Result, report.Drilldown, error) {
 	if !o.Drilldown || ctx.Err() != nil {
 		// The findings across days need no drill-down.
-		return reconcile.Explain(res, nil, o.Window.Loc), report.Drilldown{Mode: report.DrillOff}
+		return reconcile.Explain(res, nil, o.Window.Loc), report.Drilldown{Mode: report.DrillOff}, nil
 	}
 	var dctx context.Context
 	var cancel context.CancelFunc
@@ -36,7 +42,7 @@ func drillDown(ctx context.Context, d Deps, o Options, st *store.Store, res reco
 	}
 	dr := driller{client: d.Elido, store: st, query: o.Query, window: o.Window, now: d.Now(),
 		retention: o.Retention, max: o.DrillMax, log: d.Log, progress: d.Progress}
-	details, drill := dr.drill(dctx, res, counts.links)
+	details, drill, err := dr.drill(dctx, res, counts.links)
 	stopped := dctx.Err() != nil && ctx.Err() == nil
 	cancel()
 	for day, err := range counts.errs {
@@ -54,7 +60,7 @@ func drillDown(ctx context.Context, d Deps, o Options, st *store.Store, res reco
 		res.Findings = append(res.Findings, reconcile.Finding{Kind: reconcile.FindingDrilldownGap,
 			Message: "the drill-down stopped at its time limit (RECON_TIMEOUT less a fifth kept for the report and Slack): what it had not read yet is missing from the links, countries and hours above"})
 	}
-	return res, drill
+	return res, drill, err
 }
 
 // drillDeadline is when the drill-down must stop: the run's deadline less
@@ -90,57 +96,132 @@ const lookbackDays = 7
 const fallbackConcurrency = 4
 
 // budget counts the drill-down's API requests against
-// RECON_DRILLDOWN_MAX_REQUESTS. It is checked before each call; a call that
-// pages or retries can take the count a little past the limit.
+// RECON_DRILLDOWN_MAX_REQUESTS. The Elido client asks it before every
+// request it sends (elido.WithBudget): every page of a breakdown and every
+// retry counts, so the drill-down never exceeds the limit. A failure no
+// later request can mend (fatal) spends what is left.
 type budget struct {
-	client *elido.Client
-	max    int
-	start  int
+	max int
 
-	mu       sync.Mutex
-	reserved int
+	mu    sync.Mutex
+	spent int
+	fatal error
 }
 
-func newBudget(c *elido.Client, max int) *budget {
-	return &budget{client: c, max: max, start: totalRequests(c)}
-}
+func newBudget(max int) *budget { return &budget{max: max} }
 
-// take reserves one call, or reports that the budget is spent.
+// take spends one request, or reports that the budget is spent.
 func (b *budget) take() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if max(b.reserved, b.used()) >= b.max {
+	if b.spent >= b.max || b.fatal != nil {
 		return false
 	}
-	b.reserved++
+	b.spent++
 	return true
 }
 
-func (b *budget) used() int { return totalRequests(b.client) - b.start }
+// left reports whether one more request may be sent, without spending it.
+func (b *budget) left() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.spent < b.max && b.fatal == nil
+}
 
-func totalRequests(c *elido.Client) int {
-	n := 0
-	for _, v := range c.Requests() {
-		n += v
+func (b *budget) used() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.spent
+}
+
+// check records err when no later request can succeed either: Elido
+// refusing the key (401, 403) or redirecting to another origin. The
+// drill-down then stops, and the run exits 2 (cmd/clickrecon needsFixing).
+func (b *budget) check(err error) {
+	var ae *elido.APIError
+	fatal := errors.Is(err, safehttp.ErrRedirect) ||
+		(errors.As(err, &ae) && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden))
+	if !fatal {
+		return
 	}
-	return n
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fatal == nil {
+		b.fatal = err
+	}
+}
+
+func (b *budget) err() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.fatal
+}
+
+// worstFirst orders the days that differ as the budget should be spent on
+// them: the most severe first, then the largest gap, then by date.
+func worstFirst(gaps []reconcile.DayResult) []reconcile.Date {
+	gaps = slices.Clone(gaps)
+	rank := func(s reconcile.Severity) int {
+		switch s {
+		case reconcile.Fail:
+			return 2
+		case reconcile.Warn:
+			return 1
+		}
+		return 0
+	}
+	size := func(d reconcile.DayResult) uint64 {
+		if d.Delta == nil {
+			return 0
+		}
+		if *d.Delta < 0 {
+			return uint64(-(*d.Delta + 1)) + 1 // math.MinInt64 too
+		}
+		return uint64(*d.Delta)
+	}
+	sort.SliceStable(gaps, func(i, j int) bool {
+		a, c := gaps[i], gaps[j]
+		if rank(a.Severity) != rank(c.Severity) {
+			return rank(a.Severity) > rank(c.Severity)
+		}
+		if size(a) != size(c) {
+			return size(a) > size(c)
+		}
+		return a.Date.Before(c.Date)
+	})
+	days := make([]reconcile.Date, len(gaps))
+	for i, d := range gaps {
+		days[i] = d.Date
+	}
+	return days
+}
+
+// budgetNote says why a part of a day was not read: the budget ran out
+// before or during the read, or a fatal error stopped the drill-down.
+func budgetNote(b *budget, what string, err error) string {
+	if fatal := b.err(); fatal != nil {
+		return what + " not read: the drill-down stopped: " + fatal.Error()
+	}
+	if err != nil {
+		return what + " not read: RECON_DRILLDOWN_MAX_REQUESTS ran out while reading them"
+	}
+	return what + " not read: RECON_DRILLDOWN_MAX_REQUESTS ran out"
 }
 
 // drill reads, for each settled day that differs, Elido's per-link,
 // per-country and hourly counts and the store's, within the request
 // budget. localLinks holds the store's per-link counts of the days that
-// differ, already read (readLinks).
-func (dr driller) drill(ctx context.Context, res reconcile.Result, localLinks map[reconcile.Date]map[string]int64) (map[reconcile.Date]reconcile.DayDetail, report.Drilldown) {
-	var days []reconcile.Date
-	for _, d := range res.Gaps() {
-		days = append(days, d.Date)
-	}
+// differ, already read (readLinks). The budget goes to the worst days
+// first.
+func (dr driller) drill(ctx context.Context, res reconcile.Result, localLinks map[reconcile.Date]map[string]int64) (map[reconcile.Date]reconcile.DayDetail, report.Drilldown, error) {
+	days := worstFirst(res.Gaps())
 	summary := report.Drilldown{Mode: report.DrillNone}
 	if len(days) == 0 {
-		return nil, summary
+		return nil, summary, nil
 	}
 	started := time.Now()
-	b := newBudget(dr.client, dr.max)
+	b := newBudget(dr.max)
+	ctx = elido.WithBudget(ctx, b.take)
 	loc := dr.window.Loc
 	details := map[reconcile.Date]*reconcile.DayDetail{}
 	summary.Mode = report.DrillBreakdown
@@ -149,11 +230,14 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result, localLinks ma
 		det := &reconcile.DayDetail{LocalLinks: localLinks[d]}
 		details[d] = det
 		if summary.Mode == report.DrillBreakdown {
-			if !b.take() {
-				det.Notes = append(det.Notes, "per-link counts not read: RECON_DRILLDOWN_MAX_REQUESTS ran out")
+			if !b.left() {
+				det.Notes = append(det.Notes, budgetNote(b, "per-link counts", nil))
 			} else {
 				links, err := dr.client.LinkBreakdown(ctx, d, d, loc)
+				b.check(err)
 				switch {
+				case errors.Is(err, elido.ErrBudget):
+					det.Notes = append(det.Notes, budgetNote(b, "per-link counts", err))
 				case errors.Is(err, elido.ErrNotFound):
 					dr.log.Info("elido has no /breakdown/link; checking links one by one", "err", err)
 					summary.Mode = report.DrillFallback
@@ -181,17 +265,22 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result, localLinks ma
 	summary.Requests = b.used()
 	dr.log.Info("drill-down done", "mode", summary.Mode, "days", len(days), "requests", summary.Requests,
 		"unchecked_links", summary.UncheckedLinks, "duration_ms", time.Since(started).Milliseconds())
-	return out, summary
+	return out, summary, b.err()
 }
 
 // countries reads Elido's and the store's per-country counts of day d
 // into det, or notes why it could not.
 func (dr driller) countries(ctx context.Context, b *budget, d reconcile.Date, det *reconcile.DayDetail) {
-	if !b.take() {
-		det.Notes = append(det.Notes, "per-country counts not read: RECON_DRILLDOWN_MAX_REQUESTS ran out")
+	if !b.left() {
+		det.Notes = append(det.Notes, budgetNote(b, "per-country counts", nil))
 		return
 	}
 	countries, err := dr.client.CountryBreakdown(ctx, d, d, dr.window.Loc)
+	b.check(err)
+	if errors.Is(err, elido.ErrBudget) {
+		det.Notes = append(det.Notes, budgetNote(b, "per-country counts", err))
+		return
+	}
 	if err != nil {
 		det.Notes = append(det.Notes, "Elido's per-country counts could not be read: "+err.Error())
 		return
@@ -213,11 +302,16 @@ func (dr driller) countries(ctx context.Context, b *budget, d reconcile.Date, de
 // hours reads Elido's and the store's hourly counts of day d into det, or
 // notes why it could not.
 func (dr driller) hours(ctx context.Context, b *budget, d reconcile.Date, det *reconcile.DayDetail) {
-	if !b.take() {
-		det.Notes = append(det.Notes, "hourly counts not read: RECON_DRILLDOWN_MAX_REQUESTS ran out")
+	if !b.left() {
+		det.Notes = append(det.Notes, budgetNote(b, "hourly counts", nil))
 		return
 	}
 	hours, err := dr.client.HourlyTimeseries(ctx, d, dr.window.Loc, "")
+	b.check(err)
+	if errors.Is(err, elido.ErrBudget) {
+		det.Notes = append(det.Notes, budgetNote(b, "hourly counts", err))
+		return
+	}
 	if err != nil {
 		det.Notes = append(det.Notes, "Elido's hourly counts could not be read: "+err.Error())
 		return
@@ -251,10 +345,11 @@ func (dr driller) neighbourHours(ctx context.Context, b *budget, res reconcile.R
 			continue // the store's own hours decide it (reconcile.Explain)
 		}
 		for _, d := range []reconcile.Date{a.Date.AddDays(-1), c.Date.AddDays(1)} {
-			if _, ok := details[d]; ok || !d.Before(today) || (limited && d.Before(oldest)) || !b.take() {
+			if _, ok := details[d]; ok || !d.Before(today) || (limited && d.Before(oldest)) || !b.left() {
 				continue
 			}
 			hours, err := dr.client.HourlyTimeseries(ctx, d, dr.window.Loc, "")
+			b.check(err)
 			if err != nil {
 				continue // the estimate says it lacks hours; the pair is still reported
 			}
@@ -313,14 +408,23 @@ func (dr driller) linksOneByOne(ctx context.Context, b *budget, days []reconcile
 		det.APILinks, det.LinksComplete = map[string]int64{}, false
 	}
 
-	from, to := days[0], days[len(days)-1]
+	// days are worst first, not in date order: the series spans them all.
+	from, to := days[0], days[0]
+	for _, d := range days {
+		if d.Before(from) {
+			from = d
+		}
+		if to.Before(d) {
+			to = d
+		}
+	}
 	var mu sync.Mutex
 	unchecked, failed := 0, 0
 	var firstErr error
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(fallbackConcurrency)
 	for _, id := range ids {
-		if !b.take() {
+		if !b.left() {
 			mu.Lock()
 			unchecked++
 			mu.Unlock()
@@ -328,8 +432,13 @@ func (dr driller) linksOneByOne(ctx context.Context, b *budget, days []reconcile
 		}
 		g.Go(func() error {
 			series, err := dr.client.LinkTimeseries(gctx, from, to, dr.window.Loc, id)
+			b.check(err)
 			mu.Lock()
 			defer mu.Unlock()
+			if errors.Is(err, elido.ErrBudget) || b.err() != nil {
+				unchecked++ // never read: nothing is known of it
+				return nil
+			}
 			if err != nil {
 				failed++
 				if firstErr == nil {

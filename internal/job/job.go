@@ -159,7 +159,8 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		Local:     local,
 		Summaries: summaries,
 	})
-	res, drill := drillDown(ctx, d, o, st, res, readLinks(ctx, d, o, st, res))
+	res, drill, drillErr := drillDown(ctx, d, o, st, res, readLinks(ctx, d, o, st, res))
+	elidoErr = firstErr(elidoErr, drillErr)
 	interrupted := interruption(ctx, o.Timeout)
 	res, historyErr = revise(ctx, d, o, h, historyErr, res, interrupted)
 	sid, identityErr := storeID(ctx, d, o, st)

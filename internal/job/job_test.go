@@ -180,7 +180,11 @@ func drill(t *testing.T, o Options, d Deps) (reconcile.Result, report.Drilldown)
 		t.Fatal(err)
 	}
 	res := reconcile.Compare(reconcile.Input{Window: o.Window, Now: now, Settle: o.Settle, API: api, Local: local, Summaries: summaries})
-	return drillDown(context.Background(), d, o, st, res, readLinks(context.Background(), d, o, st, res))
+	res, dr, err := drillDown(context.Background(), d, o, st, res, readLinks(context.Background(), d, o, st, res))
+	if err != nil {
+		t.Fatalf("drill-down: %v", err)
+	}
+	return res, dr
 }
 
 func notes(res reconcile.Result) string {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/clickrecon/clickrecon/reconcile"
 )
 
 // tsLayout is how an instant is written in repair.csv and repair.sql: RFC
@@ -109,7 +111,7 @@ func Describe(p DayPlan, loc *time.Location) []string {
 	}
 	var out []string
 	for _, h := range p.Hours {
-		span := fmt.Sprintf("%s, %s–%s", p.Day, h.From.In(loc).Format("15:04"), h.To.In(loc).Format("15:04"))
+		span := fmt.Sprintf("%s, %s", p.Day, reconcile.HourSpan(h.From, h.To, loc))
 		switch {
 		case h.Refused != "":
 			out = append(out, fmt.Sprintf("not repaired: %s: %s", span, h.Refused))
@@ -125,12 +127,12 @@ func Describe(p DayPlan, loc *time.Location) []string {
 }
 
 // DescribeResult says how applying a day ended: "restored 60 clicks on
-// 2026-10-24, 02:00–03:00; the day now matches".
+// 2026-10-24, 02:00 CEST–03:00 CEST; the day now matches".
 func DescribeResult(p DayPlan, r DayResult, loc *time.Location) string {
 	var spans []string
 	for _, h := range p.Hours {
 		if h.Repairable() {
-			spans = append(spans, fmt.Sprintf("%s–%s", h.From.In(loc).Format("15:04"), h.To.In(loc).Format("15:04")))
+			spans = append(spans, reconcile.HourSpan(h.From, h.To, loc))
 		}
 	}
 	where := fmt.Sprintf("%s, %s", p.Day, strings.Join(spans, ", "))

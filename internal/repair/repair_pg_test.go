@@ -219,7 +219,7 @@ func TestLostBurstAndLostPageRestoredExactly(t *testing.T) {
 	if diff := gocmp.Diff(multiset(elidoClicks, day1), w.rows(t, day1)); diff != "" {
 		t.Errorf("the store's clicks differ from Elido's after the repair (-elido +store):\n%s", diff)
 	}
-	if got, want := repair.DescribeResult(plans[0], res[0], time.UTC), "restored 1060 clicks on 2026-10-24, 02:00–03:00, 05:00–06:00; the day now matches"; got != want {
+	if got, want := repair.DescribeResult(plans[0], res[0], time.UTC), "restored 1060 clicks on 2026-10-24, 02:00 UTC–03:00 UTC, 05:00 UTC–06:00 UTC; the day now matches"; got != want {
 		t.Errorf("DescribeResult = %q, want %q", got, want)
 	}
 
@@ -283,7 +283,7 @@ func TestHourBeyondReachRefusedNothingWritten(t *testing.T) {
 		t.Fatalf("plan %+v: want the 02:00 hour refused for an incomplete source", plans[0].Hours)
 	}
 	lines := repair.Describe(plans[0], time.UTC)
-	if len(lines) != 1 || !strings.HasPrefix(lines[0], "not repaired: 2026-10-24, 02:00–03:00: clicks/recent gave 2") {
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "not repaired: 2026-10-24, 02:00 UTC–03:00 UTC: clicks/recent gave 2") {
 		t.Errorf("Describe = %q", lines)
 	}
 	if res := repair.Apply(t.Context(), w.w, w.st, o, plans, nil, nil); len(res) != 0 {

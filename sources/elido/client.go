@@ -105,6 +105,36 @@ func redactedKey(key string) string {
 	return "[redacted]"
 }
 
+// Validate checks cfg, the one place the ELIDO_* variables are checked:
+// cmd/clickrecon calls it before anything runs, and New before it builds a
+// client (New fills in a zero BaseURL and RatePerMinute first). Each error
+// names the variable to fix. A zero RequestTimeout or MaxAttempts means
+// the default.
+func (cfg Config) Validate() error {
+	base, err := url.Parse(cfg.BaseURL)
+	switch {
+	case err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "":
+		return fmt.Errorf("ELIDO_API_BASE must be an http(s) URL such as %s, got %q", DefaultBaseURL, secret.URL(cfg.BaseURL))
+	case base.RawQuery != "" || base.Fragment != "":
+		return fmt.Errorf("ELIDO_API_BASE %q has a query or fragment: give only scheme, host and path (e.g. %s)", base.Redacted(), DefaultBaseURL)
+	case cfg.APIKey == "":
+		return errors.New("ELIDO_API_KEY is not set: give a workspace API key with the analytics:read scope (or ELIDO_API_KEY_FILE)")
+	case strings.ContainsFunc(cfg.APIKey, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+		return errors.New("ELIDO_API_KEY contains spaces or control characters (a trailing newline from a secret file?): check the key")
+	case cfg.WorkspaceID == "":
+		return errors.New("ELIDO_WORKSPACE_ID is not set: give the id of the Elido workspace to reconcile")
+	case cfg.WorkspaceID == "." || cfg.WorkspaceID == "..":
+		return fmt.Errorf("%q is not a workspace id: check ELIDO_WORKSPACE_ID", cfg.WorkspaceID)
+	case cfg.RatePerMinute < 1:
+		return fmt.Errorf("ELIDO_RATE_LIMIT must be at least 1 request per minute, got %d", cfg.RatePerMinute)
+	case cfg.RequestTimeout < 0:
+		return fmt.Errorf("elido: the request timeout must be positive, got %s", cfg.RequestTimeout)
+	case cfg.MaxAttempts < 0:
+		return fmt.Errorf("elido: the number of attempts must be positive, got %d", cfg.MaxAttempts)
+	}
+	return nil
+}
+
 // Client reads one workspace's analytics. It is safe for concurrent use;
 // all requests share one rate limiter.
 type Client struct {
@@ -151,34 +181,15 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
 	}
-	base, err := url.Parse(cfg.BaseURL)
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, fmt.Errorf("elido: base URL %q is not an http or https URL (ELIDO_API_BASE, e.g. %s)", secret.URL(cfg.BaseURL), DefaultBaseURL)
-	}
-	if base.RawQuery != "" || base.Fragment != "" {
-		return nil, fmt.Errorf("elido: base URL %q has a query or fragment: give only scheme, host and path (e.g. %s)", base.Redacted(), DefaultBaseURL)
-	}
-	base.Path = strings.TrimRight(base.Path, "/")
-	base.RawPath = strings.TrimRight(base.RawPath, "/")
-	switch {
-	case cfg.APIKey == "":
-		return nil, errors.New("elido: the API key is empty: set ELIDO_API_KEY")
-	case strings.ContainsFunc(cfg.APIKey, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
-		return nil, errors.New("elido: the API key contains spaces or control characters (a trailing newline from a secret file?): check ELIDO_API_KEY")
-	case cfg.WorkspaceID == "":
-		return nil, errors.New("elido: the workspace id is empty: set ELIDO_WORKSPACE_ID")
-	case cfg.WorkspaceID == "." || cfg.WorkspaceID == "..":
-		return nil, fmt.Errorf("elido: %q is not a workspace id: check ELIDO_WORKSPACE_ID", cfg.WorkspaceID)
-	case cfg.RatePerMinute < 0:
-		return nil, fmt.Errorf("elido: the rate limit must be positive, got %d requests per minute: check ELIDO_RATE_LIMIT", cfg.RatePerMinute)
-	case cfg.RequestTimeout < 0:
-		return nil, fmt.Errorf("elido: the request timeout must be positive, got %s", cfg.RequestTimeout)
-	case cfg.MaxAttempts < 0:
-		return nil, fmt.Errorf("elido: the number of attempts must be positive, got %d", cfg.MaxAttempts)
-	}
 	if cfg.RatePerMinute == 0 {
 		cfg.RatePerMinute = defaultRatePerMinute
 	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	base, _ := url.Parse(cfg.BaseURL) // Validate parsed it
+	base.Path = strings.TrimRight(base.Path, "/")
+	base.RawPath = strings.TrimRight(base.RawPath, "/")
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = defaultRequestTimeout
 	}
@@ -249,6 +260,9 @@ func (c *Client) get(ctx context.Context, op, endpoint string, q url.Values, dec
 	u := endpointURL(c.base, c.workspaceID, endpoint, q).String()
 	malformed := 0
 	for attempt := 1; ; attempt++ {
+		if !allowed(ctx) {
+			return fmt.Errorf("elido: %s: %w", op, ErrBudget)
+		}
 		limited, err := c.waitLimiter(ctx)
 		if err != nil {
 			return fmt.Errorf("elido: %s: %w", op, err)

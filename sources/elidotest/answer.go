@@ -318,6 +318,10 @@ func linkBreakdown(q url.Values, clicks []Click, f Fault) (linkBreakdownJSON, er
 	if f.Kind == RepeatCursor && cursor != "" {
 		page.NextCursor = &cursor
 	}
+	if f.Kind == EndlessCursor {
+		next := encodeOffset(offset + limit)
+		page.NextCursor = &next
+	}
 	return page, nil
 }
 

@@ -81,6 +81,10 @@ const (
 	// int64 by default), so that the window's sums would wrap. It applies
 	// to timeseries only.
 	HugeCount
+	// EndlessCursor answers every page of breakdown/link with a new
+	// next_cursor, empty pages past the last link included: a client pages
+	// for as long as it is let. It applies to breakdown/link only.
+	EndlessCursor
 )
 
 // Fault is one misbehaviour of the fake, set with Server.SetFaults.
@@ -121,7 +125,7 @@ func (f Fault) appliesTo(endpoint string, q url.Values) bool {
 		return endpoint == endpointSummary
 	case MissingDay, DuplicateDay, ReversedDays, HugeCount:
 		return endpoint == endpointTimeseries
-	case RepeatCursor:
+	case RepeatCursor, EndlessCursor:
 		return endpoint == endpointLinkBreakdown
 	}
 	return true

@@ -213,21 +213,31 @@ func readLinkCounts(rows *sql.Rows, dc *DayCounts) error {
 		if err := rows.Scan(&vals[0], &vals[1]); err != nil {
 			return err
 		}
-		link, err := linkID(vals[linkCol])
-		if err != nil {
+		if err := dc.addRow(vals[linkCol], vals[clicksCol]); err != nil {
 			return err
 		}
-		n, err := clickCount(vals[clicksCol])
-		if err != nil {
-			return fmt.Errorf("link_id %q: %w", link, err)
-		}
-		total, err := addClicks(dc.Total, n)
-		if err != nil {
-			return err
-		}
-		dc.Links[link] += n // at most dc.Total
-		dc.Total = total
 	}
+	return nil
+}
+
+// addRow adds one row (link_id, clicks) of a count query, as the driver
+// scanned it, to dc. A value that is not a link id or a count, or a total
+// past MaxClicks, is an error and leaves dc as it was.
+func (dc *DayCounts) addRow(linkVal, clicksVal any) error {
+	link, err := linkID(linkVal)
+	if err != nil {
+		return err
+	}
+	n, err := clickCount(clicksVal)
+	if err != nil {
+		return fmt.Errorf("link_id %q: %w", link, err)
+	}
+	total, err := addClicks(dc.Total, n)
+	if err != nil {
+		return err
+	}
+	dc.Links[link] += n // at most dc.Total
+	dc.Total = total
 	return nil
 }
 
