@@ -42,6 +42,10 @@ var (
 	totalDailyPostgres string
 	//go:embed queries/total_daily_sqlite.sql
 	totalDailySQLite string
+	//go:embed queries/total_daily_chunk_postgres.sql
+	totalDailyChunkPostgres string
+	//go:embed queries/total_daily_chunk_sqlite.sql
+	totalDailyChunkSQLite string
 )
 
 // Query is the count query a Store runs once per day: a preset or a custom
@@ -59,6 +63,16 @@ type Query struct {
 // rows.
 type totalQuery struct {
 	name     string // the preset's name, or nameCustom
+	postgres namedQuery
+	sqlite   namedQuery
+	// chunk, when set (the daily preset), reads the totals of a run of
+	// days in one statement: rows (day, clicks) for the days from :first
+	// to :last that have clicks.
+	chunk *chunkQuery
+}
+
+// chunkQuery is a totalQuery's statement for a run of days.
+type chunkQuery struct {
 	postgres namedQuery
 	sqlite   namedQuery
 }
@@ -86,8 +100,27 @@ func PresetQuery(name string) (Query, error) {
 		return Query{}, err
 	}
 	q.total = totalQuery{name: name, postgres: total.postgres, sqlite: total.sqlite}
+	if name == PresetDaily {
+		// The events preset keeps its statement per day: counting a
+		// chunk of days in one statement measured no faster there.
+		pg, err := parseNamedWith(totalDailyChunkPostgres, chunkParam, useChunk)
+		if err != nil {
+			return Query{}, err
+		}
+		lite, err := parseNamedWith(totalDailyChunkSQLite, chunkParam, useChunk)
+		if err != nil {
+			return Query{}, err
+		}
+		q.total.chunk = &chunkQuery{postgres: pg, sqlite: lite}
+	}
 	return q, nil
 }
+
+// useChunk ends a message about a parameter a chunk query does not offer.
+const useChunk = "a chunk query may use the named parameters :first and :last"
+
+// chunkParam reports whether name is a parameter of a chunk query.
+func chunkParam(name string) bool { return name == "first" || name == "last" }
 
 // WithTotal returns q with a custom total query (STORE_TOTAL_QUERY_FILE):
 // one statement in the store's dialect, with the named parameters of the
@@ -153,6 +186,14 @@ func (t totalQuery) in(d dsn.Dialect) namedQuery {
 		return t.sqlite
 	}
 	return t.postgres
+}
+
+// in returns c's text for dialect d.
+func (c *chunkQuery) in(d dsn.Dialect) namedQuery {
+	if d == dsn.SQLite {
+		return c.sqlite
+	}
+	return c.postgres
 }
 
 // spanQuery and countriesQuery return the events-schema queries behind

@@ -17,11 +17,16 @@ import (
 // day's total is a count(*) over the day's instants (an index search on
 // ts), for the daily preset the sum of the day's counters (a search of the
 // primary key), for a custom query its total query (Query.WithTotal) or,
-// without one, the sum of its rows. The days are read in one read-only
-// transaction, one prepared statement run once per day. Counting a chunk
-// of days in one PostgreSQL statement (unnest of the days' bounds) was
-// measured (BenchmarkPostgresTotals) and not kept: slower for a 365-day
-// daily backfill in every run, no faster for 7 or 30 days of events,
+// without one, the sum of its rows. The daily preset reads consecutive
+// days in one statement (sum(clicks) ... GROUP BY day over the days'
+// range): one range of the primary key instead of one search and one round
+// trip per day; given a whole year, PostgreSQL reads it as the one
+// parallel scan of BENCHMARKS.md's floor (for 31 days it chooses a bitmap
+// scan of the key, which costs about what the 31 searches did). The other
+// queries read the days in one read-only transaction, one prepared
+// statement run once per day. Counting a chunk of days in one PostgreSQL
+// statement for events (unnest of the days' bounds) was measured
+// (BenchmarkPostgresTotals) and not kept: no faster for 7 or 30 days,
 // faster only where days have no clicks and round trips are all the cost.
 //
 // Every day of days gets a Reading: its clicks, or reconcile.Unknown with
@@ -51,7 +56,11 @@ func (s *Store) Totals(ctx context.Context, q Query, days []reconcile.Date, loc 
 	if err := s.CheckTimes(ctx, q); err != nil {
 		return all(err)
 	}
-	s.totalsEach(ctx, q, days, loc, out)
+	if q.total.chunk != nil && consecutive(days) {
+		s.totalsChunk(ctx, q, days, out)
+	} else {
+		s.totalsEach(ctx, q, days, loc, out)
+	}
 	var first error
 	for _, d := range days {
 		if err := out[d].Err; err != nil && first == nil {
@@ -59,6 +68,62 @@ func (s *Store) Totals(ctx context.Context, q Query, days []reconcile.Date, loc 
 		}
 	}
 	return out, first
+}
+
+// consecutive reports whether days are one run of calendar days in order,
+// the only days a chunk query reads without reading others.
+func consecutive(days []reconcile.Date) bool {
+	for i, d := range days {
+		if d != days[0].AddDays(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// totalsChunk reads the totals of days, consecutive, with the chunk query
+// of q: one statement for them all. A day the statement returns no row for
+// has no clicks. A day whose sum is not believable is unknown on its own;
+// a statement that fails, or returns a day outside days, leaves every day
+// unknown.
+func (s *Store) totalsChunk(ctx context.Context, q Query, days []reconcile.Date, out map[reconcile.Date]reconcile.Reading) {
+	first, last := days[0], days[len(days)-1]
+	got := make(map[reconcile.Date]reconcile.Reading, len(days))
+	err := s.readOnly(ctx, func(tx *sqlx.Tx) error {
+		return s.query(ctx, tx, q.total.chunk.in(s.dialect), map[string]any{"first": first.String(), "last": last.String()}, func(rows *sql.Rows) error {
+			for rows.Next() {
+				var day string
+				var v any
+				if err := rows.Scan(&day, &v); err != nil {
+					return err // s.query marks it ErrBadQuery
+				}
+				d, err := reconcile.ParseDate(day)
+				if err != nil || d.Before(first) || d.After(last) {
+					return fmt.Errorf("the query returned day %q, not one of %s to %s", day, first, last)
+				}
+				if _, dup := got[d]; dup {
+					return fmt.Errorf("the query returned day %s twice", d)
+				}
+				n, err := clickCount(v)
+				if err != nil {
+					got[d] = reconcile.Unknown(fmt.Errorf("count clicks for %s: %s total: %w: %w", d, q.name, ErrBadQuery, err))
+					continue
+				}
+				got[d] = reconcile.Known(n)
+			}
+			return nil // s.query reads rows.Err
+		})
+	})
+	for _, d := range days {
+		switch r, ok := got[d]; {
+		case err != nil:
+			out[d] = reconcile.Unknown(fmt.Errorf("count clicks for %s: %s total of %s to %s: %w", d, q.name, first, last, err))
+		case ok:
+			out[d] = r
+		default:
+			out[d] = reconcile.Known(0)
+		}
+	}
 }
 
 // totalsEach reads the days one statement each, all in one read-only

@@ -20,7 +20,8 @@ import (
 // counters). Three ways to read a window:
 //
 //	per_link  Counts for every day, as the main pass did before Totals
-//	totals    Totals: one statement per day, in one transaction
+//	totals    Totals: one statement per day, in one transaction (events);
+//	          one GROUP BY day over the days' range (daily)
 //	chunk     the days' totals in one statement (unnest of their bounds),
 //	          kept here only to measure it: it was slower wherever days
 //	          have clicks, as each day's count is planned generically

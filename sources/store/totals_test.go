@@ -289,3 +289,97 @@ func contextCancelled(t *testing.T) (context.Context, context.CancelFunc) {
 	cancel()
 	return ctx, cancel
 }
+
+// The daily preset reads a run of days in one statement; it must give each
+// day exactly what the per-day total gives: 0 for a day without counters,
+// nothing from the days just outside the run, the days of a DST change
+// like any other (a counter's day is a date, not a span of time), and a
+// day whose sum is not believable unknown on its own.
+func TestTotalsDailyChunk(t *testing.T) {
+	daily := mustQuery(t)(PresetQuery(PresetDaily))
+	// 2026-03-29 and 2026-10-25 are Warsaw's DST changes; 2026-03-01
+	// follows a February without a 29th.
+	first, last := mustDate(t, "2026-02-26"), mustDate(t, "2026-03-30")
+	counters := []counter{
+		{day: "2026-02-25", link: "a", clicks: 1000}, // the day before the run
+		{day: "2026-02-26", link: "a", clicks: 3},
+		{day: "2026-02-26", link: "b", clicks: 4},
+		{day: "2026-02-28", link: "a", clicks: 0},
+		{day: "2026-03-01", link: "a", clicks: 1 << 40},
+		{day: "2026-03-01", link: "b", clicks: 1},
+		{day: "2026-03-15", link: "a", clicks: MaxClicks},
+		{day: "2026-03-15", link: "b", clicks: 1}, // the sum is one too many
+		{day: "2026-03-29", link: "a", clicks: 23},
+		{day: "2026-03-30", link: "c", clicks: 7},
+		{day: "2026-03-31", link: "a", clicks: 1000}, // the day after
+		{day: "2026-10-25", link: "a", clicks: 25},
+	}
+	var run []reconcile.Date
+	for d := first; !d.After(last); d = d.AddDays(1) {
+		run = append(run, d)
+	}
+	want := knownTotals(t, map[string]int64{
+		"2026-02-26": 7, "2026-03-01": 1<<40 + 1, "2026-03-29": 23, "2026-03-30": 7,
+	})
+	for _, d := range run {
+		if _, ok := want[d]; !ok && d.String() != "2026-03-15" {
+			want[d] = reconcile.Known(0)
+		}
+	}
+	tests := []struct {
+		name string
+		days []reconcile.Date
+		want map[reconcile.Date]reconcile.Reading
+	}{
+		{name: "run_of_33_days", days: run, want: want},
+		{name: "one_day", days: []reconcile.Date{mustDate(t, "2026-03-29")}, want: knownTotals(t, map[string]int64{"2026-03-29": 23})},
+		{name: "autumn_dst_day_and_neighbours", days: daysAround(t, "2026-10-25"), want: knownTotals(t, map[string]int64{"2026-10-24": 0, "2026-10-25": 25, "2026-10-26": 0})},
+		{
+			name: "days_with_gaps_read_one_by_one",
+			days: []reconcile.Date{mustDate(t, "2026-02-25"), mustDate(t, "2026-03-01"), mustDate(t, "2026-03-31")},
+			want: knownTotals(t, map[string]int64{"2026-02-25": 1000, "2026-03-01": 1<<40 + 1, "2026-03-31": 1000}),
+		},
+	}
+	if consecutive(tests[3].days) {
+		t.Fatal("days_with_gaps: the days are consecutive")
+	}
+	for _, b := range backends() {
+		custom := mustQuery(t)(CustomQuery(b.dailyCustom))
+		perDay := mustQuery(t)(custom.WithTotal(strings.Replace(b.dailyCustom, "link_id, clicks", "coalesce(sum(clicks), 0) AS clicks", 1)))
+		t.Run(b.name, func(t *testing.T) {
+			db, dsn := b.new(t)
+			insertCounters(t, db, counters)
+			s := openStore(t, dsn)
+			warsaw := mustZone(t, "Europe/Warsaw")
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					got, err := s.Totals(t.Context(), daily, tt.days, warsaw)
+					each, eachErr := s.Totals(t.Context(), perDay, tt.days, warsaw)
+					bad := mustDate(t, "2026-03-15")
+					if _, ok := got[bad]; ok {
+						// The unbelievable day: unknown, in both paths, and
+						// the first error; the other days are still read.
+						for name, r := range map[string]reconcile.Reading{"chunk": got[bad], "per_day": each[bad]} {
+							if !errors.Is(r.Err, ErrBadQuery) || !strings.Contains(r.Err.Error(), "more clicks than a store can hold") {
+								t.Errorf("%s: %s: %+v, want unknown, too many clicks", name, bad, r)
+							}
+						}
+						if !errors.Is(err, ErrBadQuery) || !errors.Is(eachErr, ErrBadQuery) {
+							t.Errorf("errors %v and %v, want ErrBadQuery", err, eachErr)
+						}
+						delete(got, bad)
+						delete(each, bad)
+					} else if err != nil || eachErr != nil {
+						t.Fatalf("chunk: %v; per day: %v", err, eachErr)
+					}
+					if diff := cmp.Diff(tt.want, got); diff != "" {
+						t.Errorf("Totals mismatch (-want +got):\n%s", diff)
+					}
+					if diff := cmp.Diff(each, got); diff != "" {
+						t.Errorf("chunk and per-day totals differ (-per day +chunk):\n%s", diff)
+					}
+				})
+			}
+		})
+	}
+}
