@@ -7,8 +7,10 @@
 package report
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -110,6 +112,36 @@ type Day struct {
 	// HoursWithGap are the hours of a drilled-into day whose counts
 	// differ; absent when the hours were not compared.
 	HoursWithGap []Hour `json:"hours_with_gap,omitempty"`
+}
+
+// MarshalJSON writes an unverifiable day's severity as null: how far the
+// store is from Elido is not known that day, and "ok" would say it is.
+// The fields keep their order; the value is swapped in the encoding, where
+// the key cannot occur inside a string (its quotes would be escaped).
+func (d Day) MarshalJSON() ([]byte, error) {
+	type plain Day // without these methods
+	b, err := json.Marshal(plain(d))
+	if err != nil || d.Status != string(reconcile.Unverifiable) {
+		return b, err
+	}
+	sev, err := json.Marshal(d.Severity)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Replace(b, append([]byte(`"severity":`), sev...), []byte(`"severity":null`), 1), nil
+}
+
+// UnmarshalJSON reads a day back, an unverifiable day's null severity as
+// reconcile's OK, which is what Compare gives such a day.
+func (d *Day) UnmarshalJSON(b []byte) error {
+	type plain Day
+	if err := json.Unmarshal(b, (*plain)(d)); err != nil {
+		return err
+	}
+	if d.Severity == "" && d.Status == string(reconcile.Unverifiable) {
+		d.Severity = string(reconcile.OK)
+	}
+	return nil
 }
 
 // IsGap reports whether the day is a settled discrepancy (reconcile's

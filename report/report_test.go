@@ -402,3 +402,37 @@ func TestReportsAgree(t *testing.T) {
 		}
 	}
 }
+
+// An unverifiable day's severity is unknown: null in report.json, and read
+// back as the OK that Compare gives such a day, so merge sees the same day.
+func TestUnverifiableSeverityIsNullInJSON(t *testing.T) {
+	t.Parallel()
+	days := []Day{
+		{Date: "2026-11-26", Status: "unverifiable", Severity: "ok", Settled: true, Reason: `Elido: "severity":"ok"`},
+		{Date: "2026-11-27", Status: "match", Severity: "ok", Settled: true},
+	}
+	b, err := json.Marshal(days)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw []map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := raw[0]["severity"]; !ok || v != nil {
+		t.Errorf("unverifiable day's severity = %v (present %v), want null", v, ok)
+	}
+	if raw[0]["reason"] != `Elido: "severity":"ok"` {
+		t.Errorf("reason changed: %v", raw[0]["reason"])
+	}
+	if raw[1]["severity"] != "ok" {
+		t.Errorf("matching day's severity = %v, want ok", raw[1]["severity"])
+	}
+	var back []Day
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(days, back); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}

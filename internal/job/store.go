@@ -13,6 +13,18 @@ import (
 // transaction.
 const storeChunkDays = elidoChunkDays
 
+// chunkDays is how many days readTotals hands Totals at once. The daily
+// preset reads a whole call's days in one GROUP BY statement, and one
+// statement over the window costs the database what its own count costs
+// (a year: 1.4x the floor, against 2.2x in 31-day calls), so it gets the
+// whole window in one call and its progress in one step.
+func chunkDays(q store.Query, days int) int {
+	if q.Name() == store.PresetDaily {
+		return max(days, 1)
+	}
+	return storeChunkDays
+}
+
 // readTotals reads each day's total from the store: the main pass, one
 // count(*) or sum(clicks) per day (store.Store.Totals), never the per-link
 // counts, which only the days that differ need (readLinks). A store that
@@ -35,10 +47,11 @@ func readTotals(ctx context.Context, d Deps, o Options, st *store.Store, openErr
 	failed := map[string][]reconcile.Date{}
 	var causes []string
 	started := time.Now()
-	chunks := (len(days) + storeChunkDays - 1) / storeChunkDays
+	size := chunkDays(o.Query, len(days))
+	chunks := (len(days) + size - 1) / size
 	for i := 0; i < chunks; i++ {
 		d.Progress.Step("store", i, chunks)
-		chunk := days[i*storeChunkDays : min((i+1)*storeChunkDays, len(days))]
+		chunk := days[i*size : min((i+1)*size, len(days))]
 		totals, err := st.Totals(ctx, o.Query, chunk, o.Window.Loc)
 		first = firstErr(first, err)
 		var clicks int64
