@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clickrecon/clickrecon/internal/runlock"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
-	"github.com/clickrecon/clickrecon/sources/store"
 )
 
 // A second run of a workspace whose lock is held does nothing: no
@@ -20,7 +20,7 @@ import (
 func TestRunRefusedWhileAnotherHoldsTheLock(t *testing.T) {
 	api := dstWindowClicks()
 	f := newFixture(t, "postgres", api, api)
-	release, err := store.Lock(t.Context(), f.env["STORE_DSN"], testWorkspace)
+	held, err := runlock.Take(t.Context(), f.env["STORE_DSN"], testWorkspace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestRunRefusedWhileAnotherHoldsTheLock(t *testing.T) {
 	if log := f.elido.RequestLog(); len(log) != 0 {
 		t.Errorf("requests were made: %v", log)
 	}
-	if err := release(); err != nil {
+	if err := held.Release(); err != nil {
 		t.Fatal(err)
 	}
 	if r := f.run("--from", "2026-10-24", "--to", "2026-10-26"); r.code != exitOK {
@@ -49,11 +49,11 @@ func TestLockOnHistoryDatabase(t *testing.T) {
 	api := dstWindowClicks()
 	f := newFixture(t, "sqlite", api, api)
 	withSlack(t, f, "postgres")
-	release, err := store.Lock(t.Context(), f.env["HISTORY_DSN"], testWorkspace)
+	held, err := runlock.Take(t.Context(), f.env["HISTORY_DSN"], testWorkspace)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer release()
+	defer held.Release()
 	r := f.run("--date", "2026-10-25")
 	if r.code != exitIncomplete || !strings.Contains(r.stdout, "another run of workspace "+testWorkspace+" is in progress") {
 		t.Errorf("exit %d, stdout %q; want 3 and a message about the other run", r.code, r.stdout)
