@@ -14,6 +14,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/internal/secret"
 	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/history"
 	"github.com/clickrecon/clickrecon/sources/elido"
@@ -75,7 +76,7 @@ func failures(o Options, out Outcome, historyDown bool) []alert.Cause {
 			}
 		}
 		if len(reasons) > 0 {
-			cs = append(cs, alert.Cause{Key: "days:" + reasonsKey(reasons), What: fmt.Sprintf("%d settled %s", len(reasons), plural(len(reasons), "day", "days")),
+			cs = append(cs, alert.Cause{Key: "days:" + reasonsKey(reasons), What: report.Plural(len(reasons), "settled day", "settled days"),
 				Why: secret.Redact(strings.Join(distinct(reasons), "; "), "[redacted]", o.Secrets...),
 				Do:  "read each day's reason in the report; they are never alerted as gaps"})
 		}
@@ -128,13 +129,6 @@ func distinct(ss []string) []string {
 	out := slices.Clone(ss)
 	slices.Sort(out)
 	return slices.Compact(out)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // noticeHistory is what a notice needs of the run history.

@@ -60,6 +60,9 @@ type queries struct {
 	storeRows         string
 	adoptAlerts       string
 	adoptOutbox       string
+	notice            string
+	saveNotice        string
+	resolveNotice     string
 }
 
 func loadQueries(d dsn.Dialect) (queries, error) {
@@ -83,6 +86,9 @@ func loadQueries(d dsn.Dialect) (queries, error) {
 		"store_rows":         &q.storeRows,
 		"adopt_alerts":       &q.adoptAlerts,
 		"adopt_outbox":       &q.adoptOutbox,
+		"notice":             &q.notice,
+		"save_notice":        &q.saveNotice,
+		"resolve_notice":     &q.resolveNotice,
 	}
 	if d == dsn.Postgres {
 		files["migrate_lock"] = &q.migrateLock

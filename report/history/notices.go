@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"time"
 )
 
@@ -36,26 +35,11 @@ type noticeRow struct {
 	Resolved    string `db:"resolved_at"`
 }
 
-// noticeSQL reads one of the notice queries of h's dialect. They are kept
-// apart from the queries loaded at Open, which the rest of the history
-// shares.
-func (h *History) noticeSQL(name string) (string, error) {
-	b, err := fs.ReadFile(queryFiles, "queries/"+h.dialect.String()+"/"+name+".sql")
-	if err != nil {
-		return "", fmt.Errorf("load query %s: %w", name, err)
-	}
-	return string(b), nil
-}
-
 // LastNotice returns the notice state of a workspace and store, and false
 // when none was ever posted.
 func (h *History) LastNotice(ctx context.Context, workspaceID, storeID string) (Notice, bool, error) {
-	q, err := h.noticeSQL("notice")
-	if err != nil {
-		return Notice{}, false, err
-	}
 	var r noticeRow
-	err = h.db.GetContext(ctx, &r, q, workspaceID, storeID)
+	err := h.db.GetContext(ctx, &r, h.q.notice, workspaceID, storeID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Notice{}, false, nil
 	}
@@ -81,14 +65,10 @@ func (h *History) LastNotice(ctx context.Context, workspaceID, storeID string) (
 // posted at n.LastPosted by run n.RunKey. The failure's first post is kept
 // while the fingerprint stays the same and the notice open.
 func (h *History) SaveNotice(ctx context.Context, n Notice) error {
-	q, err := h.noticeSQL("save_notice")
-	if err != nil {
-		return err
-	}
 	if n.WorkspaceID == "" || n.Fingerprint == "" || n.RunKey == "" || n.LastPosted.IsZero() {
 		return errors.New("record Slack notice: workspace, fingerprint, run key and time are all needed")
 	}
-	if _, err := h.db.ExecContext(ctx, q, n.WorkspaceID, n.StoreID, n.Fingerprint, n.Reason, n.RunKey, noticeStamp(n.LastPosted)); err != nil {
+	if _, err := h.db.ExecContext(ctx, h.q.saveNotice, n.WorkspaceID, n.StoreID, n.Fingerprint, n.Reason, n.RunKey, noticeStamp(n.LastPosted)); err != nil {
 		return fmt.Errorf("record Slack notice of run %s: %w", n.RunKey, err)
 	}
 	return nil
@@ -98,11 +78,7 @@ func (h *History) SaveNotice(ctx context.Context, n Notice) error {
 // again at at, and told Slack so. A notice already resolved is left as it
 // is.
 func (h *History) ResolveNotice(ctx context.Context, workspaceID, storeID, runKey string, at time.Time) error {
-	q, err := h.noticeSQL("resolve_notice")
-	if err != nil {
-		return err
-	}
-	if _, err := h.db.ExecContext(ctx, q, workspaceID, storeID, noticeStamp(at), runKey); err != nil {
+	if _, err := h.db.ExecContext(ctx, h.q.resolveNotice, workspaceID, storeID, noticeStamp(at), runKey); err != nil {
 		return fmt.Errorf("record that run %s checks workspace %s again: %w", runKey, workspaceID, err)
 	}
 	return nil
