@@ -121,7 +121,7 @@ type Notifier struct {
 	log        *slog.Logger
 	secrets    []string // never shown in an error or a log line
 
-	callTimeout time.Duration // one attempt of one call; 0 is defaultCallTimeout
+	callTimeout time.Duration // one attempt of one call (defaultCallTimeout unless an option sets it)
 
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration) error
@@ -220,6 +220,9 @@ func New(cfg Config, opts ...Option) (*Notifier, error) {
 	}
 	for _, o := range opts {
 		o(n)
+	}
+	if n.callTimeout <= 0 {
+		n.callTimeout = defaultCallTimeout
 	}
 	return n, nil
 }

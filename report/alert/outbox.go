@@ -188,11 +188,7 @@ func allOf(guards []Guard) Guard {
 // resolveTimeout bounds the settling of earlier posts: one Slack call per
 // page of the channel searched.
 func (n *Notifier) resolveTimeout() time.Duration {
-	t := n.callTimeout
-	if t <= 0 {
-		t = defaultCallTimeout
-	}
-	return t * maxHistoryPages
+	return n.callTimeout * maxHistoryPages
 }
 
 // resolve settles the posts an earlier run of rep's workspace, store and
@@ -235,10 +231,7 @@ func (n *Notifier) intent(rep report.Report, kind, from, to string, rows []histo
 // run settles it (resolvePending) rather than post blindly again. A post
 // Slack refused is abandoned. Without history (h nil) m is only posted.
 func (n *Notifier) deliver(ctx context.Context, h alertHistory, dl delivery, in history.Intent, m Message) (ch, ts string, posted bool, err error) {
-	guard := dl.guard
-	if guard == nil {
-		guard = allOf(nil)
-	}
+	guard := dl.guard // never nil: Send builds it with allOf
 	if h == nil {
 		if err := guard(ctx); err != nil {
 			return "", "", false, fmt.Errorf("nothing posted: %w", err)

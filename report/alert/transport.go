@@ -91,9 +91,6 @@ var (
 // that says what it did.
 func (n *Notifier) do(ctx context.Context, c call, fn func(ctx context.Context) error, secrets ...string) error {
 	timeout := n.callTimeout
-	if timeout <= 0 {
-		timeout = defaultCallTimeout
-	}
 	var unsure error // ErrUnconfirmed once an attempt may have acted unseen
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil { // not sent: nothing to confirm
