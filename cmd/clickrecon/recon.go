@@ -167,16 +167,15 @@ func exitCode(out job.Outcome, failOn reconcile.Severity, lockErr error) int {
 	if out.Interrupted != "" {
 		return exitIncomplete
 	}
-	historyErr := out.HistoryErr
-	if lockErr != nil {
-		historyErr = lockErr
-	}
 	// Elido redirecting to another origin answers the same way every
 	// time: ELIDO_API_BASE names the wrong place.
 	if errors.Is(out.ElidoErr, safehttp.ErrRedirect) {
 		return exitUsage
 	}
-	errs := []error{out.ElidoErr, out.StoreErr, historyErr, out.SlackErr}
+	errs := out.Errs()
+	if lockErr != nil {
+		errs[2] = lockErr // in the history's place: the lock guards what it records
+	}
 	for _, err := range errs {
 		if needsFixing(err) {
 			return exitUsage

@@ -47,13 +47,9 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 	storeID := store.RedactDSN(c.StoreDSN) + " repair"
 	runKey := report.RunKey(c.WorkspaceID, window, storeID)
 	log := newLogger(job.NewBar(stderr), c.LogFormat, c.LogLevel).With("run_key", runKey)
-	client, err := elido.New(elido.Config{
-		BaseURL:       c.APIBase,
-		APIKey:        c.APIKey,
-		WorkspaceID:   c.WorkspaceID,
-		RatePerMinute: c.RateLimit,
-		Logger:        log,
-	}, d.elido...)
+	ec := c.elido()
+	ec.Logger = log
+	client, err := elido.New(ec, d.elido...)
 	if err != nil {
 		return usageExit(stderr, err)
 	}
@@ -164,7 +160,6 @@ type repairRun struct {
 	postgres bool   // repair.sql is for PostgreSQL
 	log      *slog.Logger
 	stdout   io.Writer
-	inserted func(reconcile.Date, int)
 	held     func(context.Context) error // checks the run lock is still ours; nil: no lock
 }
 
@@ -217,7 +212,7 @@ func runRepair(ctx context.Context, r repairRun) int {
 		}
 	}
 	j := repair.FileJournal{Path: filepath.Join(r.dir, "apply.log")}
-	results := repair.Apply(ctx, r.writer, r.store, r.opts, plans, j, r.inserted)
+	results := repair.Apply(ctx, r.writer, r.store, r.opts, plans, j, nil)
 	byDay := map[reconcile.Date]repair.DayPlan{}
 	for _, p := range plans {
 		byDay[p.Day] = p

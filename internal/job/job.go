@@ -179,7 +179,7 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 			log.Warn("the report will not be linked", "err", err)
 		}
 	}
-	rep.Findings = append(rep.Findings, repairMissing(ctx, d, o, st, rep, interrupted)...)
+	rep.Findings = append(rep.Findings, repairMissing(ctx, d, o, st, res, interrupted)...)
 	d.Progress.Done()
 	out := Outcome{Report: rep, Result: res, Interrupted: interrupted, ElidoErr: elidoErr, StoreErr: storeErr, HistoryErr: historyErr}
 	dir, err := writeReport(ctx, d, o, rep)
@@ -322,7 +322,8 @@ func (out Outcome) Finished(log *slog.Logger, code int, took time.Duration) {
 		"requests", rep.Requests, "duration_ms", took.Milliseconds())
 }
 
-// Errs are the sources' errors, in the order the exit code weighs them.
+// Errs are the sources' errors, in the order the exit code weighs them:
+// Elido, the store, the history, Slack.
 func (out Outcome) Errs() []error {
 	return []error{out.ElidoErr, out.StoreErr, out.HistoryErr, out.SlackErr}
 }

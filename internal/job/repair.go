@@ -28,16 +28,14 @@ const findingRepair = "repair"
 // files beside the report, and with RepairApply inserts them, one
 // transaction per day. A dry run, or one without its lock, only prints.
 // It returns findings that say what was repaired, or why not.
-func repairMissing(ctx context.Context, d Deps, o Options, st *store.Store, rep report.Report, interrupted string) []report.Finding {
+func repairMissing(ctx context.Context, d Deps, o Options, st *store.Store, res reconcile.Result, interrupted string) []report.Finding {
 	if o.Repair == RepairOff || st == nil || interrupted != "" {
 		return nil
 	}
 	var days []reconcile.Date
-	for _, day := range rep.Days {
-		if day.Settled && day.Status == string(reconcile.Missing) {
-			if dt, err := reconcile.ParseDate(day.Date); err == nil {
-				days = append(days, dt)
-			}
+	for _, day := range res.Days {
+		if day.Settled && day.Status == reconcile.Missing {
+			days = append(days, day.Date)
 		}
 	}
 	if len(days) == 0 {
