@@ -381,8 +381,9 @@ func fmtHour(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // near it: such an answer is misread or corrupt, and its days are
 // unverifiable rather than a gap computed from a wrapped total.
 func addClicks(sum, n int64) (int64, error) {
-	if n > math.MaxInt64-sum {
+	total, ok := reconcile.AddClicks(sum, n)
+	if !ok {
 		return 0, fmt.Errorf("the counts add up to more than %d, which no real total reaches: the answer is corrupt", int64(math.MaxInt64))
 	}
-	return sum + n, nil
+	return total, nil
 }
