@@ -286,8 +286,9 @@ func newHourChart(d Day, loc *time.Location) hourChart {
 		if hr.Delta > 0 {
 			class = "mark-surplus"
 		}
-		h.Bars = append(h.Bars, chartDay{Day: Day{Date: hourName(hr.Start, loc)}, X: round1(left + slot*float64(idx) + slot*0.1), W: round1(slot * 0.8), Y: round1(y), H: round1(bh), Class: class})
-		h.Hours = append(h.Hours, hourRow{Name: hourName(hr.Start, loc), API: hr.API, Local: hr.Local, Delta: hr.Delta})
+		name := hourName(hr.Start, loc)
+		h.Bars = append(h.Bars, chartDay{Day: Day{Date: name}, X: round1(left + slot*float64(idx) + slot*0.1), W: round1(slot * 0.8), Y: round1(y), H: round1(bh), Class: class})
+		h.Hours = append(h.Hours, hourRow{Name: name, API: hr.API, Local: hr.Local, Delta: hr.Delta})
 	}
 	for i := 0; i < slots; i += 6 {
 		text := fmt.Sprintf("+%dh", i)
