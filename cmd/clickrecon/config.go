@@ -4,20 +4,17 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"reflect"
 	"strings"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
-	"github.com/clickrecon/clickrecon/internal/job"
 	"github.com/clickrecon/clickrecon/internal/runlock"
-	"github.com/clickrecon/clickrecon/internal/secret"
+	"github.com/clickrecon/clickrecon/internal/envload"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
-	"github.com/clickrecon/clickrecon/report/monitor"
 	"github.com/clickrecon/clickrecon/sources/elido"
 )
 
@@ -88,51 +85,11 @@ var secretVars = []string{"ELIDO_API_KEY", "STORE_DSN", "STORE_WRITE_DSN", "HIST
 
 // loadConfig reads the environment. An error names the variable.
 func loadConfig(ctx context.Context, env envconfig.Lookuper) (config, error) {
-	files, err := secret.Files(env.Lookup, secretVars)
-	if err != nil {
+	var c config
+	if err := envload.Load(ctx, env, &c, secretVars); err != nil {
 		return config{}, err
 	}
-	var c config
-	err = envconfig.ProcessWith(ctx, &envconfig.Config{
-		Target: &c,
-		// The files come first: a NAME set to "" must not hide NAME_FILE.
-		Lookuper: envconfig.MultiLookuper(envconfig.MapLookuper(files), env),
-	})
-	if err != nil {
-		return config{}, envError(err, env)
-	}
 	return c, nil
-}
-
-// envError rewrites go-envconfig's errors, which name the Go field and
-// quote strconv, to say the variable, the value and what a good one looks
-// like: RECON_DAYS="abc" is not a whole number (e.g. RECON_DAYS=7).
-func envError(err error, env envconfig.Lookuper) error {
-	msg := err.Error()
-	t := reflect.TypeOf(config{})
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !strings.HasPrefix(msg, f.Name+":") {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
-		value, _ := env.Lookup(name)
-		var want string
-		switch {
-		case f.Type == reflect.TypeOf(time.Duration(0)):
-			want = fmt.Sprintf("a duration (e.g. %s=2h or %s=30m)", name, name)
-		case f.Type.Kind() == reflect.Float64:
-			want = fmt.Sprintf("a plain number, no %% sign (e.g. %s=0.5)", name)
-		case f.Type.Kind() == reflect.Int, f.Type.Kind() == reflect.Int64:
-			want = fmt.Sprintf("a whole number (e.g. %s=7)", name)
-		case f.Type.Kind() == reflect.Bool:
-			want = fmt.Sprintf("true or false (e.g. %s=true)", name)
-		default:
-			return fmt.Errorf("%s: %s", name, strings.TrimSpace(strings.TrimPrefix(msg, f.Name+":")))
-		}
-		return fmt.Errorf("%s=%q is not %s", name, value, want)
-	}
-	return err
 }
 
 // validateCommon checks what run and demo share: the tolerances, the
@@ -218,19 +175,6 @@ func (c config) validateRun(now time.Time) (reconcile.Window, error) {
 			return w, err
 		}
 	}
-	if c.StoreQueryFile == "" {
-		switch c.StorePreset {
-		case "events", "daily":
-		default:
-			return w, fmt.Errorf("STORE_PRESET must be events or daily, got %q (or set STORE_QUERY_FILE for a custom query)", c.StorePreset)
-		}
-	}
-	if c.StoreTotalFile != "" && c.StoreQueryFile == "" {
-		return w, fmt.Errorf("STORE_TOTAL_QUERY_FILE is set without STORE_QUERY_FILE: a total query completes a custom count query; the presets have their own")
-	}
-	if _, err := c.timestampZone(); err != nil {
-		return w, err
-	}
 	loc, err := reconcile.LoadZone(c.TZ)
 	if err != nil {
 		return w, err
@@ -238,37 +182,6 @@ func (c config) validateRun(now time.Time) (reconcile.Window, error) {
 	return reconcile.NewWindow(reconcile.WindowSpec{
 		Date: c.Date, From: c.From, To: c.To, Days: c.Days, MaxDays: c.MaxDays, Shard: c.Shard,
 	}, loc, now)
-}
-
-// timestampZone is STORE_TIMESTAMP_TZ: the zone in which the store reads a
-// ts column of type timestamp (without time zone).
-func (c config) timestampZone() (*time.Location, error) {
-	if c.StoreTSZone == "" || c.StoreTSZone == "Local" {
-		return nil, fmt.Errorf("STORE_TIMESTAMP_TZ must name an IANA zone such as UTC or America/New_York, got %q", c.StoreTSZone)
-	}
-	loc, err := time.LoadLocation(c.StoreTSZone)
-	if err != nil {
-		return nil, fmt.Errorf("STORE_TIMESTAMP_TZ must name an IANA zone such as UTC or America/New_York, got %q", c.StoreTSZone)
-	}
-	return loc, nil
-}
-
-// monitors builds the monitoring clients PUSHGATEWAY_URL and
-// HEALTHCHECK_URL ask for; their constructors check the URLs.
-func (c config) monitors(opts ...monitor.Option) (job.Monitors, error) {
-	var m job.Monitors
-	var err error
-	if c.PushgatewayURL != "" {
-		if m.Push, err = monitor.NewPushgateway(c.PushgatewayURL); err != nil {
-			return m, err
-		}
-	}
-	if c.HealthcheckURL != "" {
-		if m.Health, err = monitor.NewHealthcheck(c.HealthcheckURL, opts...); err != nil {
-			return m, err
-		}
-	}
-	return m, nil
 }
 
 // secrets returns every secret the configuration holds, with the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/sethvargo/go-envconfig"
 
@@ -74,11 +75,20 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	o.WorkspaceID, o.RunKey, o.StoreID = demo.Workspace, runKey, report.StoreID("demo")
 	o.StoreDSN, o.Query = world.StoreDSN, query
 	o.Retention = 0 // the demo's days are fixed; they never age out of the simulated Elido
-	code, _ := runJob(ctx, o, job.Deps{Elido: client, Log: log, Now: d.now, Progress: bar}, c.failOn(), nil, c.Format, true, stdout)
-	if code != exitIncomplete && c.Format == "text" {
-		if demoRepair(ctx, world, client, c, runKey, d.now(), log, stdout) == exitIncomplete {
-			code = exitIncomplete
-		}
+	jd := job.Deps{Elido: client, Log: log, Now: d.now, Progress: bar}
+	code, _ := runJob(ctx, o, jd, c.failOn(), nil, c.Format, true, stdout)
+	if code == exitIncomplete || c.Format != "text" {
+		return code
+	}
+	// clickrecon repair --apply on the same world: the lost burst is put
+	// back into the demo's store (its own STORE_WRITE_DSN) and re-counted.
+	fmt.Fprintf(stdout, "\nclickrecon repair --apply puts the lost clicks back (STORE_WRITE_DSN is the demo's store):\n\n")
+	if repairExit(job.Repair(ctx, job.RepairOptions{
+		Window: w, Settle: c.Settle, Query: query,
+		StoreDSN: world.StoreDSN, StoreWriteDSN: world.StoreDSN, Apply: true,
+		Dir: filepath.Join(c.ReportDir, "repair-"+runKey),
+	}, job.Deps{Elido: client, Log: log, Now: d.now}, stdout)) == exitIncomplete {
+		return exitIncomplete
 	}
 	return code
 }

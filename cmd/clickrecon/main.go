@@ -176,18 +176,17 @@ func parseArgs(ctx context.Context, name string, args []string, env envconfig.Lo
 // parseArgsWithOperands is parseArgs for a command that takes operands
 // after its flags (merge); it returns them.
 func parseArgsWithOperands(ctx context.Context, name string, args []string, env envconfig.Lookuper, stdout, stderr io.Writer) (config, []string, error) {
-	// Flags are parsed once into a throw-away config first, so that -h
-	// works and a bad flag is reported even when the environment is
-	// broken. Its defaults are the command's own (the demo's for demo),
-	// or the built-in ones when the environment does not load.
-	probe, err := loadConfig(ctx, env)
-	if err != nil {
-		probe, _ = loadConfig(ctx, envconfig.MapLookuper(nil))
+	// The flags are parsed even when the environment does not load, over
+	// the built-in defaults then, so that -h works and a bad flag is
+	// reported first; the environment's error comes after.
+	c, envErr := loadConfig(ctx, env)
+	if envErr != nil {
+		c, _ = loadConfig(ctx, envconfig.MapLookuper(nil))
 	}
-	probeFlags := newFlagSet(name, &probe, stdout)
-	help := probeFlags.Usage
-	probeFlags.Usage = func() {} // the flag package calls it on every error too
-	if err := probeFlags.Parse(args); err != nil {
+	fs := newFlagSet(name, &c, stdout)
+	help := fs.Usage
+	fs.Usage = func() {} // the flag package calls it on every error too
+	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			help()
 			return config{}, nil, errFlagHelp
@@ -195,14 +194,8 @@ func parseArgsWithOperands(ctx context.Context, name string, args []string, env 
 		fmt.Fprintf(stderr, "clickrecon %s: %v (run 'clickrecon %s --help')\n", name, err, name)
 		return config{}, nil, errFlagReported
 	}
-	c, err := loadConfig(ctx, env)
-	if err != nil {
-		return config{}, nil, err
-	}
-	fs := newFlagSet(name, &c, stdout)
-	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
-		return config{}, nil, errFlagReported
+	if envErr != nil {
+		return config{}, nil, envErr
 	}
 	// A window given by flags replaces one given by variables whole:
 	// --date over RECON_FROM/RECON_TO, --from/--to over RECON_DATE.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
@@ -34,7 +33,15 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	if err != nil {
 		return usageExit(stderr, err)
 	}
-	mon, err := c.monitors(d.monitor...)
+	query, err := store.LoadQuery(c.StorePreset, c.StoreQueryFile, c.StoreTotalFile)
+	if err != nil {
+		return usageExit(stderr, err)
+	}
+	tsZone, err := store.TimestampZone(c.StoreTSZone)
+	if err != nil {
+		return usageExit(stderr, err)
+	}
+	mon, err := job.NewMonitors(c.PushgatewayURL, c.HealthcheckURL, d.monitor...)
 	if err != nil {
 		return usageExit(stderr, err)
 	}
@@ -46,10 +53,6 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 		return usageExit(stderr, fmt.Errorf("--report-dir (RECON_REPORT_DIR): %w", err))
 	}
 	defer dest.Close()
-	query, err := loadQuery(c)
-	if err != nil {
-		return usageExit(stderr, err)
-	}
 	repairInsert, err := c.validateRunRepair()
 	if err != nil {
 		return usageExit(stderr, err)
@@ -75,9 +78,12 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 
 	// A run refused by the lock reports nothing to monitoring: the run
 	// that holds the lock does, and a ping of ours would say it failed.
-	lock, lockErr, refused := takeLock(ctx, log, c, stdout)
+	lock, lockErr, refused := takeLock(ctx, log, c, stdout, "run")
 	if refused {
 		return exitIncomplete
+	}
+	if lockErr != nil {
+		log.Error("the run lock could not be taken: nothing will be posted or recorded", "err", lockErr)
 	}
 	defer releaseLock(log, lock)
 	started := time.Now()
@@ -85,7 +91,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	o := c.options(window)
 	o.WorkspaceID, o.RunKey, o.StoreID = c.WorkspaceID, runKey, report.StoreID(storeID)
 	o.StoreDSN, o.Query, o.HistoryDSN = c.StoreDSN, query, c.HistoryDSN
-	o.TimestampZone, _ = c.timestampZone() // checked by validateRun
+	o.TimestampZone = tsZone
 	o.DryRun, o.Unlocked = c.DryRun, lockErr != nil
 	o.Secrets = c.secrets()
 	o.Repair, o.StoreWriteDSN, o.RepairInsert = c.Repair, c.StoreWriteDSN, repairInsert
@@ -100,14 +106,13 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 }
 
 // takeLock takes the workspace's run lock (runlock: a PostgreSQL advisory
-// lock, or a lock file beside the SQLite history or store). A second run
-// of the same workspace is refused (exit 3: the CronJob retries it later)
-// and does nothing else. A lock that cannot be taken at all is returned as
-// lockErr: the run goes on to report what it can, but posts nothing and
-// records nothing, which is what the lock protects, and exits 3. lock is
-// nil when there is none; the run checks it is still held before it posts
-// or records anything.
-func takeLock(ctx context.Context, log *slog.Logger, c config, stdout io.Writer) (lock *runlock.Lock, lockErr error, refused bool) {
+// lock, or a lock file beside the SQLite history or store). While another
+// run or repair holds it, this one is refused (exit 3: the CronJob retries
+// it later) and does nothing else; stdout says so, naming what may hold it
+// (who). A lock that cannot be taken at all is returned as lockErr, for
+// the caller to decide. lock is nil when there is none; the run checks it
+// is still held before it posts, records or inserts anything.
+func takeLock(ctx context.Context, log *slog.Logger, c config, stdout io.Writer, who string) (lock *runlock.Lock, lockErr error, refused bool) {
 	dsn := c.lockDSN()
 	if dsn == "" {
 		log.Debug("no run lock: no database to lock")
@@ -118,11 +123,10 @@ func takeLock(ctx context.Context, log *slog.Logger, c config, stdout io.Writer)
 	case errors.Is(err, runlock.ErrLocked):
 		log.Error("another clickrecon run of this workspace holds the lock; this one does nothing and exits 3", "workspace_id", c.WorkspaceID)
 		if c.Format == "text" {
-			fmt.Fprintf(stdout, "clickrecon: another run of workspace %s is in progress (it holds the lock); nothing was done\n", c.WorkspaceID)
+			fmt.Fprintf(stdout, "clickrecon: another %s of workspace %s is in progress (it holds the lock); nothing was done\n", who, c.WorkspaceID)
 		}
 		return nil, nil, true
 	case err != nil:
-		log.Error("the run lock could not be taken: nothing will be posted or recorded", "err", err)
 		return nil, err, false
 	}
 	log.Debug("run lock taken", "lock", lock.String())
@@ -240,33 +244,4 @@ func (c config) options(w reconcile.Window) job.Options {
 		ReportURL: c.ReportURL,
 		KeepDays:  c.ReportKeepDays,
 	}
-}
-
-// loadQuery returns the store query: STORE_QUERY_FILE when set, with
-// STORE_TOTAL_QUERY_FILE as its total query if that is set too, else the
-// preset.
-func loadQuery(c config) (store.Query, error) {
-	if c.StoreQueryFile == "" {
-		return store.PresetQuery(c.StorePreset)
-	}
-	b, err := os.ReadFile(c.StoreQueryFile)
-	if err != nil {
-		return store.Query{}, fmt.Errorf("STORE_QUERY_FILE: %w", err)
-	}
-	q, err := store.CustomQuery(string(b))
-	if err != nil {
-		return store.Query{}, fmt.Errorf("STORE_QUERY_FILE %s: %w", c.StoreQueryFile, err)
-	}
-	if c.StoreTotalFile == "" {
-		return q, nil
-	}
-	b, err = os.ReadFile(c.StoreTotalFile)
-	if err != nil {
-		return store.Query{}, fmt.Errorf("STORE_TOTAL_QUERY_FILE: %w", err)
-	}
-	q, err = q.WithTotal(string(b))
-	if err != nil {
-		return store.Query{}, fmt.Errorf("STORE_TOTAL_QUERY_FILE %s: %w", c.StoreTotalFile, err)
-	}
-	return q, nil
 }

@@ -16,6 +16,25 @@ type Monitors struct {
 	Health *monitor.Healthcheck // nil: HEALTHCHECK_URL unset
 }
 
+// NewMonitors builds the monitoring clients that PUSHGATEWAY_URL and
+// HEALTHCHECK_URL ask for ("": none); their constructors check the URLs.
+// opts go to the healthcheck.
+func NewMonitors(pushgatewayURL, healthcheckURL string, opts ...monitor.Option) (Monitors, error) {
+	var m Monitors
+	var err error
+	if pushgatewayURL != "" {
+		if m.Push, err = monitor.NewPushgateway(pushgatewayURL); err != nil {
+			return m, err
+		}
+	}
+	if healthcheckURL != "" {
+		if m.Health, err = monitor.NewHealthcheck(healthcheckURL, opts...); err != nil {
+			return m, err
+		}
+	}
+	return m, nil
+}
+
 // Start pings the healthcheck's /start. A failure is logged, never more.
 func (m Monitors) Start(ctx context.Context, log *slog.Logger) {
 	if m.Health == nil {

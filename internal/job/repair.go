@@ -2,9 +2,12 @@ package job
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/clickrecon/clickrecon/internal/repair"
 	"github.com/clickrecon/clickrecon/reconcile"
@@ -22,6 +25,106 @@ const (
 // findingRepair is the kind of the findings the repair stage adds: Slack
 // shows them with the others.
 const findingRepair = "repair"
+
+// RepairOptions are the validated settings of one "clickrecon repair".
+type RepairOptions struct {
+	Window reconcile.Window
+	Settle time.Duration // RECON_SETTLE: only settled days are repaired
+	Query  store.Query   // the events preset
+	// StoreDSN is read, StoreWriteDSN written with Insert (the text of
+	// REPAIR_INSERT_FILE; "": the events schema's) when Apply is set.
+	StoreDSN      string
+	StoreWriteDSN string
+	Insert        string
+	Apply         bool
+	Dir           string // where repair.csv, surplus.csv, repair.sql and apply.log go
+}
+
+// RepairOutcome is what a repair did.
+type RepairOutcome struct {
+	Planned  int // clicks the plan puts back
+	Inserted int // clicks inserted (Apply only)
+	// Unrepaired says an hour was refused, or a day still differs after
+	// the repair.
+	Unrepaired bool
+	// Err says why the repair could not complete: it was not planned, its
+	// plan not written, the lock was lost, or a day was not inserted.
+	Err error
+}
+
+// Repair is "clickrecon repair": it plans the repair of the window's
+// settled missing days, writes the plan's files to o.Dir before anything
+// is applied, prints the plan on stdout and, with o.Apply, inserts the
+// clicks one transaction per day and prints how each day ended. The error
+// is set only when the store could not be opened, for reading or for
+// writing: then nothing was planned.
+func Repair(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (RepairOutcome, error) {
+	d = d.withDefaults()
+	log := d.Log
+	st, err := store.Open(ctx, o.StoreDSN)
+	if err != nil {
+		log.Error("store not opened", "err", err)
+		return RepairOutcome{}, err
+	}
+	defer st.Close()
+	var w *store.Writer
+	if o.Apply {
+		if w, err = store.OpenWriter(ctx, o.StoreWriteDSN, o.Insert); err != nil {
+			log.Error("store not opened for writing", "err", err)
+			return RepairOutcome{}, err
+		}
+		defer w.Close()
+	}
+	var out RepairOutcome
+	loc := o.Window.Loc
+	opts := repair.Options{Window: o.Window, Settle: o.Settle, Now: d.Now(), Query: o.Query}
+	plans, err := repair.Plan(ctx, d.Elido, st, opts)
+	if err != nil {
+		log.Error("repair not planned", "err", err)
+		fmt.Fprintf(stdout, "clickrecon repair: %v\n", err)
+		out.Err = err
+		return out, nil
+	}
+	if err := repair.WritePlan(o.Dir, plans, isPostgres(o.StoreDSN)); err != nil {
+		log.Error("repair plan not written: nothing applied", "err", err)
+		out.Err = err
+		return out, nil
+	}
+	for _, p := range plans {
+		out.Planned += len(p.Add())
+		if p.Skipped != "" {
+			fmt.Fprintf(stdout, "%s: %s\n", p.Day, p.Skipped)
+			continue
+		}
+		for _, line := range repair.Describe(p, loc) {
+			fmt.Fprintf(stdout, "%s\n", line)
+			out.Unrepaired = out.Unrepaired || isRefusal(line)
+		}
+	}
+	fmt.Fprintf(stdout, "%d clicks to restore; the plan is in %s (repair.csv, surplus.csv, repair.sql)\n", out.Planned, o.Dir)
+	log.Info("repair planned", "days", len(plans), "clicks_to_add", out.Planned, "dir", o.Dir)
+	if w == nil {
+		if out.Planned > 0 {
+			fmt.Fprintln(stdout, "Nothing was changed: run again with --apply and STORE_WRITE_DSN to insert them.")
+		}
+		return out, nil
+	}
+	if err := held(ctx, d); err != nil {
+		fmt.Fprintln(stdout, "The run lock was lost before writing: nothing was inserted; run repair again.")
+		out.Err = err
+		return out, nil
+	}
+	results, lines := applyRepair(ctx, d, w, st, opts, plans, o.Dir)
+	for i, r := range results {
+		out.Inserted += r.Inserted
+		fmt.Fprintln(stdout, lines[i])
+		out.Err = firstErr(out.Err, r.Err)
+		out.Unrepaired = out.Unrepaired || !r.Matches()
+	}
+	fmt.Fprintf(stdout, "%d clicks inserted\n", out.Inserted)
+	log.Info("repair applied", "days", len(results), "clicks_inserted", out.Inserted)
+	return out, nil
+}
 
 // repairMissing is the run's opt-in repair stage: for the settled days the
 // run found missing, it plans the repair (internal/repair), writes its
@@ -52,7 +155,7 @@ func repairMissing(ctx context.Context, d Deps, o Options, st *store.Store, res 
 		return []report.Finding{finding("no repair: %v", err)}
 	}
 	dir := filepath.Join(o.ReportDir, "repair-"+o.RunKey)
-	if err := repair.WritePlan(dir, plans, !strings.HasPrefix(o.StoreDSN, "sqlite:")); err != nil {
+	if err := repair.WritePlan(dir, plans, isPostgres(o.StoreDSN)); err != nil {
 		log.Error("repair plan not written: nothing applied", "err", err)
 		return []report.Finding{finding("no repair: its plan could not be written: %v", err)}
 	}
@@ -60,7 +163,7 @@ func repairMissing(ctx context.Context, d Deps, o Options, st *store.Store, res 
 	apply := o.Repair == RepairApply && !o.DryRun && !o.Unlocked
 	for _, p := range plans {
 		for _, line := range repair.Describe(p, o.Window.Loc) {
-			if apply && !strings.HasPrefix(line, "not repaired") {
+			if apply && !isRefusal(line) {
 				continue // the result says it
 			}
 			out = append(out, finding("%s", line))
@@ -70,11 +173,8 @@ func repairMissing(ctx context.Context, d Deps, o Options, st *store.Store, res 
 	if !apply {
 		return out
 	}
-	if d.Held != nil {
-		if err := d.Held(ctx); err != nil {
-			log.Error("the run lock is no longer held: nothing repaired", "err", err)
-			return append(out, finding("no repair: the run lock was lost before writing; run clickrecon repair --apply"))
-		}
+	if err := held(ctx, d); err != nil {
+		return append(out, finding("no repair: the run lock was lost before writing; run clickrecon repair --apply"))
 	}
 	w, err := store.OpenWriter(ctx, o.StoreWriteDSN, o.RepairInsert)
 	if err != nil {
@@ -82,18 +182,54 @@ func repairMissing(ctx context.Context, d Deps, o Options, st *store.Store, res 
 		return append(out, finding("no repair: the store could not be opened for writing through STORE_WRITE_DSN (the log says why)"))
 	}
 	defer w.Close()
+	_, lines := applyRepair(ctx, d, w, st, opts, plans, dir)
+	for _, line := range lines {
+		out = append(out, finding("%s", line))
+	}
+	return out
+}
+
+// errLockLost stops a repair whose run lock is no longer held.
+var errLockLost = errors.New("the run lock is no longer held: nothing was inserted")
+
+// held checks, when the run has a lock, that it is still this run's.
+func held(ctx context.Context, d Deps) error {
+	if d.Held == nil {
+		return nil
+	}
+	if err := d.Held(ctx); err != nil {
+		d.Log.Error("the run lock is no longer held: nothing repaired", "err", err)
+		return fmt.Errorf("%w: %v", errLockLost, err)
+	}
+	return nil
+}
+
+// applyRepair inserts the plans' clicks, one transaction per day,
+// journalled in dir/apply.log, and returns each day's result with the line
+// that says how it ended. The caller has checked the run lock.
+func applyRepair(ctx context.Context, d Deps, w repair.Writer, st repair.Store, opts repair.Options, plans []repair.DayPlan, dir string) ([]repair.DayResult, []string) {
 	byDay := map[reconcile.Date]repair.DayPlan{}
 	for _, p := range plans {
 		byDay[p.Day] = p
 	}
 	j := repair.FileJournal{Path: filepath.Join(dir, "apply.log"), Now: d.Now}
-	for _, r := range repair.Apply(ctx, w, st, opts, plans, j, nil) {
+	results := repair.Apply(ctx, w, st, opts, plans, j, nil)
+	lines := make([]string, len(results))
+	for i, r := range results {
 		if r.Err != nil {
-			log.Error("day not repaired", "day", r.Day.String(), "err", r.Err)
+			d.Log.Error("day not repaired", "day", r.Day.String(), "err", r.Err)
 		} else {
-			log.Info("day repaired", "day", r.Day.String(), "inserted", r.Inserted, "matches", r.Matches())
+			d.Log.Info("day repaired", "day", r.Day.String(), "inserted", r.Inserted, "matches", r.Matches())
 		}
-		out = append(out, finding("%s", repair.DescribeResult(byDay[r.Day], r, o.Window.Loc)))
+		lines[i] = repair.DescribeResult(byDay[r.Day], r, opts.Window.Loc)
 	}
-	return out
+	return results, lines
 }
+
+// isRefusal reports whether a line of repair.Describe says an hour was
+// refused.
+func isRefusal(line string) bool { return strings.HasPrefix(line, "not repaired") }
+
+// isPostgres reports whether a store DSN names PostgreSQL (repair.sql is
+// written for its dialect), not SQLite.
+func isPostgres(storeDSN string) bool { return !strings.HasPrefix(storeDSN, "sqlite:") }

@@ -1,0 +1,160 @@
+package job
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/clickrecon/clickrecon/reconcile"
+)
+
+// repairOptions are the options of "clickrecon repair" over the run's
+// window and store; apply writes through the store itself.
+func repairOptions(t *testing.T, o Options, apply bool) RepairOptions {
+	return RepairOptions{
+		Window: o.Window, Settle: o.Settle, Query: o.Query,
+		StoreDSN: o.StoreDSN, StoreWriteDSN: o.StoreDSN, Apply: apply,
+		Dir: filepath.Join(t.TempDir(), "repair-test"),
+	}
+}
+
+// lostDayTotal is the store's total for the demo's day with lost clicks.
+func lostDayTotal(t *testing.T, o Options) int64 {
+	t.Helper()
+	day, _ := reconcile.ParseDate("2026-10-24")
+	totals, err := openStore(t, o).Totals(context.Background(), o.Query, []reconcile.Date{day}, o.Window.Loc)
+	if err != nil || totals[day].Err != nil {
+		t.Fatal(err, totals[day].Err)
+	}
+	return totals[day].Clicks
+}
+
+// Without Apply, Repair writes the plan and prints it, and the store is
+// left as it was.
+func TestRepairPrintsThePlanAndChangesNothing(t *testing.T) {
+	_, o, d := setup(t)
+	before := lostDayTotal(t, o)
+	ro := repairOptions(t, o, false)
+	var stdout bytes.Buffer
+	out, err := Repair(context.Background(), ro, d, &stdout)
+	if err != nil || out.Err != nil {
+		t.Fatalf("Repair: %v, %v", err, out.Err)
+	}
+	if out.Planned == 0 || out.Inserted != 0 || out.Unrepaired {
+		t.Errorf("outcome %+v; want clicks planned, none inserted, nothing refused", out)
+	}
+	for _, f := range []string{"repair.csv", "surplus.csv", "repair.sql"} {
+		if _, err := os.Stat(filepath.Join(ro.Dir, f)); err != nil {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	if !strings.Contains(stdout.String(), "Nothing was changed: run again with --apply") {
+		t.Errorf("stdout does not say nothing changed:\n%s", stdout.String())
+	}
+	if after := lostDayTotal(t, o); after != before {
+		t.Errorf("the store's day went from %d to %d without --apply", before, after)
+	}
+}
+
+// With Apply, the planned clicks are inserted and the day matches in the
+// next run; a second repair finds nothing to insert.
+func TestRepairAppliesOnceAndTheDayMatches(t *testing.T) {
+	_, o, d := setup(t)
+	before := lostDayTotal(t, o)
+	out, err := Repair(context.Background(), repairOptions(t, o, true), d, &bytes.Buffer{})
+	if err != nil || out.Err != nil || out.Unrepaired {
+		t.Fatalf("Repair: %v, %+v", err, out)
+	}
+	if out.Inserted == 0 || out.Inserted != out.Planned {
+		t.Errorf("inserted %d of %d planned clicks", out.Inserted, out.Planned)
+	}
+	if got := lostDayTotal(t, o); got != before+int64(out.Inserted) {
+		t.Errorf("store's day: %d, want %d + %d", got, before, out.Inserted)
+	}
+	run, err := Run(context.Background(), o, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"2026-10-23 match", "2026-10-24 match", "2026-10-25 surplus", "2026-10-26 match"}
+	if diff := cmp.Diff(want, statuses(run.Result)); diff != "" {
+		t.Errorf("days after the repair (-want +got):\n%s", diff)
+	}
+	again, err := Repair(context.Background(), repairOptions(t, o, true), d, &bytes.Buffer{})
+	if err != nil || again.Err != nil || again.Planned != 0 || again.Inserted != 0 {
+		t.Errorf("second repair: %v, %+v; want nothing planned or inserted", err, again)
+	}
+}
+
+// A repair whose run lock was lost after planning inserts nothing and says
+// so.
+func TestRepairWithoutItsLockInsertsNothing(t *testing.T) {
+	_, o, d := setup(t)
+	before := lostDayTotal(t, o)
+	lost := errors.New("lock session terminated")
+	d.Held = func(context.Context) error { return lost }
+	var stdout bytes.Buffer
+	out, err := Repair(context.Background(), repairOptions(t, o, true), d, &stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(out.Err, errLockLost) || out.Inserted != 0 {
+		t.Errorf("outcome %+v; want the lost lock and nothing inserted", out)
+	}
+	if !strings.Contains(stdout.String(), "nothing was inserted") {
+		t.Errorf("stdout does not say nothing was inserted:\n%s", stdout.String())
+	}
+	if after := lostDayTotal(t, o); after != before {
+		t.Errorf("the store's day went from %d to %d without the lock", before, after)
+	}
+}
+
+// A store that cannot be opened for writing stops the repair before it
+// plans anything: the error is Repair's own, and no plan is written.
+func TestRepairWithoutAWritableStorePlansNothing(t *testing.T) {
+	_, o, d := setup(t)
+	ro := repairOptions(t, o, true)
+	ro.StoreWriteDSN = "sqlite:" + filepath.Join(t.TempDir(), "absent", "clicks.db")
+	out, err := Repair(context.Background(), ro, d, &bytes.Buffer{})
+	if err == nil {
+		t.Fatalf("Repair opened a store that does not exist: %+v", out)
+	}
+	if n := d.Elido.Requests(); len(n) != 0 {
+		t.Errorf("Elido requests were made: %v", n)
+	}
+	if _, err := os.Stat(ro.Dir); !os.IsNotExist(err) {
+		t.Errorf("a plan was written: %v", err)
+	}
+}
+
+// run --repair print plans the repair of the days the run found missing
+// and says so in the report's findings; it inserts nothing.
+func TestRunRepairPrintAddsFindings(t *testing.T) {
+	_, o, d := setup(t)
+	before := lostDayTotal(t, o)
+	o.Repair = RepairPrint
+	out, err := Run(context.Background(), o, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var repairs []string
+	for _, f := range out.Report.Findings {
+		if f.Kind == findingRepair {
+			repairs = append(repairs, f.Message)
+		}
+	}
+	if len(repairs) == 0 || !strings.Contains(strings.Join(repairs, "\n"), "clicks to restore on 2026-10-24") {
+		t.Errorf("repair findings %q; want the clicks to restore on 2026-10-24", repairs)
+	}
+	if _, err := os.Stat(filepath.Join(o.ReportDir, "repair-"+o.RunKey, "repair.csv")); err != nil {
+		t.Errorf("repair.csv not written beside the report: %v", err)
+	}
+	if after := lostDayTotal(t, o); after != before {
+		t.Errorf("the store's day went from %d to %d under --repair print", before, after)
+	}
+}
