@@ -74,26 +74,20 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 
 // repairExit maps a repair's outcome to its exit code. 0: every gap found
 // was repaired (or printed); 1: some hour was refused, or a day still
-// differs; 2: the store refused the DSN or has not the events schema; 3: a
+// differs; 2: the store could not be opened and a retry cannot help; 3: a
 // source or a write failed, or the repair was interrupted.
 func repairExit(out job.RepairOutcome, err error) int {
 	switch {
+	case needsFixing(err): // the store refused the DSN, or has not the events schema
+		return exitUsage
 	case err != nil:
-		return openExit(err)
+		return exitIncomplete
 	case out.Err != nil:
 		return exitIncomplete
 	case out.Unrepaired:
 		return exitGaps
 	}
 	return exitOK
-}
-
-// openExit is the exit code of a store that could not be opened.
-func openExit(err error) int {
-	if errors.Is(err, store.ErrRefused) || errors.Is(err, store.ErrBadQuery) {
-		return exitUsage
-	}
-	return exitIncomplete
 }
 
 // validateRepair checks what repair needs beyond what run does, and
