@@ -40,6 +40,10 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 	if err != nil {
 		return usageExit(stderr, err)
 	}
+	tsZone, err := store.TimestampZone(c.StoreTSZone)
+	if err != nil {
+		return usageExit(stderr, err)
+	}
 	runKey := report.RunKey(c.WorkspaceID, window, store.RedactDSN(c.StoreDSN)+" repair")
 	log := newLogger(job.NewBar(stderr), c.LogFormat, c.LogLevel).With("run_key", runKey)
 	ec := c.elido()
@@ -68,7 +72,8 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 	return repairExit(job.Repair(ctx, job.RepairOptions{
 		Window: window, Settle: c.Settle, Query: query,
 		StoreDSN: c.StoreDSN, StoreWriteDSN: c.StoreWriteDSN, Insert: insertSQL, Apply: c.Apply,
-		Dir: filepath.Join(c.ReportDir, "repair-"+runKey),
+		TimestampZone: tsZone,
+		Dir:           filepath.Join(c.ReportDir, "repair-"+runKey),
 	}, jd, stdout))
 }
 

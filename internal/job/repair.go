@@ -37,6 +37,9 @@ type RepairOptions struct {
 	StoreWriteDSN string
 	Insert        string
 	Apply         bool
+	// TimestampZone is STORE_TIMESTAMP_TZ, for reading and writing a ts
+	// column of type timestamp (without time zone). nil: UTC.
+	TimestampZone *time.Location
 	Dir           string // where repair.csv, surplus.csv, repair.sql and apply.log go
 }
 
@@ -61,7 +64,8 @@ type RepairOutcome struct {
 func Repair(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (RepairOutcome, error) {
 	d = d.withDefaults()
 	log := d.Log
-	st, err := store.Open(ctx, o.StoreDSN)
+	so := store.Options{TimestampZone: o.TimestampZone}
+	st, err := store.OpenWith(ctx, o.StoreDSN, so)
 	if err != nil {
 		log.Error("store not opened", "err", err)
 		return RepairOutcome{}, err
@@ -69,7 +73,7 @@ func Repair(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (Rep
 	defer st.Close()
 	var w *store.Writer
 	if o.Apply {
-		if w, err = store.OpenWriter(ctx, o.StoreWriteDSN, o.Insert); err != nil {
+		if w, err = store.OpenWriterWith(ctx, o.StoreWriteDSN, o.Insert, so); err != nil {
 			log.Error("store not opened for writing", "err", err)
 			return RepairOutcome{}, err
 		}
@@ -176,7 +180,7 @@ func repairMissing(ctx context.Context, d Deps, o Options, st *store.Store, res 
 	if err := held(ctx, d); err != nil {
 		return append(out, finding("no repair: the run lock was lost before writing; run clickrecon repair --apply"))
 	}
-	w, err := store.OpenWriter(ctx, o.StoreWriteDSN, o.RepairInsert)
+	w, err := store.OpenWriterWith(ctx, o.StoreWriteDSN, o.RepairInsert, store.Options{TimestampZone: o.TimestampZone})
 	if err != nil {
 		log.Error("store not opened for writing: nothing repaired", "err", err)
 		return append(out, finding("no repair: the store could not be opened for writing through STORE_WRITE_DSN (the log says why)"))

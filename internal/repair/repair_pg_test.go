@@ -71,6 +71,7 @@ func burst(start time.Time, n int, link string) []elidotest.Click {
 // world is the fake Elido, a real PostgreSQL store (read-only and
 // writable roles alike, on one schema) and the real clients for them.
 type world struct {
+	dsn   string // the store's, on its own schema
 	srv   *elidotest.Server
 	api   *elido.Client
 	db    *sqlx.DB
@@ -111,7 +112,7 @@ func newWorld(t *testing.T, elidoClicks, stored []elidotest.Click) world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return world{srv: srv, api: api, db: db, st: st, w: w, query: q}
+	return world{dsn: dsn, srv: srv, api: api, db: db, st: st, w: w, query: q}
 }
 
 func insertRows(t *testing.T, db *sqlx.DB, clicks []elidotest.Click) {
@@ -372,5 +373,70 @@ func TestRepairSQLRunsAndKeepsHostileIDs(t *testing.T) {
 	}
 	if diff := gocmp.Diff(multiset(elidoClicks, day1), w.rows(t, day1)); diff != "" {
 		t.Errorf("after repair.sql (-elido +store):\n%s", diff)
+	}
+}
+
+// A ts column of type timestamp (without time zone) that holds New York
+// wall-clock times is read and written in STORE_TIMESTAMP_TZ: the lost
+// burst is restored click for click, and no click the store has is
+// inserted again under a shifted hour.
+func TestTimestampColumnInLocalZoneRestoredExactly(t *testing.T) {
+	const zone = "America/New_York"
+	ny, err := time.LoadLocation(zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lostBurst := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
+	elidoClicks := cat(background(day1), lostBurst)
+	w := newWorld(t, elidoClicks, nil)
+	if _, err := w.db.Exec("ALTER TABLE clicks ALTER COLUMN ts TYPE timestamp USING ts AT TIME ZONE '" + zone + "'"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range without(elidoClicks, lostBurst) {
+		if _, err := w.db.Exec("INSERT INTO clicks (ts, link_id, country_code) VALUES ($1::timestamptz AT TIME ZONE '"+zone+"', $2, nullif($3, ''))", c.TS, c.LinkID, c.CountryCode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	so := store.Options{TimestampZone: ny}
+	st, err := store.OpenWith(t.Context(), w.dsn, so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	wr, err := store.OpenWriterWith(t.Context(), w.dsn, "", so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { wr.Close() })
+	o := w.options(day1)
+
+	plans, err := repair.Plan(t.Context(), w.api, st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(plans[0].Add()); got != len(lostBurst) {
+		t.Fatalf("plan adds %d clicks, want the %d of the lost burst: %+v", got, len(lostBurst), plans)
+	}
+	res := repair.Apply(t.Context(), wr, st, o, plans, nil, nil)
+	if len(res) != 1 || res[0].Err != nil || res[0].Inserted != len(lostBurst) || !res[0].Matches() {
+		t.Fatalf("Apply = %+v, want %d inserted and a match", res, len(lostBurst))
+	}
+	var got []string
+	rows, err := w.db.Query("SELECT ts AT TIME ZONE '"+zone+"', link_id, coalesce(country_code, '') FROM clicks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ts time.Time
+		var link, country string
+		if err := rows.Scan(&ts, &link, &country); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s|%s|%s", ts.UTC().Format(time.RFC3339Nano), link, country))
+	}
+	slices.Sort(got)
+	if diff := gocmp.Diff(multiset(elidoClicks, day1), got); diff != "" {
+		t.Errorf("the store's clicks, read as New York times, differ from Elido's (-elido +store):\n%s", diff)
 	}
 }

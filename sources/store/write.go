@@ -48,11 +48,18 @@ func allowedInsertParam(name string) bool {
 // Elido does not know it); "" is the events schema's own insert. Its
 // errors never contain the DSN's password.
 func OpenWriter(ctx context.Context, rawDSN, insertSQL string) (*Writer, error) {
+	return OpenWriterWith(ctx, rawDSN, insertSQL, Options{})
+}
+
+// OpenWriterWith is OpenWriter with options: a click's :ts goes into a
+// timestamp (without time zone) column as its wall-clock time in
+// o.TimestampZone, the zone the store reads that column in.
+func OpenWriterWith(ctx context.Context, rawDSN, insertSQL string, o Options) (*Writer, error) {
 	t, err := dsn.Parse(rawDSN, dsn.Options{Name: "STORE_WRITE_DSN", Mode: dsn.ReadWrite, MissingHint: "repair writes into an existing store"})
 	if err != nil {
 		return nil, fmt.Errorf("open store for writing: %w", configError{err})
 	}
-	if t, err = (Options{}).pin(t); err != nil {
+	if t, err = o.pin(t); err != nil {
 		return nil, fmt.Errorf("open store for writing %s: %w", RedactDSN(rawDSN), err)
 	}
 	if insertSQL == "" {
