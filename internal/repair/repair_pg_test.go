@@ -138,11 +138,14 @@ func (w world) options(days ...reconcile.Date) repair.Options {
 }
 
 // rows is the store's multiset of clicks for a day, sorted.
-func (w world) rows(t *testing.T, d reconcile.Date) []string {
+func (w world) rows(t *testing.T, d reconcile.Date) []string { return w.rowsAs(t, d, "ts") }
+
+// rowsAs is rows with each click's instant read as the SQL expression ts.
+func (w world) rowsAs(t *testing.T, d reconcile.Date, ts string) []string {
 	t.Helper()
 	start, end := d.Bounds(time.UTC)
 	var out []string
-	rows, err := w.db.Query("SELECT ts, link_id, coalesce(country_code, '') FROM clicks WHERE ts >= $1 AND ts < $2", start, end)
+	rows, err := w.db.Query("SELECT "+ts+", link_id, coalesce(country_code, '') FROM clicks WHERE "+ts+" >= $1 AND "+ts+" < $2", start, end)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,21 +424,7 @@ func TestTimestampColumnInLocalZoneRestoredExactly(t *testing.T) {
 	if len(res) != 1 || res[0].Err != nil || res[0].Inserted != len(lostBurst) || !res[0].Matches() {
 		t.Fatalf("Apply = %+v, want %d inserted and a match", res, len(lostBurst))
 	}
-	var got []string
-	rows, err := w.db.Query("SELECT ts AT TIME ZONE '"+zone+"', link_id, coalesce(country_code, '') FROM clicks")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var ts time.Time
-		var link, country string
-		if err := rows.Scan(&ts, &link, &country); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, fmt.Sprintf("%s|%s|%s", ts.UTC().Format(time.RFC3339Nano), link, country))
-	}
-	slices.Sort(got)
+	got := w.rowsAs(t, day1, "(ts AT TIME ZONE '"+zone+"')")
 	if diff := gocmp.Diff(multiset(elidoClicks, day1), got); diff != "" {
 		t.Errorf("the store's clicks, read as New York times, differ from Elido's (-elido +store):\n%s", diff)
 	}
