@@ -108,16 +108,29 @@ func TestRepairApplyWithoutWriteDSNExits2BeforeAnyRequest(t *testing.T) {
 	}
 }
 
-func TestRepairDailyPresetExits2(t *testing.T) {
-	api := dstWindowClicks()
-	f := newFixture(t, "sqlite", api, api)
-	f.env["STORE_PRESET"] = "daily"
-	r := f.repair("--date", "2026-10-25")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "the daily preset has a counter per link and day") {
-		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+// A store repair cannot read, or a setting it cannot use, exits 2 before
+// any request.
+func TestRepairBadStoreSettingsExit2(t *testing.T) {
+	tests := []struct {
+		name, variable, value, want string
+	}{
+		{"daily_preset", "STORE_PRESET", "daily", "the daily preset has a counter per link and day"},
+		{"unknown_preset", "STORE_PRESET", "hourly", "STORE_PRESET must be events or daily"},
+		{"local_timestamp_zone", "STORE_TIMESTAMP_TZ", "Local", "STORE_TIMESTAMP_TZ must name an IANA zone"},
 	}
-	if log := f.elido.RequestLog(); len(log) != 0 {
-		t.Errorf("requests were made: %v", log)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api := dstWindowClicks()
+			f := newFixture(t, "sqlite", api, api)
+			f.env[tt.variable] = tt.value
+			r := f.repair("--date", "2026-10-25")
+			if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", r.code, r.stderr, tt.want)
+			}
+			if log := f.elido.RequestLog(); len(log) != 0 {
+				t.Errorf("requests were made: %v", log)
+			}
+		})
 	}
 }
 
