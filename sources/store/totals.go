@@ -234,7 +234,7 @@ func readTotal(rows *sql.Rows) (int64, error) {
 // returns their sum: the total of a custom query without a total query.
 func readSummedLinks(rows *sql.Rows) (int64, error) {
 	dc := DayCounts{Links: map[string]int64{}}
-	if err := readLinkCounts(rows, &dc); err != nil {
+	if err := readLinkCounts(rows, dc.addRow); err != nil {
 		return 0, err
 	}
 	return dc.Total, nil
