@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"testing"
 
@@ -17,7 +16,10 @@ type link struct {
 }
 
 func tally(local map[string]int64, api []link) (*LinkTally, []string) {
-	t := NewLinkTally(maps.Clone(local))
+	t := &LinkTally{}
+	for id, n := range local { // in no order, as a store returns them
+		t.AddLocal(id, n)
+	}
 	var twice []string
 	for _, l := range api {
 		if !t.Add(l.id, l.clicks) {
@@ -94,6 +96,28 @@ func TestLinkTallyKeepsWhatDiffers(t *testing.T) {
 				t.Errorf("rows from the kept links (-whole +kept):\n%s", diff)
 			}
 		})
+	}
+}
+
+// Rows of the store with the same link add up, as the store's per-link
+// counts do; Elido's count is compared with their sum.
+func TestLinkTallyAddsUpALinksRows(t *testing.T) {
+	t.Parallel()
+	var tl LinkTally
+	for _, r := range []link{{"lnk_b", 2}, {"lnk_a", 1}, {"lnk_b", 3}, {"lnk_c", 4}, {"lnk_a", 1}} {
+		tl.AddLocal(r.id, r.clicks)
+	}
+	for _, l := range []link{{"lnk_a", 2}, {"lnk_b", 4}, {"lnk_c", 4}} {
+		if !tl.Add(l.id, l.clicks) {
+			t.Fatalf("%s noticed twice", l.id)
+		}
+	}
+	api, local := tl.Differing()
+	if diff := cmp.Diff(map[string]int64{"lnk_b": 4}, api); diff != "" {
+		t.Errorf("Elido's side (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int64{"lnk_b": 5}, local); diff != "" {
+		t.Errorf("the store's side (-want +got):\n%s", diff)
 	}
 }
 

@@ -238,7 +238,7 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 		drilled[d] = det
 		if summary.Mode == report.DrillBreakdown {
 			readStarted := time.Now()
-			local := dr.storeLinks(ctx, d, storeErrs)
+			local := dr.storeTally(ctx, d, storeErrs)
 			storeTook += time.Since(readStarted)
 			if dr.links(ctx, b, d, local, det) {
 				summary.Mode = report.DrillFallback
@@ -267,25 +267,45 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 // logged and recorded in errs, and leaves the day's links unread (nil).
 func (dr driller) storeLinks(ctx context.Context, d reconcile.Date, errs map[reconcile.Date]error) map[string]int64 {
 	counts, err := dr.store.Counts(ctx, dr.query, d, dr.window.Loc)
-	if err != nil {
-		dr.log.Warn("store per-link read failed", "date", d.String(), "err", err)
-		errs[d] = err
+	if dr.storeRead(d, err, errs) != nil {
 		return nil
 	}
-	delete(errs, d)
 	return counts.Links
 }
 
-// links reads Elido's per-link breakdown of day d a page at a time against
-// local, the store's per-link counts of the day (nil: not read), and keeps
-// in det the links whose counts differ, or notes why it could not. It
+// storeTally reads the store's per-link counts of day d into a tally, for
+// Elido's to be compared with. A failure is logged and recorded in errs,
+// and leaves the tally empty.
+func (dr driller) storeTally(ctx context.Context, d reconcile.Date, errs map[reconcile.Date]error) *reconcile.LinkTally {
+	tally := &reconcile.LinkTally{}
+	err := dr.store.EachCount(ctx, dr.query, d, dr.window.Loc, tally.AddLocal)
+	if dr.storeRead(d, err, errs) != nil {
+		return &reconcile.LinkTally{} // what it saw is not the day's counts
+	}
+	return tally
+}
+
+// storeRead records how the store's per-link read of day d ended in errs,
+// logs a failure, and returns err.
+func (dr driller) storeRead(d reconcile.Date, err error, errs map[reconcile.Date]error) error {
+	if err != nil {
+		dr.log.Warn("store per-link read failed", "date", d.String(), "err", err)
+		errs[d] = err
+		return err
+	}
+	delete(errs, d)
+	return nil
+}
+
+// links reads Elido's per-link breakdown of day d a page at a time into
+// tally, which holds the store's per-link counts of the day, and keeps in
+// det the links whose counts differ, or notes why it could not. It
 // reports whether Elido has no breakdown, for the fallback.
-func (dr driller) links(ctx context.Context, b *budget, d reconcile.Date, local map[string]int64, det *reconcile.DayDetail) (noBreakdown bool) {
+func (dr driller) links(ctx context.Context, b *budget, d reconcile.Date, tally *reconcile.LinkTally, det *reconcile.DayDetail) (noBreakdown bool) {
 	if !b.left() {
 		det.Notes = append(det.Notes, budgetNote(b, "per-link counts", nil))
 		return false
 	}
-	tally := reconcile.NewLinkTally(local)
 	err := dr.client.LinkBreakdownPages(ctx, d, d, dr.window.Loc, func(page []elido.LinkCount) error {
 		for _, l := range page {
 			if !tally.Add(l.LinkID, l.Clicks) {
