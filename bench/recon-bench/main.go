@@ -3,9 +3,11 @@
 // real PostgreSQL seeded with a reference schema and a fake Elido that
 // serves the matching answers.
 //
-// It builds ./cmd/clickrecon (or takes -binary), seeds a schema of its own
-// in the database named by -dsn (PGTEST_DSN by default), and then runs the
-// binary and the floor alternately, -pairs times each, the binary under
+// It builds ./cmd/clickrecon (or takes -binary), drops the binaries from
+// the page cache (a just-linked binary's peak RSS reads several MiB high:
+// dropPageCache), seeds a schema of its own in the database named by -dsn
+// (PGTEST_DSN by default), and then runs the binary and the floor
+// alternately, -pairs times each, the binary under
 // /usr/bin/time -v for its peak RSS. It prints the median wall time of
 // each, their ratio, the Elido requests per endpoint of one run, and the
 // peak RSS. The schema is dropped at the end, also on Ctrl-C.
@@ -112,6 +114,15 @@ func run(ctx context.Context, o options) error {
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			return fmt.Errorf("go build ./cmd/clickrecon (run from the repository root): %w", err)
+		}
+	}
+
+	for _, bin := range []string{o.binary, o.oldBinary} {
+		if bin == "" {
+			continue
+		}
+		if err := dropPageCache(bin); err != nil {
+			return fmt.Errorf("drop %s from the page cache: %w", bin, err)
 		}
 	}
 

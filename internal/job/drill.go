@@ -28,7 +28,7 @@ import (
 //
 // The error is one no retry can mend, met during the drill-down: Elido
 // refusing the key (401, 403) or redirecting to another origin.
-func drillDown(ctx context.Context, d Deps, o Options, st *store.Store, res reconcile.Result, counts storeCounts) (reconcile.Result, report.Drilldown, error) {
+func drillDown(ctx context.Context, d Deps, o Options, st *store.Store, res reconcile.Result) (reconcile.Result, report.Drilldown, error) {
 	if !o.Drilldown || ctx.Err() != nil {
 		// The findings across days need no drill-down.
 		return reconcile.Explain(res, nil, o.Window.Loc), report.Drilldown{Mode: report.DrillOff}, nil
@@ -42,10 +42,10 @@ func drillDown(ctx context.Context, d Deps, o Options, st *store.Store, res reco
 	}
 	dr := driller{client: d.Elido, store: st, query: o.Query, window: o.Window, now: d.Now(),
 		retention: o.Retention, max: o.DrillMax, log: d.Log, progress: d.Progress}
-	details, drill, err := dr.drill(dctx, res, counts.links)
+	details, storeErrs, drill, err := dr.drill(dctx, res)
 	stopped := dctx.Err() != nil && ctx.Err() == nil
 	cancel()
-	for day, err := range counts.errs {
+	for day, err := range storeErrs {
 		// Without the store's links, every link Elido counted would look
 		// missing: the day's links are left out instead.
 		if det, ok := details[day]; ok {
@@ -210,62 +210,124 @@ func budgetNote(b *budget, what string, err error) string {
 
 // drill reads, for each settled day that differs, Elido's per-link,
 // per-country and hourly counts and the store's, within the request
-// budget. localLinks holds the store's per-link counts of the days that
-// differ, already read (readLinks). The budget goes to the worst days
-// first.
-func (dr driller) drill(ctx context.Context, res reconcile.Result, localLinks map[reconcile.Date]map[string]int64) (map[reconcile.Date]reconcile.DayDetail, report.Drilldown, error) {
+// budget. The budget goes to the worst days first. storeErrs say why a
+// day's per-link counts could not be read from the store.
+//
+// The days are drilled one at a time, and a day keeps only the links
+// that differ (reconcile.LinkTally): the store's per-link counts of a day
+// are as many as the workspace's links (100k), and holding both sides of
+// every day that differs until the report is what a run's memory would
+// grow with. The fallback needs the store's whole list, and keeps it.
+func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[reconcile.Date]reconcile.DayDetail,
+	storeErrs map[reconcile.Date]error, summary report.Drilldown, err error) {
 	days := worstFirst(res.Gaps())
-	summary := report.Drilldown{Mode: report.DrillNone}
+	summary = report.Drilldown{Mode: report.DrillNone}
 	if len(days) == 0 {
-		return nil, summary, nil
+		return nil, nil, summary, nil
 	}
 	started := time.Now()
 	b := newBudget(dr.max)
 	ctx = elido.WithBudget(ctx, b.take)
-	loc := dr.window.Loc
-	details := map[reconcile.Date]*reconcile.DayDetail{}
+	drilled := map[reconcile.Date]*reconcile.DayDetail{}
+	storeErrs = map[reconcile.Date]error{}
 	summary.Mode = report.DrillBreakdown
+	var storeTook time.Duration
 	for i, d := range days {
 		dr.progress.Step("drill-down", i, len(days))
-		det := &reconcile.DayDetail{LocalLinks: localLinks[d]}
-		details[d] = det
+		det := &reconcile.DayDetail{}
+		drilled[d] = det
 		if summary.Mode == report.DrillBreakdown {
-			if !b.left() {
-				det.Notes = append(det.Notes, budgetNote(b, "per-link counts", nil))
-			} else {
-				links, err := dr.client.LinkBreakdown(ctx, d, d, loc)
-				b.check(err)
-				switch {
-				case errors.Is(err, elido.ErrBudget):
-					det.Notes = append(det.Notes, budgetNote(b, "per-link counts", err))
-				case errors.Is(err, elido.ErrNotFound):
-					dr.log.Info("elido has no /breakdown/link; checking links one by one", "err", err)
-					summary.Mode = report.DrillFallback
-				case err != nil:
-					det.Notes = append(det.Notes, "Elido's per-link counts could not be read: "+err.Error())
-				default:
-					det.APILinks, det.LinksComplete = map[string]int64{}, true
-					for _, l := range links {
-						det.APILinks[l.LinkID] += l.Clicks
-					}
-				}
+			readStarted := time.Now()
+			local := dr.storeTally(ctx, d, storeErrs)
+			storeTook += time.Since(readStarted)
+			if dr.links(ctx, b, d, local, det) {
+				summary.Mode = report.DrillFallback
 			}
 		}
 		dr.countries(ctx, b, d, det)
 		dr.hours(ctx, b, d, det)
 	}
 	if summary.Mode == report.DrillFallback {
-		summary.UncheckedLinks = dr.linksOneByOne(ctx, b, days, details)
+		summary.UncheckedLinks = dr.linksOneByOne(ctx, b, days, drilled, storeErrs)
+	} else {
+		dr.log.Info("store links read", "days", len(days), "duration_ms", storeTook.Milliseconds())
 	}
-	dr.neighbourHours(ctx, b, res, details)
-	out := map[reconcile.Date]reconcile.DayDetail{}
-	for d, det := range details {
-		out[d] = *det
+	dr.neighbourHours(ctx, b, res, drilled)
+	details = map[reconcile.Date]reconcile.DayDetail{}
+	for d, det := range drilled {
+		details[d] = *det
 	}
 	summary.Requests = b.used()
 	dr.log.Info("drill-down done", "mode", summary.Mode, "days", len(days), "requests", summary.Requests,
 		"unchecked_links", summary.UncheckedLinks, "duration_ms", time.Since(started).Milliseconds())
-	return out, summary, b.err()
+	return details, storeErrs, summary, b.err()
+}
+
+// storeLinks reads the store's per-link counts of day d. A failure is
+// logged and recorded in errs, and leaves the day's links unread (nil).
+func (dr driller) storeLinks(ctx context.Context, d reconcile.Date, errs map[reconcile.Date]error) map[string]int64 {
+	counts, err := dr.store.Counts(ctx, dr.query, d, dr.window.Loc)
+	if dr.storeRead(d, err, errs) != nil {
+		return nil
+	}
+	return counts.Links
+}
+
+// storeTally reads the store's per-link counts of day d into a tally, for
+// Elido's to be compared with. A failure is logged and recorded in errs,
+// and leaves the tally empty.
+func (dr driller) storeTally(ctx context.Context, d reconcile.Date, errs map[reconcile.Date]error) *reconcile.LinkTally {
+	tally := &reconcile.LinkTally{}
+	err := dr.store.EachCount(ctx, dr.query, d, dr.window.Loc, tally.AddLocal)
+	if dr.storeRead(d, err, errs) != nil {
+		return &reconcile.LinkTally{} // what it saw is not the day's counts
+	}
+	return tally
+}
+
+// storeRead records how the store's per-link read of day d ended in errs,
+// logs a failure, and returns err.
+func (dr driller) storeRead(d reconcile.Date, err error, errs map[reconcile.Date]error) error {
+	if err != nil {
+		dr.log.Warn("store per-link read failed", "date", d.String(), "err", err)
+		errs[d] = err
+		return err
+	}
+	delete(errs, d)
+	return nil
+}
+
+// links reads Elido's per-link breakdown of day d a page at a time into
+// tally, which holds the store's per-link counts of the day, and keeps in
+// det the links whose counts differ, or notes why it could not. It
+// reports whether Elido has no breakdown, for the fallback.
+func (dr driller) links(ctx context.Context, b *budget, d reconcile.Date, tally *reconcile.LinkTally, det *reconcile.DayDetail) (noBreakdown bool) {
+	if !b.left() {
+		det.Notes = append(det.Notes, budgetNote(b, "per-link counts", nil))
+		return false
+	}
+	err := dr.client.LinkBreakdownPages(ctx, d, d, dr.window.Loc, func(page []elido.LinkCount) error {
+		for _, l := range page {
+			if !tally.Add(l.LinkID, l.Clicks) {
+				return elido.LinkTwiceError(l.LinkID)
+			}
+		}
+		return nil
+	})
+	b.check(err)
+	switch {
+	case errors.Is(err, elido.ErrBudget):
+		det.Notes = append(det.Notes, budgetNote(b, "per-link counts", err))
+	case errors.Is(err, elido.ErrNotFound):
+		dr.log.Info("elido has no /breakdown/link; checking links one by one", "err", err)
+		return true
+	case err != nil:
+		det.Notes = append(det.Notes, "Elido's per-link counts could not be read: "+err.Error())
+	default:
+		det.APILinks, det.LocalLinks = tally.Differing()
+		det.LinksComplete = true
+	}
+	return false
 }
 
 // countries reads Elido's and the store's per-country counts of day d
@@ -367,17 +429,22 @@ func (dr driller) neighbourHours(ctx context.Context, b *budget, res reconcile.R
 // (on the days that differ or the lookbackDays before each of them), each
 // covering every day that differs, busiest links first, until the budget
 // runs out. It returns how many links were left unchecked. The list costs
-// the store per-link counts of those days only, never of the whole window.
+// the store per-link counts of those days only, never of the whole window;
+// the days that differ keep theirs whole in details, to compare with what
+// Elido says of the links checked. A failure to read one is in storeErrs.
 func (dr driller) linksOneByOne(ctx context.Context, b *budget, days []reconcile.Date,
-	details map[reconcile.Date]*reconcile.DayDetail) int {
+	details map[reconcile.Date]*reconcile.DayDetail, storeErrs map[reconcile.Date]error) int {
 	seen := map[string]int64{}
 	read := map[reconcile.Date]bool{}
+	started := time.Now()
 	for _, d := range days {
 		read[d] = true
+		details[d].LocalLinks = dr.storeLinks(ctx, d, storeErrs)
 		for id, n := range details[d].LocalLinks {
 			seen[id] += n
 		}
 	}
+	dr.log.Info("store links read", "days", len(days), "duration_ms", time.Since(started).Milliseconds())
 	for _, g := range days {
 		for d := g.AddDays(-lookbackDays); d.Before(g); d = d.AddDays(1) {
 			if read[d] {

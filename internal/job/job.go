@@ -159,7 +159,7 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		Local:     local,
 		Summaries: summaries,
 	})
-	res, drill, drillErr := drillDown(ctx, d, o, st, res, readLinks(ctx, d, o, st, res))
+	res, drill, drillErr := drillDown(ctx, d, o, st, res)
 	elidoErr = firstErr(elidoErr, drillErr)
 	interrupted := interruption(ctx, o.Timeout)
 	res, historyErr = revise(ctx, d, o, h, historyErr, res, interrupted)

@@ -180,7 +180,7 @@ func drill(t *testing.T, o Options, d Deps) (reconcile.Result, report.Drilldown)
 		t.Fatal(err)
 	}
 	res := reconcile.Compare(reconcile.Input{Window: o.Window, Now: now, Settle: o.Settle, API: api, Local: local, Summaries: summaries})
-	res, dr, err := drillDown(context.Background(), d, o, st, res, readLinks(context.Background(), d, o, st, res))
+	res, dr, err := drillDown(context.Background(), d, o, st, res)
 	if err != nil {
 		t.Fatalf("drill-down: %v", err)
 	}
@@ -383,5 +383,65 @@ func TestRunReadsBothSidesAtOnce(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"elido+store", "drill-down"}, p.seen); diff != "" {
 		t.Errorf("progress stages (-want +got):\n%s", diff)
+	}
+}
+
+// A day drilled through /breakdown/link keeps only the links whose counts
+// differ, both sides, and they give the rows both sides' whole per-link
+// counts give: the report needs no more, and a day of a large workspace
+// is not held whole.
+func TestDrillKeepsOnlyTheLinksThatDiffer(t *testing.T) {
+	_, o, d := setup(t)
+	st := openStore(t, o)
+	ctx := context.Background()
+	api, summaries, err := readElido(ctx, d, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := readTotals(ctx, d, o, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := reconcile.Compare(reconcile.Input{Window: o.Window, Now: now, Settle: o.Settle, API: api, Local: local, Summaries: summaries})
+	dr := driller{client: d.Elido, store: st, query: o.Query, window: o.Window, now: now, max: o.DrillMax, log: d.Log, progress: d.Progress}
+	details, storeErrs, _, err := dr.drill(ctx, res)
+	if err != nil || len(storeErrs) > 0 {
+		t.Fatalf("drill: %v, store errors %v", err, storeErrs)
+	}
+	if len(details) != len(res.Gaps()) {
+		t.Fatalf("%d days drilled, want the %d that differ", len(details), len(res.Gaps()))
+	}
+	kept, known := 0, 0
+	for day, det := range details {
+		if !det.LinksComplete {
+			t.Fatalf("%s: links not read: %v", day, det.Notes)
+		}
+		for _, m := range []map[string]int64{det.APILinks, det.LocalLinks} {
+			for id := range m {
+				if det.APILinks[id] == det.LocalLinks[id] {
+					t.Errorf("%s: %s kept, though both sides count %d", day, id, det.APILinks[id])
+				}
+			}
+		}
+		whole, err := st.Counts(ctx, o.Query, day, o.Window.Loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		links, err := d.Elido.LinkBreakdown(ctx, day, day, o.Window.Loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wholeAPI := map[string]int64{}
+		for _, l := range links {
+			wholeAPI[l.LinkID] = l.Clicks
+		}
+		want := reconcile.CompareLinks(day, wholeAPI, whole.Links, true)
+		if diff := cmp.Diff(want, reconcile.CompareLinks(day, det.APILinks, det.LocalLinks, true)); diff != "" {
+			t.Errorf("%s: link rows (-whole +kept):\n%s", day, diff)
+		}
+		kept, known = kept+len(det.LocalLinks), known+len(whole.Links)
+	}
+	if kept >= known {
+		t.Errorf("kept %d of the store's %d links: the test needs links that match", kept, known)
 	}
 }

@@ -27,7 +27,7 @@ func chunkDays(q store.Query, days int) int {
 
 // readTotals reads each day's total from the store: the main pass, one
 // count(*) or sum(clicks) per day (store.Store.Totals), never the per-link
-// counts, which only the days that differ need (readLinks). A store that
+// counts, which only the days that differ need (drillDown). A store that
 // could not be opened (openErr) leaves every day unknown; a day whose
 // query fails is left unknown. The first error is returned for the exit
 // code.
@@ -80,36 +80,4 @@ func readTotals(ctx context.Context, d Deps, o Options, st *store.Store, openErr
 	}
 	d.Log.Info("store read", "days", len(local), "duration_ms", time.Since(started).Milliseconds())
 	return local, first
-}
-
-// storeCounts are the store's per-link counts of the days the drill-down
-// looks into.
-type storeCounts struct {
-	links map[reconcile.Date]map[string]int64
-	// errs say why a day's per-link counts could not be read; its links
-	// are then left out of the report rather than all reported missing.
-	errs map[reconcile.Date]error
-}
-
-// readLinks reads the store's per-link counts of the settled days that
-// differ (res.Gaps), the only days the drill-down compares per link; a
-// clean run reads none. Nothing is read when the drill-down is off.
-func readLinks(ctx context.Context, d Deps, o Options, st *store.Store, res reconcile.Result) storeCounts {
-	out := storeCounts{links: map[reconcile.Date]map[string]int64{}, errs: map[reconcile.Date]error{}}
-	gaps := res.Gaps()
-	if !o.Drilldown || st == nil || len(gaps) == 0 || ctx.Err() != nil {
-		return out
-	}
-	started := time.Now()
-	for _, g := range gaps {
-		counts, err := st.Counts(ctx, o.Query, g.Date, o.Window.Loc)
-		if err != nil {
-			d.Log.Warn("store per-link read failed", "date", g.Date.String(), "err", err)
-			out.errs[g.Date] = err
-			continue
-		}
-		out.links[g.Date] = counts.Links
-	}
-	d.Log.Info("store links read", "days", len(gaps), "duration_ms", time.Since(started).Milliseconds())
-	return out
 }

@@ -161,11 +161,33 @@ func (c *Client) LinkBreakdown(ctx context.Context, from, to reconcile.Date, loc
 	seen := make(map[string]bool, len(links))
 	for _, l := range links {
 		if seen[l.LinkID] {
-			return nil, fmt.Errorf("elido: %s: link %q appears twice: the breakdown changed while it was paged; run again", op, l.LinkID)
+			return nil, fmt.Errorf("elido: %s: %w", op, LinkTwiceError(l.LinkID))
 		}
 		seen[l.LinkID] = true
 	}
 	return links, nil
+}
+
+// LinkBreakdownPages reads the link breakdown as LinkBreakdown does, but
+// hands each page's links to fn as it arrives and keeps none: a day of a
+// large workspace is 100 pages of 1000 links. An error from fn stops the
+// paging and is returned, after the operation's name. Noticing a link
+// named twice is the caller's (return LinkTwiceError), as remembering
+// every link seen would cost what the pages are not kept for.
+func (c *Client) LinkBreakdownPages(ctx context.Context, from, to reconcile.Date, loc *time.Location, fn func([]LinkCount) error) error {
+	tz := zoneName(loc)
+	op := fmt.Sprintf("GET %s %s..%s", endpointLinkBreakdown, from, to)
+	if err := checkRange(from, to); err != nil {
+		return fmt.Errorf("elido: %s: %w", op, err)
+	}
+	query := func(cursor string) url.Values { return linkBreakdownQuery(from, to, tz, cursor) }
+	return pages(ctx, c, op, endpointLinkBreakdown, query, breakdownPage.links, fn)
+}
+
+// LinkTwiceError says that a link breakdown named link id twice: its
+// ranking changed while it was paged, so a link may also have been missed.
+func LinkTwiceError(id string) error {
+	return fmt.Errorf("link %q appears twice: the breakdown changed while it was paged; run again", id)
 }
 
 // CountryBreakdown returns the clicks per country for the days from..to in
@@ -191,12 +213,26 @@ func (c *Client) CountryBreakdown(ctx context.Context, from, to reconcile.Date, 
 	return countries, nil
 }
 
-// breakdown reads every page of a breakdown, following next_cursor until
-// it is null, absent or empty. A cursor seen before is an error: following
-// it would loop for ever.
+// breakdown reads every page of a breakdown and returns their items.
 func breakdown[T interface{ clicks() int64 }](ctx context.Context, c *Client, op, endpoint string,
 	query func(cursor string) url.Values, convert func(breakdownPage) ([]T, error)) ([]T, error) {
 	var all []T
+	err := pages(ctx, c, op, endpoint, query, convert, func(items []T) error {
+		all = append(all, items...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return all, nil
+}
+
+// pages reads every page of a breakdown, following next_cursor until it is
+// null, absent or empty, and hands each page's items to fn once the page
+// is read whole. A cursor seen before is an error: following it would loop
+// for ever.
+func pages[T interface{ clicks() int64 }](ctx context.Context, c *Client, op, endpoint string,
+	query func(cursor string) url.Values, convert func(breakdownPage) ([]T, error), fn func([]T) error) error {
 	var total int64
 	seen := map[string]bool{}
 	cursor := ""
@@ -225,14 +261,16 @@ func breakdown[T interface{ clicks() int64 }](ctx context.Context, c *Client, op
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
-		all = append(all, items...)
+		if err := fn(items); err != nil {
+			return fmt.Errorf("elido: %s: %w", op, err)
+		}
 		if next == "" {
-			return all, nil
+			return nil
 		}
 		if seen[next] {
-			return nil, fmt.Errorf("elido: %s: page %d repeats an earlier cursor: stopping rather than looping", op, page)
+			return fmt.Errorf("elido: %s: page %d repeats an earlier cursor: stopping rather than looping", op, page)
 		}
 		seen[next] = true
 		cursor = next

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -274,6 +275,41 @@ func TestLinkBreakdownPaging(t *testing.T) {
 			}
 		})
 	}
+}
+
+// LinkBreakdownPages hands over the pages LinkBreakdown reads, in order,
+// one at a time; an error from the caller stops the paging there.
+func TestLinkBreakdownPages(t *testing.T) {
+	clicks, want := manyLinks(2500)
+	day := date(t, "2026-11-28")
+	t.Run("every_page_in_order", func(t *testing.T) {
+		f := newFixture(t, clicks, nil)
+		var got []elido.LinkCount
+		var sizes []int
+		err := f.client.LinkBreakdownPages(t.Context(), day, day, time.UTC, func(page []elido.LinkCount) error {
+			got, sizes = append(got, page...), append(sizes, len(page))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := gocmp.Diff(want, got); diff != "" {
+			t.Errorf("links (-want +got):\n%s", diff)
+		}
+		if diff := gocmp.Diff([]int{1000, 1000, 500}, sizes); diff != "" {
+			t.Errorf("page sizes (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("caller_error_stops_paging", func(t *testing.T) {
+		f := newFixture(t, clicks, nil)
+		err := f.client.LinkBreakdownPages(t.Context(), day, day, time.UTC, func(page []elido.LinkCount) error {
+			return elido.LinkTwiceError(page[0].LinkID)
+		})
+		wantError(t, err, "elido: GET breakdown/link 2026-11-28..2026-11-28: link "+strconv.Quote(want[0].LinkID)+" appears twice")
+		if n := f.client.Requests()["breakdown/link"]; n != 1 {
+			t.Errorf("made %d requests, want 1 (stop at the caller's error)", n)
+		}
+	})
 }
 
 func TestLinkBreakdownRepeatedCursorIsAnError(t *testing.T) {

@@ -41,6 +41,8 @@ type Server struct {
 
 	mu          sync.Mutex
 	clicks      []Click
+	gen         int                    // counts SetClicks: whose clicks ranked holds
+	ranked      map[spanKey][]linkJSON // a span's links, ranked: the pages of its breakdown
 	daily       dailyTotals
 	faults      []Fault
 	requests    map[string]int
@@ -87,6 +89,8 @@ func (s *Server) SetClicks(clicks []Click) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.clicks = slices.Clone(clicks)
+	s.gen++
+	s.ranked = nil
 }
 
 // dailyTotals are clicks known only by their day's count in one zone.
@@ -176,6 +180,7 @@ type request struct {
 	endpoint string
 	fault    Fault
 	clicks   []Click
+	gen      int // the generation of clicks
 	daily    dailyTotals
 	now      time.Time
 	minute   time.Time
@@ -202,7 +207,8 @@ func (s *Server) begin(r *http.Request, endpoint string) request {
 		endpoint: endpoint,
 		fault:    s.takeFault(endpoint, r.URL.Query()),
 		clicks:   s.clicks, // never modified in place: SetClicks replaces it
-		daily:    s.daily,  // nor this: SetDailyTotals replaces it
+		gen:      s.gen,
+		daily:    s.daily, // nor this: SetDailyTotals replaces it
 		now:      now,
 		minute:   s.minute,
 		count:    s.minuteCount,

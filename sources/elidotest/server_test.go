@@ -803,3 +803,33 @@ func TestRedirectFault(t *testing.T) {
 		t.Errorf("answer %d Location %q, want 307 to %s", resp.StatusCode, resp.Header.Get("Location"), want)
 	}
 }
+
+// TestLinkBreakdownAfterSetClicks: the breakdown's ranking is kept between
+// pages, and late data still shows in the next page asked for.
+func TestLinkBreakdownAfterSetClicks(t *testing.T) {
+	day := time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC)
+	cs := []elidotest.Click{{TS: day, LinkID: "a"}, {TS: day, LinkID: "b"}, {TS: day, LinkID: "b"}}
+	srv := newServer(t, cs)
+	type page struct {
+		Items []struct {
+			LinkID string `json:"link_id"`
+			Clicks int64  `json:"clicks"`
+		} `json:"items"`
+	}
+	read := func() page {
+		var p page
+		if err := json.Unmarshal(get(t, srv, key, analytics("breakdown/link", "from=2026-11-28&to=2026-11-28&limit=1")).body, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for range 2 { // the second is served from the kept ranking
+		if p := read(); len(p.Items) != 1 || p.Items[0].LinkID != "b" || p.Items[0].Clicks != 2 {
+			t.Fatalf("first page %+v, want b with 2 clicks", p.Items)
+		}
+	}
+	srv.SetClicks(append(cs, elidotest.Click{TS: day, LinkID: "a"}, elidotest.Click{TS: day, LinkID: "a"}))
+	if p := read(); len(p.Items) != 1 || p.Items[0].LinkID != "a" || p.Items[0].Clicks != 3 {
+		t.Errorf("first page after SetClicks %+v, want a with 3 clicks", p.Items)
+	}
+}

@@ -63,23 +63,55 @@ func (s *Store) Counts(ctx context.Context, q Query, day reconcile.Date, loc *ti
 }
 
 func (s *Store) counts(ctx context.Context, q Query, day reconcile.Date, loc *time.Location) (DayCounts, error) {
+	dc := DayCounts{Date: day, Links: map[string]int64{}}
+	if err := s.eachCount(ctx, q, day, loc, dc.addRow); err != nil {
+		return DayCounts{}, err
+	}
+	return dc, nil
+}
+
+// EachCount runs q for day as Counts does, and hands each row to fn as it
+// is read instead of collecting the rows in a map: a day of a large
+// workspace is 100k links, which a caller may keep more compactly. A link
+// may come in more than one row (they add up, as in Counts). The rows are
+// checked as Counts checks them; after an error, the rows fn saw are not
+// the day's counts.
+func (s *Store) EachCount(ctx context.Context, q Query, day reconcile.Date, loc *time.Location, fn func(linkID string, clicks int64)) error {
+	var total int64
+	err := s.eachCount(ctx, q, day, loc, func(linkVal, clicksVal any) error {
+		link, n, sum, err := readRow(linkVal, clicksVal, total)
+		if err != nil {
+			return err
+		}
+		fn(link, n)
+		total = sum
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("count clicks for %s: %w", day, err)
+	}
+	return nil
+}
+
+// eachCount runs q for day and passes each row, as the driver scanned it,
+// to add.
+func (s *Store) eachCount(ctx context.Context, q Query, day reconcile.Date, loc *time.Location, add func(linkVal, clicksVal any) error) error {
 	if q.name == "" {
-		return DayCounts{}, errors.New("no query: use PresetQuery or CustomQuery")
+		return errors.New("no query: use PresetQuery or CustomQuery")
 	}
 	if loc == nil {
-		return DayCounts{}, errors.New("no time zone")
+		return errors.New("no time zone")
 	}
 	from, to := day.Bounds(loc)
-	dc := DayCounts{Date: day, Links: map[string]int64{}}
 	err := s.readOnly(ctx, func(tx *sqlx.Tx) error {
 		return s.query(ctx, tx, q.in(s.dialect), s.params(day, from, to, loc), func(rows *sql.Rows) error {
-			return readLinkCounts(rows, &dc)
+			return readLinkCounts(rows, add)
 		})
 	})
 	if err != nil {
-		return DayCounts{}, fmt.Errorf("%s query: %w", q.name, err)
+		return fmt.Errorf("%s query: %w", q.name, err)
 	}
-	return dc, nil
+	return nil
 }
 
 // HourlyCounts returns the clicks during each hour of day in loc, for the
@@ -190,8 +222,8 @@ const sqliteTimeLayout = "2006-01-02T15:04:05.000Z"
 func sqliteTime(t time.Time) string { return t.UTC().Format(sqliteTimeLayout) }
 
 // readLinkCounts checks that rows has the columns link_id and clicks and
-// adds each row to dc.
-func readLinkCounts(rows *sql.Rows, dc *DayCounts) error {
+// passes each row's values to add.
+func readLinkCounts(rows *sql.Rows, add func(linkVal, clicksVal any) error) error {
 	cols, err := rows.Columns()
 	if err != nil {
 		return err
@@ -213,7 +245,7 @@ func readLinkCounts(rows *sql.Rows, dc *DayCounts) error {
 		if err := rows.Scan(&vals[0], &vals[1]); err != nil {
 			return err
 		}
-		if err := dc.addRow(vals[linkCol], vals[clicksCol]); err != nil {
+		if err := add(vals[linkCol], vals[clicksCol]); err != nil {
 			return err
 		}
 	}
@@ -224,21 +256,30 @@ func readLinkCounts(rows *sql.Rows, dc *DayCounts) error {
 // scanned it, to dc. A value that is not a link id or a count, or a total
 // past MaxClicks, is an error and leaves dc as it was.
 func (dc *DayCounts) addRow(linkVal, clicksVal any) error {
-	link, err := linkID(linkVal)
-	if err != nil {
-		return err
-	}
-	n, err := clickCount(clicksVal)
-	if err != nil {
-		return fmt.Errorf("link_id %q: %w", link, err)
-	}
-	total, err := addClicks(dc.Total, n)
+	link, n, total, err := readRow(linkVal, clicksVal, dc.Total)
 	if err != nil {
 		return err
 	}
 	dc.Links[link] += n // at most dc.Total
 	dc.Total = total
 	return nil
+}
+
+// readRow reads one row (link_id, clicks) of a count query, as the driver
+// scanned it: its link, its clicks, and sum, the day's total so far
+// (total) with them. A value that is not a link id or a count, or a sum
+// past MaxClicks, is an error.
+func readRow(linkVal, clicksVal any, total int64) (link string, n, sum int64, err error) {
+	if link, err = linkID(linkVal); err != nil {
+		return "", 0, 0, err
+	}
+	if n, err = clickCount(clicksVal); err != nil {
+		return "", 0, 0, fmt.Errorf("link_id %q: %w", link, err)
+	}
+	if sum, err = addClicks(total, n); err != nil {
+		return "", 0, 0, err
+	}
+	return link, n, sum, nil
 }
 
 func describeColumns(cols []string) string {

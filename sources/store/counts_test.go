@@ -319,19 +319,27 @@ GROUP BY link_id`,
 					text := strings.NewReplacer("{in_day}", b.inDay, "{sum_of_ones}", b.sumOfOnes).Replace(tt.query)
 					q := mustQuery(t)(CustomQuery(text))
 					got, err := s.Counts(t.Context(), q, day, time.UTC)
+					// EachCount reads and checks the same rows, a row at a time.
+					each := map[string]int64{}
+					eachErr := s.EachCount(t.Context(), q, day, time.UTC, func(id string, n int64) { each[id] += n })
 					if tt.wantErr != nil {
-						errorContains(t, err, tt.wantErr...)
-						if !errors.Is(err, ErrBadQuery) {
-							t.Errorf("error %v is not ErrBadQuery: a retry would be attempted in vain", err)
+						for _, err := range []error{err, eachErr} {
+							errorContains(t, err, tt.wantErr...)
+							if !errors.Is(err, ErrBadQuery) {
+								t.Errorf("error %v is not ErrBadQuery: a retry would be attempted in vain", err)
+							}
 						}
 						return
 					}
-					if err != nil {
-						t.Fatal(err)
+					if err != nil || eachErr != nil {
+						t.Fatalf("Counts: %v; EachCount: %v", err, eachErr)
 					}
 					want := DayCounts{Date: day, Total: total(tt.want), Links: tt.want}
 					if diff := cmp.Diff(want, got); diff != "" {
 						t.Errorf("Counts mismatch (-want +got):\n%s", diff)
+					}
+					if diff := cmp.Diff(tt.want, each); diff != "" {
+						t.Errorf("EachCount mismatch (-want +got):\n%s", diff)
 					}
 				})
 			}

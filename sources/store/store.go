@@ -98,6 +98,9 @@ import (
 type Store struct {
 	db      *sqlx.DB
 	dialect dsn.Dialect
+	// jitOff says the store turned JIT off for its sessions (pin): the
+	// DSN did not choose.
+	jitOff bool
 }
 
 // Open connects to the store at rawDSN (postgres://…, postgresql://… or
@@ -122,6 +125,7 @@ func OpenWith(ctx context.Context, rawDSN string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", configError{err})
 	}
+	jitOff := t.Dialect == dsn.Postgres && !setsJIT(t)
 	if t, err = o.pin(t); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", RedactDSN(rawDSN), err)
 	}
@@ -129,6 +133,7 @@ func OpenWith(ctx context.Context, rawDSN string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", RedactDSN(rawDSN), dsn.RedactError(refused(err), t.Secrets))
 	}
+	s.jitOff = jitOff
 	return s, nil
 }
 
@@ -167,13 +172,20 @@ func (o Options) pin(t dsn.Target) (dsn.Target, error) {
 	// A day's count is a search of an index that PostgreSQL plans above
 	// jit_above_cost on a big table, and then compiles at every run of the
 	// prepared statement: for a year of daily counters JIT took longer than
-	// the counts (BENCHMARKS.md). A DSN that sets jit itself keeps it.
+	// the counts (BENCHMARKS.md). A DSN that sets jit itself keeps it. The
+	// one statement over many days turns it back on (totalsChunk).
 	if !q.Has("jit") {
 		q.Set("jit", "off")
 	}
 	u.RawQuery = q.Encode()
 	t.Conn = u.String()
 	return t, nil
+}
+
+// setsJIT reports whether a PostgreSQL DSN sets jit itself.
+func setsJIT(t dsn.Target) bool {
+	u, err := url.Parse(t.Conn)
+	return err == nil && u.Query().Has("jit")
 }
 
 // ErrRefused marks a store that cannot be opened as configured, for a

@@ -142,6 +142,55 @@ func TestSQLiteRefusesATimestampZone(t *testing.T) {
 // configuration, which a retry cannot mend.
 func isConfig(err error) bool { return errors.Is(err, ErrRefused) }
 
+// The daily preset's one statement over many days runs with JIT on, and
+// the statements run once per day without, unless the DSN chose: the
+// statements below stand in for the preset's and report the setting they
+// ran under, 1 for on.
+func TestPostgresChunkStatementRunsWithJIT(t *testing.T) {
+	_, base := pgtest.New(t)
+	const jitOn = "CASE current_setting('jit') WHEN 'on' THEN 1 ELSE 0 END"
+	q := mustQuery(t)(PresetQuery(PresetDaily))
+	chunk, err := parseNamedWith("SELECT :first AS day, "+jitOn+" AS clicks", chunkParam, useChunk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.total.chunk = &chunkQuery{postgres: chunk}
+	perDay := mustQuery(t)(q.WithTotal("SELECT " + jitOn + " AS clicks WHERE :day <> ''"))
+	days := daysAround(t, "2026-11-25")
+	for _, tt := range []struct {
+		name, param         string
+		wantChunk, wantEach int64
+	}{
+		{"store_chooses", "", 1, 0},
+		{"dsn_off_kept", "off", 0, 0},
+		{"dsn_on_kept", "on", 1, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dsn := base
+			if tt.param != "" {
+				dsn += "&jit=" + tt.param
+			}
+			s := openStore(t, dsn)
+			got, err := s.Totals(t.Context(), q, days, time.UTC)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := got[days[0]]; r.Clicks != tt.wantChunk {
+				t.Errorf("the chunk statement ran with jit %d, want %d", r.Clicks, tt.wantChunk)
+			}
+			each, err := s.Totals(t.Context(), perDay, days, time.UTC)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range days {
+				if each[d].Clicks != tt.wantEach {
+					t.Errorf("%s's statement ran with jit %d, want %d", d, each[d].Clicks, tt.wantEach)
+				}
+			}
+		})
+	}
+}
+
 // The store's PostgreSQL sessions run without JIT compilation, which a
 // per-day count pays for at every run and never earns back, unless the
 // DSN asks for it.
