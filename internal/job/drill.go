@@ -236,7 +236,12 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 		dr.progress.Step("drill-down", i, len(days))
 		det := &reconcile.DayDetail{}
 		drilled[d] = det
-		if summary.Mode == report.DrillBreakdown {
+		switch {
+		case summary.Mode != report.DrillBreakdown:
+		case !b.left():
+			// No request left for Elido's side: the store's is not read.
+			det.Notes = append(det.Notes, budgetNote(b, "per-link counts", nil))
+		default:
 			readStarted := time.Now()
 			local := dr.storeTally(ctx, d, storeErrs)
 			storeTook += time.Since(readStarted)
@@ -302,10 +307,6 @@ func (dr driller) storeRead(d reconcile.Date, err error, errs map[reconcile.Date
 // det the links whose counts differ, or notes why it could not. It
 // reports whether Elido has no breakdown, for the fallback.
 func (dr driller) links(ctx context.Context, b *budget, d reconcile.Date, tally *reconcile.LinkTally, det *reconcile.DayDetail) (noBreakdown bool) {
-	if !b.left() {
-		det.Notes = append(det.Notes, budgetNote(b, "per-link counts", nil))
-		return false
-	}
 	err := dr.client.LinkBreakdownPages(ctx, d, d, dr.window.Loc, func(page []elido.LinkCount) error {
 		for _, l := range page {
 			if !tally.Add(l.LinkID, l.Clicks) {

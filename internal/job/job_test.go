@@ -3,6 +3,7 @@ package job
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"log/slog"
@@ -443,5 +444,44 @@ func TestDrillKeepsOnlyTheLinksThatDiffer(t *testing.T) {
 	}
 	if kept >= known {
 		t.Errorf("kept %d of the store's %d links: the test needs links that match", kept, known)
+	}
+}
+
+// With no request left for Elido's per-link counts, the store's per-link
+// counts of the day are not read either: a workspace's day is as many rows
+// as it has links, and without Elido's side they compare with nothing.
+func TestDrillDownWithoutBudgetReadsNoStoreLinks(t *testing.T) {
+	world, o, d := setup(t)
+	var logs bytes.Buffer
+	d.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	o.DrillMax = 0
+	st := openStore(t, o)
+	api, summaries, err := readElido(context.Background(), d, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := readTotals(context.Background(), d, o, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := reconcile.Compare(reconcile.Input{Window: o.Window, Now: now, Settle: o.Settle, API: api, Local: local, Summaries: summaries})
+	// Any read of the store's clicks from here on fails, and says so.
+	db, err := sql.Open("sqlite", strings.TrimPrefix(world.StoreDSN, "sqlite:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("ALTER TABLE clicks RENAME TO clicks_moved"); err != nil {
+		t.Fatal(err)
+	}
+	res, _, err = drillDown(context.Background(), d, o, st, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(notes(res), "RECON_DRILLDOWN_MAX_REQUESTS ran out") {
+		t.Errorf("no note that the budget ran out:\n%s", notes(res))
+	}
+	if strings.Contains(logs.String(), "store per-link read failed") {
+		t.Errorf("the store's per-link counts were read without a request left for Elido's:\n%s", logs.String())
 	}
 }
