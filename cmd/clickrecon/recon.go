@@ -121,7 +121,7 @@ func takeLock(ctx context.Context, log *slog.Logger, c config, stdout io.Writer,
 	lock, err := runlock.Take(ctx, dsn, c.WorkspaceID)
 	switch {
 	case errors.Is(err, runlock.ErrLocked):
-		log.Error("another clickrecon run of this workspace holds the lock; this one does nothing and exits 3", "workspace_id", c.WorkspaceID)
+		log.Error("another clickrecon "+who+" of this workspace holds the lock; this one does nothing and exits 3", "workspace_id", c.WorkspaceID)
 		if c.Format == "text" {
 			fmt.Fprintf(stdout, "clickrecon: another %s of workspace %s is in progress (it holds the lock); nothing was done\n", who, c.WorkspaceID)
 		}
