@@ -172,6 +172,17 @@ func TestReadElidoSummaryPerDay(t *testing.T) {
 func drill(t *testing.T, o Options, d Deps) (reconcile.Result, report.Drilldown) {
 	t.Helper()
 	st := openStore(t, o)
+	res, dr, err := drillDown(context.Background(), d, o, st, compared(t, o, d, st))
+	if err != nil {
+		t.Fatalf("drill-down: %v", err)
+	}
+	return res, dr
+}
+
+// compared reads both sides of the demo's days and compares them: the
+// stages before the drill-down.
+func compared(t *testing.T, o Options, d Deps, st *store.Store) reconcile.Result {
+	t.Helper()
 	api, summaries, err := readElido(context.Background(), d, o)
 	if err != nil {
 		t.Fatal(err)
@@ -180,12 +191,7 @@ func drill(t *testing.T, o Options, d Deps) (reconcile.Result, report.Drilldown)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := reconcile.Compare(reconcile.Input{Window: o.Window, Now: now, Settle: o.Settle, API: api, Local: local, Summaries: summaries})
-	res, dr, err := drillDown(context.Background(), d, o, st, res)
-	if err != nil {
-		t.Fatalf("drill-down: %v", err)
-	}
-	return res, dr
+	return reconcile.Compare(reconcile.Input{Window: o.Window, Now: now, Settle: o.Settle, API: api, Local: local, Summaries: summaries})
 }
 
 func notes(res reconcile.Result) string {
@@ -456,15 +462,7 @@ func TestDrillDownWithoutBudgetReadsNoStoreLinks(t *testing.T) {
 	d.Log = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	o.DrillMax = 0
 	st := openStore(t, o)
-	api, summaries, err := readElido(context.Background(), d, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	local, err := readTotals(context.Background(), d, o, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := reconcile.Compare(reconcile.Input{Window: o.Window, Now: now, Settle: o.Settle, API: api, Local: local, Summaries: summaries})
+	res := compared(t, o, d, st)
 	// Any read of the store's clicks from here on fails, and says so.
 	db, err := sql.Open("sqlite", strings.TrimPrefix(world.StoreDSN, "sqlite:"))
 	if err != nil {
