@@ -117,6 +117,11 @@ type Options struct {
 	// connection. UTC when nil. SQLite reads a ts without an offset as UTC,
 	// and only UTC is accepted for it.
 	TimestampZone *time.Location
+	// LockWait bounds how long a Writer's day transaction waits for the
+	// clicks table while another writer holds it (PostgreSQL
+	// lock_timeout); DefaultLockWait when 0. A day that waits longer is
+	// left untouched (ErrBusy).
+	LockWait time.Duration
 }
 
 // OpenWith is Open with options.

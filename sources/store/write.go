@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
 )
@@ -24,11 +27,24 @@ var (
 // own (STORE_WRITE_DSN): the Store that counts stays read-only. It only
 // ever inserts: nothing it runs updates or deletes a row.
 type Writer struct {
-	db      *sqlx.DB
-	dialect dsn.Dialect
-	insert  namedQuery
-	span    namedQuery
+	db       *sqlx.DB
+	dialect  dsn.Dialect
+	insert   namedQuery
+	span     namedQuery
+	lockWait time.Duration
 }
+
+// lockedTable is the table a repair's transaction locks against other
+// writers: the events schema's, the one its re-count reads, whatever the
+// insert statement names. A receiver that inserts into it, directly or
+// through a trigger, waits for the repair's commit.
+const lockedTable = "clicks"
+
+// DefaultLockWait is how long a repair's transaction waits for the clicks
+// table when Options.LockWait is 0: a receiver's insert takes
+// milliseconds, and a day whose table stays busy longer is left for the
+// next run rather than waited for.
+const DefaultLockWait = 10 * time.Second
 
 // insertParams are the named parameters of an insert statement.
 const useInsertNamed = "an insert statement may use the named parameters :ts, :link_id and :country_code"
@@ -46,23 +62,32 @@ func allowedInsertParam(name string) bool {
 // named parameters :ts (an instant: timestamptz on PostgreSQL, RFC 3339 UTC
 // text with milliseconds on SQLite), :link_id and :country_code (NULL where
 // Elido does not know it); "" is the events schema's own insert. Its
-// errors never contain the DSN's password.
+// errors name STORE_WRITE_DSN and never contain the DSN's password.
 func OpenWriter(ctx context.Context, rawDSN, insertSQL string) (*Writer, error) {
 	return OpenWriterWith(ctx, rawDSN, insertSQL, Options{})
 }
 
 // OpenWriterWith is OpenWriter with options: a click's :ts goes into a
 // timestamp (without time zone) column as its wall-clock time in
-// o.TimestampZone, the zone the store reads that column in.
+// o.TimestampZone, the zone the store reads that column in, and a day's
+// transaction waits o.LockWait for the clicks table.
+//
+// On PostgreSQL it checks, before anything is written, that the role may
+// take the lock that keeps other writers out of the clicks table while a
+// day is re-counted and written (LOCK TABLE … IN SHARE MODE, which
+// PostgreSQL grants only to a role with UPDATE, DELETE, TRUNCATE or
+// MAINTAIN on the table) and, for the events schema's own insert, that it
+// may insert into it: a role without them is a configuration error.
 func OpenWriterWith(ctx context.Context, rawDSN, insertSQL string, o Options) (*Writer, error) {
 	t, err := dsn.Parse(rawDSN, dsn.Options{Name: "STORE_WRITE_DSN", Mode: dsn.ReadWrite, MissingHint: "repair writes into an existing store"})
 	if err != nil {
 		return nil, fmt.Errorf("open store for writing: %w", configError{err})
 	}
 	if t, err = o.pin(t); err != nil {
-		return nil, fmt.Errorf("open store for writing %s: %w", RedactDSN(rawDSN), err)
+		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", RedactDSN(rawDSN), err)
 	}
-	if insertSQL == "" {
+	custom := insertSQL != ""
+	if !custom {
 		insertSQL = insertClickPostgres
 		if t.Dialect == dsn.SQLite {
 			insertSQL = insertClickSQLite
@@ -78,18 +103,130 @@ func OpenWriterWith(ctx context.Context, rawDSN, insertSQL string, o Options) (*
 	}
 	db, err := t.Open()
 	if err != nil {
-		return nil, fmt.Errorf("open store for writing %s: %w", RedactDSN(rawDSN), configError{dsn.RedactError(err, t.Secrets)})
+		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", RedactDSN(rawDSN), configError{dsn.RedactError(err, t.Secrets)})
 	}
-	w := &Writer{db: db, dialect: t.Dialect, insert: ins, span: span}
-	if err := (&Store{db: db, dialect: t.Dialect}).check(ctx); err != nil {
+	lockWait := o.LockWait
+	if lockWait <= 0 {
+		lockWait = DefaultLockWait
+	}
+	w := &Writer{db: db, dialect: t.Dialect, insert: ins, span: span, lockWait: lockWait}
+	if err := w.reader().check(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open store for writing %s: %w", RedactDSN(rawDSN), dsn.RedactError(refused(err), t.Secrets))
+		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", RedactDSN(rawDSN), dsn.RedactError(refused(err), t.Secrets))
+	}
+	if err := w.checkGrants(ctx, !custom); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", RedactDSN(rawDSN), dsn.RedactError(err, t.Secrets))
 	}
 	return w, nil
 }
 
 // Close closes the connection pool.
 func (w *Writer) Close() error { return w.db.Close() }
+
+// reader is the Writer's pool seen as a Store, for the checks and the
+// identity the two share.
+func (w *Writer) reader() *Store { return &Store{db: w.db, dialect: w.dialect} }
+
+// grantsSQL says whether the role may lock the clicks table in SHARE mode
+// and insert into it (NULL: there is no such table on the search_path).
+// MAINTAIN, which also allows the lock, exists from PostgreSQL 17 on.
+const grantsSQL = `SELECT has_table_privilege(t, CASE WHEN current_setting('server_version_num')::int >= 170000
+           THEN 'UPDATE, DELETE, TRUNCATE, MAINTAIN' ELSE 'UPDATE, DELETE, TRUNCATE' END),
+       has_table_privilege(t, 'INSERT')
+FROM (SELECT to_regclass('` + lockedTable + `') AS t) AS clicks`
+
+// checkGrants checks, on PostgreSQL, that the role may take the repair's
+// lock on the clicks table and, when insert is set, insert into it.
+func (w *Writer) checkGrants(ctx context.Context, insert bool) error {
+	if w.dialect != dsn.Postgres {
+		return nil
+	}
+	var lock, ins sql.NullBool
+	if err := w.db.QueryRowContext(ctx, grantsSQL).Scan(&lock, &ins); err != nil {
+		return fmt.Errorf("read the role's grants on table %s: %w", lockedTable, classifyWrite(err))
+	}
+	switch {
+	case !lock.Valid:
+		return configError{fmt.Errorf("STORE_WRITE_DSN has no table %s on its search_path: repair writes into the events schema that STORE_DSN reads", lockedTable)}
+	case !lock.Bool:
+		return configError{errNoLockGrant}
+	case insert && !ins.Bool:
+		return configError{errNoInsertGrant}
+	}
+	return nil
+}
+
+var (
+	errNoLockGrant = errors.New("STORE_WRITE_DSN's role may not lock table " + lockedTable + " against concurrent inserts while a day is re-counted and written " +
+		"(LOCK TABLE " + lockedTable + " IN SHARE MODE needs UPDATE, DELETE, TRUNCATE or, from PostgreSQL 17, MAINTAIN on it): " +
+		"GRANT UPDATE ON " + lockedTable + " TO the role (repair only ever inserts)")
+	errNoInsertGrant = errors.New("STORE_WRITE_DSN's role may not insert into table " + lockedTable + ": GRANT INSERT ON " + lockedTable + " TO the role")
+)
+
+// ErrOtherStore marks a STORE_WRITE_DSN that names another store than
+// STORE_DSN: repair writes only into the store it read and planned on.
+// errors.Is(err, ErrRefused) holds too: a rerun cannot mend it.
+var ErrOtherStore = errors.New("STORE_WRITE_DSN names another store than STORE_DSN: repair writes only into the store it read, and a rerun will not help: point STORE_WRITE_DSN at the same database as STORE_DSN, through a role that may insert")
+
+// CheckTarget checks that the Writer writes into the store s reads: the
+// same database (Store.Identity, compared by address when either role may
+// not read the cluster's identifier) and, on PostgreSQL, the same clicks
+// table (a copy in another schema of the same database is another
+// store). It reads the catalog only.
+func (w *Writer) CheckTarget(ctx context.Context, s *Store) error {
+	read, err := targetOf(ctx, s)
+	if err != nil {
+		return fmt.Errorf("identify the store STORE_DSN names: %w", err)
+	}
+	write, err := targetOf(ctx, w.reader())
+	if err != nil {
+		return fmt.Errorf("identify the store STORE_WRITE_DSN names: %w", classifyWrite(err))
+	}
+	if read.id != write.id && read.server != "" && write.server != "" {
+		read.id, write.id = read.server, write.server // one role may not read the cluster's identifier
+	}
+	if read != write {
+		return fmt.Errorf("%w (STORE_DSN is %s, STORE_WRITE_DSN %s)", configError{ErrOtherStore}, read, write)
+	}
+	return nil
+}
+
+// target is what CheckTarget compares: the store's identity, its server
+// form (PostgreSQL: address and port, with the database's oid) and the
+// oid of the table clicks resolves to.
+type target struct {
+	id, server, table string
+}
+
+func (t target) String() string {
+	if t.table == "" {
+		return t.id
+	}
+	return t.id + ";table=" + t.table
+}
+
+const tableSQL = "SELECT COALESCE(to_regclass('" + lockedTable + "')::oid::text, '')"
+
+func targetOf(ctx context.Context, s *Store) (target, error) {
+	id, err := s.Identity(ctx)
+	if err != nil || s.dialect != dsn.Postgres {
+		return target{id: id}, err
+	}
+	var t target
+	t.id = id
+	var db string
+	if err := s.db.GetContext(ctx, &db, databaseSQL); err != nil {
+		return t, err
+	}
+	if server, err := serverIdentity(ctx, s.db); err == nil {
+		t.server = "postgres:server=" + server + ";db=" + db
+	}
+	if err := s.db.GetContext(ctx, &t.table, tableSQL); err != nil {
+		return t, err
+	}
+	return t, nil
+}
 
 // HourCheck is what an hour of the store held when a repair was planned:
 // Clicks rows in [From, To).
@@ -98,66 +235,191 @@ type HourCheck struct {
 	Clicks   int64
 }
 
+// HourWrite is an hour's clicks to put back.
+type HourWrite struct {
+	From, To time.Time
+	Clicks   []Click
+}
+
+// Written is what a day's transaction committed.
+type Written struct {
+	Inserted int // the clicks committed
+	// Refused holds, for each hour given, why none of its clicks was
+	// written (a click the store cannot hold), or nil when all were.
+	Refused []error
+}
+
 // ErrChanged marks a transaction that inserted nothing because the store no
 // longer holds what the repair was planned on: plan again.
 var ErrChanged = errors.New("the store changed since the repair was planned; nothing was written: run repair again")
 
-// Insert puts clicks into the store in one transaction, after checking
-// inside it that each hour of checks still holds the count it did: where
-// one does not, it inserts nothing and the error wraps ErrChanged. On
-// PostgreSQL the transaction is serializable, so a row another writer adds
-// to a checked hour meanwhile fails the commit instead of slipping past the
-// check; SQLite's write lock is taken when it begins. inserted, if not
-// nil, is called after each row with the rows inserted so far (uncommitted).
-// Either every click is committed, or none is: an error, or ctx ending
-// before the commit, rolls the whole transaction back.
-func (w *Writer) Insert(ctx context.Context, checks []HourCheck, clicks []Click, inserted func(n int)) (int, error) {
-	opts := &sql.TxOptions{}
-	if w.dialect == dsn.Postgres {
-		opts.Isolation = sql.LevelSerializable
-	}
-	tx, err := w.db.BeginTxx(ctx, opts)
+// ErrBusy marks a transaction that inserted nothing because another writer
+// kept the clicks table longer than the lock wait: run repair again (the
+// next night's run retries it).
+var ErrBusy = errors.New("another writer kept table " + lockedTable + " busy: nothing was written for the day; run repair again")
+
+// Insert puts the hours' clicks into the store in one transaction. It
+// first keeps other writers out of the table the count reads (PostgreSQL:
+// LOCK TABLE clicks IN SHARE MODE, waiting at most the lock wait, which
+// an INSERT's ROW EXCLUSIVE lock conflicts with; SQLite: the write lock
+// BEGIN IMMEDIATE takes), then checks that each hour of checks still holds
+// the count it did: where one does not, it inserts nothing and the error
+// wraps ErrChanged. A writer whose insert was under way when the day
+// began is waited for and then counted; one that comes later waits for
+// the commit: no click is written twice by the two of them. An hour whose
+// click the store rejects (a value its column cannot hold) is rolled back
+// to a savepoint alone and said in Written.Refused; the other hours go on.
+// inserted, if not nil, is called after each row with the rows inserted so
+// far (uncommitted). Either the day's result is committed, or none of it
+// is: an error, or ctx ending before the commit, rolls the whole
+// transaction back.
+func (w *Writer) Insert(ctx context.Context, checks []HourCheck, hours []HourWrite, inserted func(n int)) (Written, error) {
+	tx, err := w.db.BeginTxx(ctx, nil) // SQLite: BEGIN IMMEDIATE (dsn.ReadWrite's _txlock)
 	if err != nil {
-		return 0, fmt.Errorf("begin repair transaction: %w", err)
+		return Written{}, fmt.Errorf("begin repair transaction: %w", classifyWrite(err))
 	}
 	defer tx.Rollback()
+	if err := w.lock(ctx, tx); err != nil {
+		return Written{}, err
+	}
 	for _, h := range checks {
 		n, err := w.count(ctx, tx, h.From, h.To)
 		if err != nil {
-			return 0, err
+			return Written{}, err
 		}
 		if n != h.Clicks {
-			return 0, fmt.Errorf("hour %s holds %d clicks, not the %d the repair was planned on: %w",
+			return Written{}, fmt.Errorf("hour %s holds %d clicks, not the %d the repair was planned on: %w",
 				h.From.UTC().Format(time.RFC3339), n, h.Clicks, ErrChanged)
 		}
 	}
-	if len(clicks) > 0 {
-		text, _, err := w.insert.bind(w.dialect, map[string]any{"ts": nil, "link_id": nil, "country_code": nil})
-		if err != nil {
-			return 0, err
+	out := Written{Refused: make([]error, len(hours))}
+	var stmt *sql.Stmt
+	for i, h := range hours {
+		if len(h.Clicks) == 0 {
+			continue
 		}
-		stmt, err := tx.PrepareContext(ctx, text)
-		if err != nil {
-			return 0, fmt.Errorf("prepare insert: %w", classify(err))
-		}
-		defer stmt.Close()
-		for i, c := range clicks {
-			_, args, err := w.insert.bind(w.dialect, w.values(c))
+		if stmt == nil {
+			text, _, err := w.insert.bind(w.dialect, map[string]any{"ts": nil, "link_id": nil, "country_code": nil})
 			if err != nil {
-				return 0, err
+				return Written{}, err
 			}
-			if _, err := stmt.ExecContext(ctx, args...); err != nil {
-				return 0, fmt.Errorf("insert click %d of %d: %w", i+1, len(clicks), classify(err))
+			if stmt, err = tx.PrepareContext(ctx, text); err != nil {
+				return Written{}, fmt.Errorf("prepare insert: %w", classifyWrite(err))
 			}
-			if inserted != nil {
-				inserted(i + 1)
-			}
+			defer stmt.Close()
 		}
+		n, rejected, err := w.insertHour(ctx, tx, stmt, h, out.Inserted, inserted)
+		if err != nil {
+			return Written{}, err
+		}
+		out.Inserted += n
+		out.Refused[i] = rejected
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("commit repair: %w", err)
+		return Written{}, fmt.Errorf("commit repair: %w", classifyWrite(err))
 	}
-	return len(clicks), nil
+	return out, nil
+}
+
+// lock keeps other writers out of the clicks table until the transaction
+// ends, on PostgreSQL; SQLite's transaction holds the write lock already.
+func (w *Writer) lock(ctx context.Context, tx *sqlx.Tx) error {
+	if w.dialect != dsn.Postgres {
+		return nil
+	}
+	ms := max(w.lockWait.Milliseconds(), 1)
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", ms)); err != nil {
+		return fmt.Errorf("bound the lock wait: %w", classifyWrite(err))
+	}
+	if _, err := tx.ExecContext(ctx, "LOCK TABLE "+lockedTable+" IN SHARE MODE"); err != nil {
+		var pqErr *pq.Error
+		if errors.As(err, &pqErr) && pqErr.Code == "55P03" { // lock_not_available
+			return fmt.Errorf("waited %s for table %s: %w", w.lockWait, lockedTable, ErrBusy)
+		}
+		if errors.As(err, &pqErr) && pqErr.Code == "42501" {
+			return configError{fmt.Errorf("%w: %w", errNoLockGrant, err)}
+		}
+		return fmt.Errorf("lock table %s against concurrent inserts: %w", lockedTable, classifyWrite(err))
+	}
+	return nil
+}
+
+// insertHour inserts an hour's clicks inside a savepoint: a click the
+// store rejects rolls the hour back alone and is returned as rejected;
+// err is anything else, which ends the day.
+func (w *Writer) insertHour(ctx context.Context, tx *sqlx.Tx, stmt *sql.Stmt, h HourWrite, before int, inserted func(int)) (n int, rejected, err error) {
+	if _, err := tx.ExecContext(ctx, "SAVEPOINT clickrecon_hour"); err != nil {
+		return 0, nil, fmt.Errorf("savepoint: %w", classifyWrite(err))
+	}
+	for i, c := range h.Clicks {
+		_, args, err := w.insert.bind(w.dialect, w.values(c))
+		if err != nil {
+			return 0, nil, err
+		}
+		if _, err := stmt.ExecContext(ctx, args...); err != nil {
+			if !rejects(err) || ctx.Err() != nil {
+				return 0, nil, fmt.Errorf("insert click %d of the hour from %s: %w", i+1, h.From.UTC().Format(time.RFC3339), classifyWrite(err))
+			}
+			if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT clickrecon_hour"); rerr != nil {
+				return 0, nil, fmt.Errorf("roll back the hour from %s: %w", h.From.UTC().Format(time.RFC3339), classifyWrite(rerr))
+			}
+			return 0, fmt.Errorf("the store rejected its click at %s (link %q): %w", c.TS.UTC().Format("2006-01-02T15:04:05.000Z07:00"), c.LinkID, err), nil
+		}
+		if inserted != nil {
+			inserted(before + i + 1)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT clickrecon_hour"); err != nil {
+		return 0, nil, fmt.Errorf("release savepoint: %w", classifyWrite(err))
+	}
+	return len(h.Clicks), nil, nil
+}
+
+// rejects reports whether err is the store refusing a value (PostgreSQL
+// class 22, a data exception such as a NUL byte in text, or 23, an
+// integrity constraint; SQLite's constraint and mismatch errors): the
+// click, not the connection or the role, is at fault.
+func rejects(err error) bool {
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) {
+		class := pqErr.Code.Class()
+		return class == "22" || class == "23"
+	}
+	var liteErr *sqlite.Error
+	if errors.As(err, &liteErr) {
+		switch liteErr.Code() & 0xff {
+		case sqlite3.SQLITE_CONSTRAINT, sqlite3.SQLITE_MISMATCH, sqlite3.SQLITE_TOOBIG:
+			return true
+		}
+	}
+	return false
+}
+
+// classifyWrite is classify for the write side: a permission the
+// STORE_WRITE_DSN role lacks, or an insert that does not fit its store,
+// is a configuration error that names what to fix; others (a lost
+// connection, a timeout) may pass on a retry and are returned as they are.
+func classifyWrite(err error) error {
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) {
+		switch {
+		case pqErr.Code == "42501": // insufficient_privilege
+			return configError{fmt.Errorf("STORE_WRITE_DSN's role lacks a permission repair needs (GRANT INSERT, and UPDATE for the lock, ON %s TO it): %w", lockedTable, err)}
+		case pqErr.Code.Class() == "42":
+			return configError{fmt.Errorf("the insert does not fit the store STORE_WRITE_DSN names (check REPAIR_INSERT_FILE, or that the store has the events schema): %w", err)}
+		}
+		return err
+	}
+	var liteErr *sqlite.Error
+	if errors.As(err, &liteErr) {
+		switch liteErr.Code() & 0xff {
+		case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_CANTOPEN:
+			return configError{fmt.Errorf("STORE_WRITE_DSN's SQLite file cannot be written (check the file's and its folder's permissions): %w", err)}
+		case sqlite3.SQLITE_ERROR:
+			return configError{fmt.Errorf("the insert does not fit the store STORE_WRITE_DSN names (check REPAIR_INSERT_FILE, or that the store has the events schema): %w", err)}
+		}
+	}
+	return err
 }
 
 // count is the rows in [from, to), inside tx.
@@ -168,7 +430,7 @@ func (w *Writer) count(ctx context.Context, tx *sqlx.Tx, from, to time.Time) (in
 	}
 	var n int64
 	if err := tx.QueryRowContext(ctx, text, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("re-count %s: %w", from.UTC().Format(time.RFC3339), classify(err))
+		return 0, fmt.Errorf("re-count %s: %w", from.UTC().Format(time.RFC3339), classifyWrite(err))
 	}
 	return n, nil
 }

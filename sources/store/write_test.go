@@ -64,11 +64,12 @@ func TestWriterInsert(t *testing.T) {
 			}
 			defer w.Close()
 			stale := []HourCheck{{From: from, To: from.Add(time.Hour), Clicks: 0}}
-			if n, err := w.Insert(t.Context(), stale, lost, nil); !errors.Is(err, ErrChanged) || n != 0 {
-				t.Fatalf("stale check: %d, %v; want ErrChanged", n, err)
+			write := []HourWrite{{From: from, To: from.Add(time.Hour), Clicks: lost}}
+			if got, err := w.Insert(t.Context(), stale, write, nil); !errors.Is(err, ErrChanged) || got.Inserted != 0 {
+				t.Fatalf("stale check: %+v, %v; want ErrChanged", got, err)
 			}
-			if n, err := w.Insert(t.Context(), hour, lost, nil); err != nil || n != 2 {
-				t.Fatalf("Insert: %d, %v", n, err)
+			if got, err := w.Insert(t.Context(), hour, write, nil); err != nil || got.Inserted != 2 || got.Refused[0] != nil {
+				t.Fatalf("Insert: %+v, %v", got, err)
 			}
 			s := openStore(t, dsn)
 			got, err := s.Clicks(t.Context(), mustQuery(t)(PresetQuery(PresetEvents)), from, from.Add(time.Hour))
