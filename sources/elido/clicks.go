@@ -20,12 +20,25 @@ type Click struct {
 // empty: one page only would silently lose clicks under load. Each page is
 // paced, retried and kept on Elido's host as any other request is. A click
 // outside [from, to), a page out of order, or a cursor seen before is an
-// error. How far back the endpoint reaches is not documented: a caller
-// compares what it gets with Elido's count for the span before trusting it.
+// error. A page that starts with the click the page before ended with is
+// read as repeating it at the boundary, and that click is kept once. How
+// far back the endpoint reaches is not documented: a caller compares what
+// it gets with Elido's count for the span before trusting it.
 func (c *Client) ClicksRecent(ctx context.Context, from, to time.Time) ([]Click, error) {
+	return c.ClicksRecentPaged(ctx, from, to, clickPageSize)
+}
+
+// ClicksRecentPaged is ClicksRecent asking for pages of pageSize clicks
+// (1 to 1000): read again with another size, the same span has its page
+// boundaries elsewhere, so a caller can tell a stable answer from one that
+// lost or repeated a click where a page ended.
+func (c *Client) ClicksRecentPaged(ctx context.Context, from, to time.Time, pageSize int) ([]Click, error) {
 	op := fmt.Sprintf("GET %s %s..%s", endpointRecentClicks, from.UTC().Format(tsLayout), to.UTC().Format(tsLayout))
-	if !from.Before(to) {
+	switch {
+	case !from.Before(to):
 		return nil, fmt.Errorf("elido: %s: from is not before to", op)
+	case pageSize < 1 || pageSize > clickPageSize:
+		return nil, fmt.Errorf("elido: %s: a page holds 1 to %d clicks, not %d", op, clickPageSize, pageSize)
 	}
 	var all []Click
 	seen := map[string]bool{}
@@ -36,7 +49,7 @@ func (c *Client) ClicksRecent(ctx context.Context, from, to time.Time) ([]Click,
 			pageOp = fmt.Sprintf("%s page %d", op, page)
 		}
 		var p clickPage
-		err := c.get(ctx, pageOp, endpointRecentClicks, recentClicksQuery(from, to, cursor), func(data []byte) error {
+		err := c.get(ctx, pageOp, endpointRecentClicks, recentClicksQuery(from, to, pageSize, cursor), func(data []byte) error {
 			got, err := decodeClicks(data)
 			if err != nil {
 				return err
@@ -53,6 +66,9 @@ func (c *Client) ClicksRecent(ctx context.Context, from, to time.Time) ([]Click,
 		})
 		if err != nil {
 			return nil, err
+		}
+		if len(all) > 0 && len(p.clicks) > 0 && p.clicks[0].same(all[len(all)-1]) {
+			p.clicks = p.clicks[1:] // the boundary's click, repeated
 		}
 		all = append(all, p.clicks...)
 		if p.nextCursor == "" {
@@ -80,4 +96,10 @@ func checkClicks(clicks []Click, prev *Click, from, to time.Time) error {
 		prev = &clicks[i]
 	}
 	return nil
+}
+
+// same reports whether two clicks are the same click as the API tells
+// them apart: its instant, link and country.
+func (cl Click) same(o Click) bool {
+	return cl.TS.Equal(o.TS) && cl.LinkID == o.LinkID && cl.CountryCode == o.CountryCode
 }

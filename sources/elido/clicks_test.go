@@ -144,3 +144,41 @@ func TestClicksRecentRepeatedCursorIsAnError(t *testing.T) {
 	_, err := c.ClicksRecent(t.Context(), ts(t, "2026-10-24T02:00:00Z"), ts(t, "2026-10-24T03:00:00Z"))
 	wantError(t, err, "page 2 repeats an earlier cursor")
 }
+
+// A page that repeats, at its boundary, the click the page before ended
+// with keeps that click once: with the fake's RepeatAtPageBoundary, which
+// also loses the click that should have come first, the hour reads one
+// click short (and a caller comparing with Elido's count refuses it),
+// never with a click twice. Read with another page size, the boundaries
+// fall elsewhere.
+func TestClicksRecentKeepsABoundaryRepeatOnce(t *testing.T) {
+	hour := ts(t, "2026-10-24T02:00:00Z")
+	inside := burst(hour, 2500)
+	f := newFixture(t, inside, nil)
+	f.srv.SetFaults(elidotest.Fault{Kind: elidotest.RepeatAtPageBoundary})
+	got, err := f.client.ClicksRecent(t.Context(), hour, hour.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := newestFirst(inside)
+	// The first click of pages 2 and 3 (newest first) is lost.
+	want = slices.Delete(slices.Delete(want, 2000, 2001), 1000, 1001)
+	if diff := gocmp.Diff(want, got); diff != "" {
+		t.Errorf("ClicksRecent (-want +got):\n%s", diff)
+	}
+
+	f.srv.SetFaults()
+	before := len(f.srv.RequestLog())
+	if _, err := f.client.ClicksRecentPaged(t.Context(), hour, hour.Add(time.Hour), 997); err != nil {
+		t.Fatal(err)
+	}
+	log := f.srv.RequestLog()[before:]
+	if len(log) != 3 || !strings.Contains(log[0], "limit=997") {
+		t.Errorf("read with pages of 997: %v", log)
+	}
+	for _, size := range []int{0, 1001} {
+		if _, err := f.client.ClicksRecentPaged(t.Context(), hour, hour.Add(time.Hour), size); err == nil {
+			t.Errorf("page size %d: no error", size)
+		}
+	}
+}

@@ -114,11 +114,11 @@ func countryBreakdownQuery(from, to reconcile.Date, tz, cursor string) url.Value
 
 // recentClicksQuery is the query of clicks/recent: RFC 3339 instants (UTC,
 // milliseconds), half-open [from, to), a page size and a cursor.
-func recentClicksQuery(from, to time.Time, cursor string) url.Values {
+func recentClicksQuery(from, to time.Time, pageSize int, cursor string) url.Values {
 	q := url.Values{}
 	q.Set(paramFrom, from.UTC().Format(tsLayout))
 	q.Set(paramTo, to.UTC().Format(tsLayout))
-	q.Set(paramLimit, strconv.Itoa(clickPageSize))
+	q.Set(paramLimit, strconv.Itoa(pageSize))
 	if cursor != "" {
 		q.Set(paramCursor, cursor)
 	}

@@ -434,7 +434,13 @@ func recentClicks(q url.Values, req request) (recentClicksJSON, error) {
 			return recentClicksJSON{}, err
 		}
 		last := row{Click{TS: ts}, index}
-		rows = rows[sort.Search(len(rows), func(i int) bool { return newer(last, rows[i]) }):]
+		next := sort.Search(len(rows), func(i int) bool { return newer(last, rows[i]) })
+		if req.fault.Kind == RepeatAtPageBoundary && next > 0 && next < len(rows) {
+			// The last click served again in place of the next one.
+			rows = append([]row{rows[next-1]}, rows[next+1:]...)
+		} else {
+			rows = rows[next:]
+		}
 	}
 	page := recentClicksJSON{Items: []clickJSON{}}
 	for _, r := range rows[:min(limit, len(rows))] {

@@ -85,6 +85,12 @@ const (
 	// next_cursor, empty pages past the last link included: a client pages
 	// for as long as it is let. It applies to breakdown/link only.
 	EndlessCursor
+	// RepeatAtPageBoundary starts a page of clicks/recent asked for with a
+	// cursor with the click the page before ended with, again, in place of
+	// the click that should come first: one click repeated, another lost,
+	// and the span's count still right. It applies to the pages of
+	// clicks/recent after the first.
+	RepeatAtPageBoundary
 )
 
 // Fault is one misbehaviour of the fake, set with Server.SetFaults.
@@ -127,6 +133,8 @@ func (f Fault) appliesTo(endpoint string, q url.Values) bool {
 		return endpoint == endpointTimeseries
 	case RepeatCursor, EndlessCursor:
 		return endpoint == endpointLinkBreakdown
+	case RepeatAtPageBoundary:
+		return endpoint == endpointRecentClicks && q.Get("cursor") != ""
 	}
 	return true
 }

@@ -833,3 +833,45 @@ func TestLinkBreakdownAfterSetClicks(t *testing.T) {
 		t.Errorf("first page after SetClicks %+v, want a with 3 clicks", p.Items)
 	}
 }
+
+// RepeatAtPageBoundary serves, on each page after the first, the click the
+// page before ended with again in place of the next one: as many clicks
+// in all, one repeated and one lost per boundary.
+func TestRecentClicksRepeatAtPageBoundary(t *testing.T) {
+	base := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	var cs []elidotest.Click
+	for i := range 10 {
+		cs = append(cs, elidotest.Click{TS: base.Add(time.Duration(i) * time.Minute), LinkID: fmt.Sprintf("lnk_%02d", i), CountryCode: "PL"})
+	}
+	srv := newServer(t, cs)
+	srv.SetFaults(elidotest.Fault{Kind: elidotest.RepeatAtPageBoundary})
+	var ids []string
+	cursor := ""
+	for {
+		q := "limit=4"
+		if cursor != "" {
+			q += "&cursor=" + cursor
+		}
+		a := get(t, srv, key, analytics("clicks/recent", q))
+		var p struct {
+			Items []struct {
+				LinkID string `json:"link_id"`
+			} `json:"items"`
+			NextCursor *string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(a.body, &p); err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range p.Items {
+			ids = append(ids, it.LinkID)
+		}
+		if p.NextCursor == nil {
+			break
+		}
+		cursor = *p.NextCursor
+	}
+	want := []string{"lnk_09", "lnk_08", "lnk_07", "lnk_06", "lnk_06", "lnk_04", "lnk_03", "lnk_02", "lnk_02", "lnk_00"}
+	if diff := gocmp.Diff(want, ids); diff != "" {
+		t.Errorf("links (-want +got):\n%s", diff)
+	}
+}
