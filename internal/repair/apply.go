@@ -10,10 +10,11 @@ import (
 	"github.com/clickrecon/clickrecon/sources/store"
 )
 
-// Writer inserts a day's clicks in one transaction, after checking that
-// the hours still hold what the plan saw (*store.Writer).
+// Writer inserts a day's clicks in one transaction, other writers kept
+// out, after checking that the hours still hold what the plan saw
+// (*store.Writer).
 type Writer interface {
-	Insert(ctx context.Context, checks []store.HourCheck, clicks []store.Click, inserted func(n int)) (int, error)
+	Insert(ctx context.Context, checks []store.HourCheck, hours []store.HourWrite, inserted func(n int)) (store.Written, error)
 }
 
 // Journal records a day's repair as intended before it is written, and
@@ -31,10 +32,21 @@ type DayResult struct {
 	Planned  int   // clicks the plan puts back
 	Inserted int   // clicks committed: Planned, or 0
 	Err      error // why nothing was written, if nothing was
+	// Rejected are the hours whose clicks the store would not take (the
+	// rest of the day was written).
+	Rejected []Rejected
 	// After is the store's count for the day once repaired, against
 	// Elido's API; Recounted is false when it could not be read.
 	API, After int64
 	Recounted  bool
+}
+
+// Rejected is an hour the store would not take a click of: none of its
+// clicks was written.
+type Rejected struct {
+	From, To time.Time
+	Clicks   int // the clicks the hour was to get back
+	Err      error
 }
 
 // Matches reports whether the store holds, after the repair, as many
@@ -63,7 +75,7 @@ func Apply(ctx context.Context, w Writer, st Store, o Options, plans []DayPlan, 
 			out = append(out, r)
 			continue
 		}
-		r.Inserted, r.Err = applyDay(ctx, w, p, add, j, inserted)
+		r.Inserted, r.Rejected, r.Err = applyDay(ctx, w, p, add, j, inserted)
 		if r.Err == nil {
 			r.After, r.Recounted = recount(ctx, st, o, p.Day)
 		}
@@ -77,34 +89,45 @@ func Apply(ctx context.Context, w Writer, st Store, o Options, plans []DayPlan, 
 	return out
 }
 
-func applyDay(ctx context.Context, w Writer, p DayPlan, add []Click, j Journal, inserted func(reconcile.Date, int)) (int, error) {
+func applyDay(ctx context.Context, w Writer, p DayPlan, add []Click, j Journal, inserted func(reconcile.Date, int)) (int, []Rejected, error) {
 	if j != nil {
 		if err := j.Intend(p.Day, add); err != nil {
-			return 0, fmt.Errorf("record the intended repair of %s (nothing written): %w", p.Day, err)
+			return 0, nil, fmt.Errorf("record the intended repair of %s (nothing written): %w", p.Day, err)
 		}
 	}
 	var checks []store.HourCheck
+	var hours []store.HourWrite
 	for _, h := range p.Hours {
-		if h.Refused == "" {
-			checks = append(checks, store.HourCheck{From: h.From, To: h.To, Clicks: h.Store})
+		if h.Refused != "" {
+			continue
 		}
-	}
-	clicks := make([]store.Click, len(add))
-	for i, c := range add {
-		clicks[i] = store.Click(c)
+		checks = append(checks, store.HourCheck{From: h.From, To: h.To, Clicks: h.Store})
+		if len(h.Add) > 0 {
+			clicks := make([]store.Click, len(h.Add))
+			for i, c := range h.Add {
+				clicks[i] = store.Click(c)
+			}
+			hours = append(hours, store.HourWrite{From: h.From, To: h.To, Clicks: clicks})
+		}
 	}
 	var progress func(int)
 	if inserted != nil {
 		progress = func(n int) { inserted(p.Day, n) }
 	}
-	n, err := w.Insert(ctx, checks, clicks, progress)
+	got, err := w.Insert(ctx, checks, hours, progress)
 	if err != nil {
 		if ctx.Err() != nil {
-			return 0, fmt.Errorf("repair of %s stopped, rolled back, nothing written: %w", p.Day, ctx.Err())
+			return 0, nil, fmt.Errorf("repair of %s stopped, rolled back, nothing written: %w", p.Day, ctx.Err())
 		}
-		return 0, fmt.Errorf("repair of %s: %w", p.Day, err)
+		return 0, nil, fmt.Errorf("repair of %s: %w", p.Day, err)
 	}
-	return n, nil
+	var rejected []Rejected
+	for i, err := range got.Refused {
+		if err != nil {
+			rejected = append(rejected, Rejected{From: hours[i].From, To: hours[i].To, Clicks: len(hours[i].Clicks), Err: err})
+		}
+	}
+	return got.Inserted, rejected, nil
 }
 
 // recount reads the day's count from the store once repaired.

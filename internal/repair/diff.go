@@ -8,9 +8,11 @@
 // whose Elido count differs from the store's. For each such hour it reads
 // every click Elido has (clicks/recent), checks that they add up to
 // Elido's hourly count (else the endpoint does not reach that far back, or
-// the hour changed while it was read, and the hour is refused), reads the
-// store's rows for the hour, and takes the multiset difference keyed by
-// (instant at the API's millisecond precision, link, country).
+// the hour changed while it was read, and the hour is refused), reads them
+// again with other page boundaries and requires the same clicks (else a
+// page lost or repeated a click where it ended), reads the store's rows
+// for the hour, and takes the multiset difference keyed by (instant at the
+// API's millisecond precision, link, country).
 package repair
 
 import (
@@ -97,13 +99,21 @@ type HourPlan struct {
 }
 
 // PlanHour compares an hour's clicks: api, every click clicks/recent gave
-// for it, and local, the store's rows. The hour is refused unless api
-// holds exactly Elido's hourly count and local the store's (else the source
-// is incomplete, or a side changed while it was read), and unless the
-// difference accounts for the whole gap of the hour.
-func PlanHour(h Hour, api, local []Click) HourPlan {
+// for it, again, every click it gave when read a second time with its page
+// boundaries elsewhere, and local, the store's rows. The hour is refused
+// unless the two reads hold the same clicks (else a page lost or repeated
+// one where it ended, or the hour changed while it was read), api holds
+// exactly Elido's hourly count and local the store's (else the source is
+// incomplete, or a side changed while it was read), the difference
+// accounts for the whole gap of the hour, and every click to add can be
+// written as SQL text (no NUL byte, valid UTF-8).
+func PlanHour(h Hour, api, again, local []Click) HourPlan {
 	p := HourPlan{Hour: h}
 	switch {
+	case !sameClicks(api, again):
+		add, lost := Diff(api, again)
+		p.Refused = fmt.Sprintf("clicks/recent gave other clicks when read again with other page boundaries (%d and %d clicks, %d not in both): its answer is not stable; nothing of this hour is written", len(api), len(again), len(add)+len(lost))
+		return p
 	case int64(len(api)) != h.API:
 		p.Refused = fmt.Sprintf("clicks/recent gave %d clicks for this hour, Elido counts %d: it does not reach this far back, or the hour changed while it was read", len(api), h.API)
 		return p
@@ -115,8 +125,33 @@ func PlanHour(h Hour, api, local []Click) HourPlan {
 	if gap := h.API - h.Store; int64(len(p.Add)-len(p.Surplus)) != gap {
 		p.Refused = fmt.Sprintf("the difference (%d to add, %d surplus) does not account for the hour's gap of %d", len(p.Add), len(p.Surplus), gap)
 		p.Add, p.Surplus = nil, nil
+		return p
+	}
+	for _, c := range p.Add {
+		if err := c.writable(); err != nil {
+			p.Refused = fmt.Sprintf("its click at %s cannot be written: %v", c.TS.Format(tsLayout), err)
+			p.Add = nil
+			return p
+		}
 	}
 	return p
+}
+
+// sameClicks reports whether a and b hold the same multiset of clicks.
+func sameClicks(a, b []Click) bool {
+	add, surplus := Diff(a, b)
+	return len(a) == len(b) && len(add) == 0 && len(surplus) == 0
+}
+
+// writable says why c cannot be written as SQL text, if it cannot.
+func (c Click) writable() error {
+	if _, err := sqlString(c.LinkID); err != nil {
+		return fmt.Errorf("its link id %w", err)
+	}
+	if _, err := sqlString(c.CountryCode); err != nil {
+		return fmt.Errorf("its country %w", err)
+	}
+	return nil
 }
 
 // Repairable reports whether the hour is repaired, and has clicks to add.

@@ -51,24 +51,40 @@ func TestDiff(t *testing.T) {
 func TestPlanHour(t *testing.T) {
 	a := Click{at("2026-10-24T02:00:00.001Z"), "lnk_a", "PL"}
 	b := Click{at("2026-10-24T02:10:00.000Z"), "lnk_b", ""}
+	c := Click{at("2026-10-24T02:15:00.000Z"), "lnk_c", "DE"}
+	nul := Click{at("2026-10-24T02:20:00.000Z"), "lnk\x00x", "PL"}
+	bad := Click{at("2026-10-24T02:20:00.000Z"), "lnk_d", "\xff"}
 	h := Hour{From: at("2026-10-24T02:00:00Z"), To: at("2026-10-24T03:00:00Z")}
 	tests := []struct {
 		name        string
 		api, store  int64
 		apiClicks   []Click
+		again       []Click // nil: apiClicks
 		local       []Click
 		wantAdd     int
 		wantRefused string
 	}{
-		{"lost_click_restored", 2, 1, []Click{a, b}, []Click{a}, 1, ""},
-		{"source_incomplete_refused", 3, 1, []Click{a, b}, []Click{a}, 0, "clicks/recent gave 2 clicks for this hour, Elido counts 3"},
-		{"store_changed_while_read_refused", 2, 2, []Click{a, b}, []Click{a}, 0, "it changed while it was read"},
+		{"lost_click_restored", 2, 1, []Click{a, b}, nil, []Click{a}, 1, ""},
+		{"source_incomplete_refused", 3, 1, []Click{a, b}, nil, []Click{a}, 0, "clicks/recent gave 2 clicks for this hour, Elido counts 3"},
+		{"store_changed_while_read_refused", 2, 2, []Click{a, b}, nil, []Click{a}, 0, "it changed while it was read"},
+		// A page boundary repeated c and lost b: the count adds up, and
+		// the diff would put c back a second time.
+		{"reads_disagree_refused", 3, 2, []Click{a, c, c}, []Click{a, b, c}, []Click{a, c}, 0,
+			"clicks/recent gave other clicks when read again with other page boundaries (3 and 3 clicks, 2 not in both)"},
+		{"reads_in_another_order_restored", 2, 1, []Click{b, a}, []Click{a, b}, []Click{a}, 1, ""},
+		{"nul_byte_refused", 2, 1, []Click{a, nul}, nil, []Click{a}, 0,
+			`its click at 2026-10-24T02:20:00.000Z cannot be written: its link id "lnk\x00x" holds a NUL byte`},
+		{"invalid_utf8_country_refused", 2, 1, []Click{a, bad}, nil, []Click{a}, 0, "its country \"\\xff\" is not valid UTF-8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			hh := h
 			hh.API, hh.Store = tt.api, tt.store
-			p := PlanHour(hh, tt.apiClicks, tt.local)
+			again := tt.again
+			if again == nil {
+				again = tt.apiClicks
+			}
+			p := PlanHour(hh, tt.apiClicks, again, tt.local)
 			if len(p.Add) != tt.wantAdd {
 				t.Errorf("got %d to add, want %d", len(p.Add), tt.wantAdd)
 			}

@@ -58,7 +58,11 @@ func csvSafe(s string) string {
 // back into the reference events schema, in one transaction, every value a
 // quoted literal (a quote in a link id is doubled, never closing the
 // literal). For PostgreSQL (postgres true) it pins
-// standard_conforming_strings, so a backslash is never an escape. A value
+// standard_conforming_strings, so a backslash is never an escape, and
+// gives the guarantee repair --apply gives: it locks table clicks against
+// other writers (waiting at most 10s for them), then checks that every
+// hour the plan compared still holds the count it did, and inserts only
+// then; otherwise the transaction fails and nothing is written. A value
 // that no SQL literal can hold (a NUL byte, invalid UTF-8) is an error.
 func WriteSQL(w io.Writer, plans []DayPlan, postgres bool) error {
 	var b strings.Builder
@@ -68,6 +72,7 @@ func WriteSQL(w io.Writer, plans []DayPlan, postgres bool) error {
 	b.WriteString("BEGIN;\n")
 	if postgres {
 		b.WriteString("SET LOCAL standard_conforming_strings = on;\n")
+		writeSQLChecks(&b, plans)
 	}
 	for _, p := range plans {
 		for _, h := range p.Hours {
@@ -95,10 +100,47 @@ func WriteSQL(w io.Writer, plans []DayPlan, postgres bool) error {
 	return err
 }
 
+// writeSQLChecks writes PostgreSQL's lock and re-count: a receiver's
+// insert under way is waited for and counted, a later one waits for the
+// COMMIT, and an hour whose count moved since the plan fails the
+// transaction (psql then rolls it back at COMMIT).
+func writeSQLChecks(b *strings.Builder, plans []DayPlan) {
+	var checks []string
+	for _, p := range plans {
+		if len(p.Add()) == 0 {
+			continue
+		}
+		for _, h := range p.Hours {
+			if h.Refused != "" {
+				continue
+			}
+			from, to := h.From.UTC().Format(tsLayout), h.To.UTC().Format(tsLayout)
+			checks = append(checks, fmt.Sprintf("  IF (SELECT count(*) FROM clicks WHERE ts >= '%s'::timestamptz AND ts < '%s'::timestamptz) <> %d THEN\n"+
+				"    RAISE EXCEPTION 'the hour from %s no longer holds the %d clicks the repair was planned on: nothing is written; plan the repair again';\n"+
+				"  END IF;\n", from, to, h.Store, from, h.Store))
+		}
+	}
+	if len(checks) == 0 {
+		return
+	}
+	b.WriteString("-- Other writers wait until COMMIT (this waits at most 10s for theirs), and\n")
+	b.WriteString("-- nothing is written unless each hour still holds what the plan saw.\n")
+	b.WriteString("SET LOCAL lock_timeout = '10s';\n")
+	b.WriteString("LOCK TABLE clicks IN SHARE MODE;\n")
+	b.WriteString("DO $check$\nBEGIN\n")
+	for _, c := range checks {
+		b.WriteString(c)
+	}
+	b.WriteString("END\n$check$;\n")
+}
+
 // sqlString quotes s as a standard SQL string literal.
 func sqlString(s string) (string, error) {
-	if strings.ContainsRune(s, 0) || !utf8.ValidString(s) {
-		return "", fmt.Errorf("%q cannot be written as an SQL literal", s)
+	switch {
+	case strings.ContainsRune(s, 0):
+		return "", fmt.Errorf("%q holds a NUL byte, which no SQL text can hold", s)
+	case !utf8.ValidString(s):
+		return "", fmt.Errorf("%q is not valid UTF-8, which no SQL text can hold", s)
 	}
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'", nil
 }
@@ -127,22 +169,35 @@ func Describe(p DayPlan, loc *time.Location) []string {
 }
 
 // DescribeResult says how applying a day ended: "restored 60 clicks on
-// 2026-10-24, 02:00 CEST–03:00 CEST; the day now matches".
+// 2026-10-24, 02:00 CEST–03:00 CEST; the day now matches", followed by
+// "; not repaired: HOUR: why" for each hour the store would not take.
 func DescribeResult(p DayPlan, r DayResult, loc *time.Location) string {
+	rejected := map[time.Time]bool{}
+	var notes []string
+	for _, h := range r.Rejected {
+		rejected[h.From] = true
+		notes = append(notes, fmt.Sprintf("; not repaired: %s, %s: %d clicks not written, %v", p.Day, reconcile.HourSpan(h.From, h.To, loc), h.Clicks, h.Err))
+	}
 	var spans []string
 	for _, h := range p.Hours {
-		if h.Repairable() {
+		if h.Repairable() && !rejected[h.From] {
 			spans = append(spans, reconcile.HourSpan(h.From, h.To, loc))
 		}
 	}
 	where := fmt.Sprintf("%s, %s", p.Day, strings.Join(spans, ", "))
+	if len(spans) == 0 {
+		where = p.Day.String()
+	}
+	var line string
 	switch {
 	case r.Err != nil:
 		return fmt.Sprintf("did not restore %d clicks on %s: %v", r.Planned, where, r.Err)
 	case !r.Recounted:
-		return fmt.Sprintf("restored %d clicks on %s; the day could not be re-counted", r.Inserted, where)
+		line = fmt.Sprintf("restored %d clicks on %s; the day could not be re-counted", r.Inserted, where)
 	case r.Matches():
-		return fmt.Sprintf("restored %d clicks on %s; the day now matches", r.Inserted, where)
+		line = fmt.Sprintf("restored %d clicks on %s; the day now matches", r.Inserted, where)
+	default:
+		line = fmt.Sprintf("restored %d clicks on %s; the day still differs: the store has %d, Elido %d", r.Inserted, where, r.After, r.API)
 	}
-	return fmt.Sprintf("restored %d clicks on %s; the day still differs: the store has %d, Elido %d", r.Inserted, where, r.After, r.API)
+	return line + strings.Join(notes, "")
 }

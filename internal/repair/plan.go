@@ -13,8 +13,16 @@ import (
 // Elido is what a repair reads from Elido's API (*elido.Client).
 type Elido interface {
 	HourlyTimeseries(ctx context.Context, day reconcile.Date, loc *time.Location, linkID string) ([]elido.HourCount, error)
-	ClicksRecent(ctx context.Context, from, to time.Time) ([]elido.Click, error)
+	ClicksRecentPaged(ctx context.Context, from, to time.Time, pageSize int) ([]elido.Click, error)
 }
+
+// The page sizes an hour's clicks are read with, once each: their page
+// boundaries fall in different places (997 is prime), so a click lost or
+// repeated where a page ends shows as two reads that disagree.
+const (
+	pageSize      = 1000
+	pageSizeAgain = 997
+)
 
 // Store is what a repair reads from the click store (*store.Store), read-only.
 type Store interface {
@@ -126,21 +134,24 @@ func planDay(ctx context.Context, api Elido, st Store, o Options, day reconcile.
 }
 
 func planHour(ctx context.Context, api Elido, st Store, q store.Query, h Hour) (HourPlan, error) {
-	ac, err := api.ClicksRecent(ctx, h.From, h.To)
-	if err != nil {
-		return HourPlan{}, err
+	var reads [2][]Click
+	for i, size := range []int{pageSize, pageSizeAgain} {
+		got, err := api.ClicksRecentPaged(ctx, h.From, h.To, size)
+		if err != nil {
+			return HourPlan{}, err
+		}
+		reads[i] = make([]Click, len(got))
+		for j, c := range got {
+			reads[i][j] = Click(c)
+		}
 	}
 	lc, err := st.Clicks(ctx, q, h.From, h.To)
 	if err != nil {
 		return HourPlan{}, err
 	}
-	a := make([]Click, len(ac))
-	for i, c := range ac {
-		a[i] = Click(c)
-	}
 	l := make([]Click, len(lc))
 	for i, c := range lc {
 		l[i] = Click(c)
 	}
-	return PlanHour(h, a, l), nil
+	return PlanHour(h, reads[0], reads[1], l), nil
 }
