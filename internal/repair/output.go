@@ -176,7 +176,7 @@ func DescribeResult(p DayPlan, r DayResult, loc *time.Location) string {
 	var notes []string
 	for _, h := range r.Rejected {
 		rejected[h.From] = true
-		notes = append(notes, fmt.Sprintf("; not repaired: %s, %s: %d clicks not written, %v", p.Day, reconcile.HourSpan(h.From, h.To, loc), h.Clicks, h.Err))
+		notes = append(notes, fmt.Sprintf("; not repaired: %s, %s: nothing of it was written (%d to add): %v", p.Day, reconcile.HourSpan(h.From, h.To, loc), h.Clicks, h.Err))
 	}
 	var spans []string
 	for _, h := range p.Hours {

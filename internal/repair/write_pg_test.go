@@ -1,0 +1,291 @@
+package repair_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/clickrecon/clickrecon/internal/repair"
+	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/sources/elidotest"
+	"github.com/clickrecon/clickrecon/sources/store"
+)
+
+// lockWaiter returns a channel closed once a backend waits for a lock on
+// the clicks table (pg_locks), polled every few milliseconds until stop
+// is closed: the event the tests interleave on, not a guessed time.
+func lockWaiter(t *testing.T, db *sqlx.DB, stop <-chan struct{}) <-chan struct{} {
+	waiting := make(chan struct{})
+	go func() {
+		for {
+			var n int
+			if err := db.Get(&n, "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = to_regclass('clicks')"); err != nil {
+				t.Error(err)
+				return
+			}
+			if n > 0 {
+				close(waiting)
+				return
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	return waiting
+}
+
+// A webhook receiver inserts one of the lost clicks at READ COMMITTED, its
+// transaction still open, as the repair's day begins. The repair waits for
+// it under its lock, counts the click, and refuses the day (the store
+// changed); the next repair puts back the rest. Every click is in the
+// store exactly once.
+func TestReceiverWritingMeanwhileLeavesEveryClickOnce(t *testing.T) {
+	lost := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
+	elidoClicks := cat(background(day1), lost)
+	w := newWorld(t, elidoClicks, without(elidoClicks, lost))
+	o := w.options(day1)
+	plans, err := repair.Plan(t.Context(), w.api, w.st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	receiver, err := w.db.BeginTxx(t.Context(), &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer receiver.Rollback()
+	insertRows(t, receiver, lost[10:11])
+
+	applied := make(chan []repair.DayResult, 1)
+	go func() { applied <- repair.Apply(context.Background(), w.w, w.st, o, plans, nil, nil) }()
+	stop := make(chan struct{})
+	defer close(stop)
+	var res []repair.DayResult
+	select {
+	case <-lockWaiter(t, w.db, stop):
+		if err := receiver.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		res = <-applied
+	case res = <-applied:
+		t.Error("the repair's day did not wait for the receiver's open insert")
+		if err := receiver.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(res) != 1 || !errors.Is(res[0].Err, store.ErrChanged) || res[0].Inserted != 0 {
+		t.Errorf("Apply = %+v; want the day refused, the store having changed", res)
+	}
+
+	again, err := repair.Plan(t.Context(), w.api, w.st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := repair.Apply(t.Context(), w.w, w.st, o, again, nil, nil); len(res) != 1 || res[0].Inserted != 59 || !res[0].Matches() {
+		t.Errorf("second repair: %+v; want the other 59 clicks and a match", res)
+	}
+	if diff := gocmp.Diff(multiset(elidoClicks, day1), w.rows(t, day1)); diff != "" {
+		t.Errorf("the store's clicks differ from Elido's (-elido +store):\n%s", diff)
+	}
+}
+
+// clicks/recent repeats, at each page boundary, the click the page before
+// ended with and loses the next: the hour's count adds up. The repair
+// refuses the hour (its two reads disagree) and writes nothing of it.
+func TestRepeatAtPageBoundaryRefusesTheHour(t *testing.T) {
+	page := burst(hourOf(day1, 5), 2500, "lnk_page")
+	lost := page[1500:1510]
+	elidoClicks := cat(background(day1), page)
+	w := newWorld(t, elidoClicks, without(elidoClicks, lost))
+	w.srv.SetFaults(elidotest.Fault{Kind: elidotest.RepeatAtPageBoundary})
+	o := w.options(day1)
+	before := w.rows(t, day1)
+
+	plans, err := repair.Plan(t.Context(), w.api, w.st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plans[0].Hours) != 1 || !strings.Contains(plans[0].Hours[0].Refused, "read again with other page boundaries") {
+		t.Fatalf("plan %+v: want the 05:00 hour refused for reads that disagree", plans[0].Hours)
+	}
+	if res := repair.Apply(t.Context(), w.w, w.st, o, plans, nil, nil); len(res) != 0 {
+		t.Errorf("Apply = %+v, want nothing applied", res)
+	}
+	if diff := gocmp.Diff(before, w.rows(t, day1)); diff != "" {
+		t.Errorf("the store changed (-before +after):\n%s", diff)
+	}
+}
+
+// The writer's connection is killed (pg_terminate_backend) in the middle of
+// a day's inserts: the day is absent, never half written, and the next
+// repair writes it whole.
+func TestConnectionKilledMidDayLeavesItWholeOrAbsent(t *testing.T) {
+	lost := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
+	elidoClicks := cat(background(day1), lost)
+	w := newWorld(t, elidoClicks, without(elidoClicks, lost))
+	o := w.options(day1)
+	plans, err := repair.Plan(t.Context(), w.api, w.st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := w.rows(t, day1)
+	res := repair.Apply(t.Context(), w.w, w.st, o, plans, nil, func(_ reconcile.Date, n int) {
+		if n != 30 {
+			return
+		}
+		var killed int
+		if err := w.db.Get(&killed, `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
+WHERE relation = to_regclass('clicks') AND mode = 'ShareLock' AND granted`); err != nil || killed != 1 {
+			t.Errorf("killed %d backends (%v), want the writer's", killed, err)
+		}
+	})
+	if len(res) != 1 || res[0].Err == nil || res[0].Inserted != 0 {
+		t.Fatalf("Apply = %+v; want the day failed with nothing written", res)
+	}
+	if diff := gocmp.Diff(before, w.rows(t, day1)); diff != "" {
+		t.Errorf("the day is half written (-before +after):\n%s", diff)
+	}
+	again, err := repair.Plan(t.Context(), w.api, w.st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := repair.Apply(t.Context(), w.w, w.st, o, again, nil, nil); len(res) != 1 || res[0].Err != nil || res[0].Inserted != 60 {
+		t.Errorf("second repair: %+v; want the day whole", res)
+	}
+	if diff := gocmp.Diff(multiset(elidoClicks, day1), w.rows(t, day1)); diff != "" {
+		t.Errorf("after the second repair (-elido +store):\n%s", diff)
+	}
+}
+
+// lostAnswer is a Writer whose commit reaches the store but whose answer
+// is lost on the way back, as when the connection drops right after
+// COMMIT.
+type lostAnswer struct{ repair.Writer }
+
+func (l lostAnswer) Insert(ctx context.Context, checks []store.HourCheck, hours []store.HourWrite, inserted func(int)) (store.Written, error) {
+	if _, err := l.Writer.Insert(ctx, checks, hours, inserted); err != nil {
+		return store.Written{}, err
+	}
+	return store.Written{}, errors.New("commit repair: driver: bad connection")
+}
+
+// The commit is answered but the answer lost: the repair reports the day
+// as failed; the rerun re-counts, finds nothing missing and inserts 0.
+func TestAnswerLostRerunInsertsNothing(t *testing.T) {
+	lost := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
+	elidoClicks := cat(background(day1), lost)
+	w := newWorld(t, elidoClicks, without(elidoClicks, lost))
+	o := w.options(day1)
+	plans, err := repair.Plan(t.Context(), w.api, w.st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := repair.Apply(t.Context(), lostAnswer{w.w}, w.st, o, plans, nil, nil); len(res) != 1 || res[0].Err == nil {
+		t.Fatalf("Apply = %+v; want the day reported failed", res)
+	}
+	again, err := repair.Plan(t.Context(), w.api, w.st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again[0].Add()) != 0 || again[0].Skipped == "" {
+		t.Errorf("rerun plan %+v; want nothing to add", again[0])
+	}
+	if res := repair.Apply(t.Context(), w.w, w.st, o, again, nil, nil); len(res) != 0 {
+		t.Errorf("rerun applied %+v, want nothing", res)
+	}
+	if diff := gocmp.Diff(multiset(elidoClicks, day1), w.rows(t, day1)); diff != "" {
+		t.Errorf("after the rerun (-elido +store):\n%s", diff)
+	}
+}
+
+// A click with a NUL byte in its link id (PostgreSQL text cannot hold one)
+// refuses its hour in the plan, and a click the store rejects (a CHECK
+// constraint) refuses its hour when written: the day's other hours are
+// restored, the plan's files are written, and the lines say which hours
+// and why.
+func TestUnwritableClickRefusesItsHourOnly(t *testing.T) {
+	lost := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
+	nul := []elidotest.Click{{TS: hourOf(day1, 5).Add(time.Minute), LinkID: "lnk\x00nul", CountryCode: "PL"}}
+	rejected := []elidotest.Click{{TS: hourOf(day1, 7).Add(time.Minute), LinkID: "lnk_rejected", CountryCode: "PL"}}
+	elidoClicks := cat(background(day1), lost, nul, rejected)
+	w := newWorld(t, elidoClicks, background(day1))
+	if _, err := w.db.Exec("ALTER TABLE clicks ADD CONSTRAINT no_rejected CHECK (link_id <> 'lnk_rejected')"); err != nil {
+		t.Fatal(err)
+	}
+	o := w.options(day1)
+	plans, err := repair.Plan(t.Context(), w.api, w.st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repair.WritePlan(t.TempDir(), plans, true); err != nil {
+		t.Fatalf("WritePlan: %v", err)
+	}
+	lines := strings.Join(repair.Describe(plans[0], time.UTC), "\n")
+	if !strings.Contains(lines, `not repaired: 2026-10-24, 05:00 UTC–06:00 UTC: its click at 2026-10-24T05:01:00.000Z cannot be written: its link id "lnk\x00nul" holds a NUL byte`) {
+		t.Errorf("Describe:\n%s\nwant the 05:00 hour refused for its NUL byte", lines)
+	}
+	res := repair.Apply(t.Context(), w.w, w.st, o, plans, nil, nil)
+	if len(res) != 1 || res[0].Err != nil || res[0].Inserted != 60 || len(res[0].Rejected) != 1 {
+		t.Fatalf("Apply = %+v; want the 60 clicks of 02:00 written and the 07:00 hour rejected", res)
+	}
+	got := repair.DescribeResult(plans[0], res[0], time.UTC)
+	want := "restored 60 clicks on 2026-10-24, 02:00 UTC–03:00 UTC; the day still differs: the store has 180, Elido 182; " +
+		"not repaired: 2026-10-24, 07:00 UTC–08:00 UTC: nothing of it was written (1 to add): the store rejected its click at 2026-10-24T07:01:00.000Z"
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("DescribeResult = %q\nwant it to start %q", got, want)
+	}
+	if diff := gocmp.Diff(multiset(cat(background(day1), lost), day1), w.rows(t, day1)); diff != "" {
+		t.Errorf("the store (-want +got):\n%s", diff)
+	}
+}
+
+// repair.sql run by hand takes the same lock: a receiver's insert under
+// way is waited for and counted, and the script then fails its check and
+// writes nothing.
+func TestRepairSQLWaitsForAReceiverAndRefuses(t *testing.T) {
+	lost := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
+	elidoClicks := cat(background(day1), lost)
+	w := newWorld(t, elidoClicks, without(elidoClicks, lost))
+	plans, err := repair.Plan(t.Context(), w.api, w.st, w.options(day1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var script strings.Builder
+	if err := repair.WriteSQL(&script, plans, true); err != nil {
+		t.Fatal(err)
+	}
+	receiver, err := w.db.BeginTxx(t.Context(), &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer receiver.Rollback()
+	insertRows(t, receiver, lost[:1])
+	ran := make(chan error, 1)
+	go func() { _, err := w.db.Exec(script.String()); ran <- err }()
+	stop := make(chan struct{})
+	defer close(stop)
+	select {
+	case <-lockWaiter(t, w.db, stop):
+	case err := <-ran:
+		t.Fatalf("repair.sql ran (%v) without waiting for the receiver's open insert", err)
+	}
+	if err := receiver.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ran; err == nil || !strings.Contains(err.Error(), "no longer holds the 5 clicks the repair was planned on") {
+		t.Errorf("repair.sql: %v; want its check to fail", err)
+	}
+	w.db.Exec("ROLLBACK") // the failed script's transaction, if its connection kept it
+	if got, want := len(w.rows(t, day1)), len(background(day1))+1; got != want {
+		t.Errorf("the store has %d clicks, want %d (the receiver's only)", got, want)
+	}
+}
