@@ -79,14 +79,18 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 
 // repairExit maps a repair's outcome to its exit code. 0: every gap found
 // was repaired (or printed); 1: some hour was refused, or a day still
-// differs; 2: the store could not be opened and a retry cannot help; 3: a
-// source or a write failed, or the repair was interrupted.
+// differs; 2: the store could not be opened, or written, as configured
+// (STORE_WRITE_DSN names another store, its role lacks a grant) and a
+// retry cannot help; 3: a source or a write failed, or the repair was
+// interrupted.
 func repairExit(out job.RepairOutcome, err error) int {
 	switch {
 	case needsFixing(err): // the store refused the DSN, or has not the events schema
 		return exitUsage
 	case err != nil:
 		return exitIncomplete
+	case needsFixing(out.Err): // a day's write refused by the role's grants
+		return exitUsage
 	case out.Err != nil:
 		return exitIncomplete
 	case out.Unrepaired:

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,10 +13,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/internal/runlock"
+	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
 
 func (f *fixture) repair(args ...string) result {
@@ -197,5 +201,116 @@ func TestRunRepairSaysWhatWasRestored(t *testing.T) {
 	// The next run finds the day repaired.
 	if r := f.repair(window...); !strings.Contains(r.stdout, "2026-10-25: not missing: the store has every click Elido counts") {
 		t.Errorf("after run --repair apply, repair says:\n%s", r.stdout)
+	}
+}
+
+// storeCount is the number of rows of the events table a store DSN names.
+func storeCount(t *testing.T, storeDSN string) int {
+	t.Helper()
+	driver, conn := "postgres", storeDSN
+	if path, ok := strings.CutPrefix(storeDSN, "sqlite:"); ok {
+		driver, conn = "sqlite", path
+	}
+	db, err := sqlx.Open(driver, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.Get(&n, "SELECT count(*) FROM clicks"); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// STORE_WRITE_DSN naming another store (a copy of the store, diverged) is
+// refused before any request or write: exit 2, naming both variables and
+// saying that a rerun will not help. Neither store changes.
+func TestRepairIntoAnotherStoreExits2(t *testing.T) {
+	for _, backend := range []string{"postgres", "sqlite"} {
+		t.Run(backend, func(t *testing.T) {
+			api := dstWindowClicks()
+			f := newFixture(t, backend, api, lossAndDuplicate(api))
+			copyDSN := buildStore(t, backend, lossAndDuplicate(api))
+			f.env["STORE_WRITE_DSN"] = copyDSN
+			before, beforeCopy := storeCount(t, f.env["STORE_DSN"]), storeCount(t, copyDSN)
+			r := f.repair("--from", "2026-10-24", "--to", "2026-10-26", "--apply")
+			for _, want := range []string{"STORE_WRITE_DSN names another store than STORE_DSN", "a rerun will not help"} {
+				if r.code != exitUsage || !strings.Contains(r.stdout, want) || !strings.Contains(r.stderr, want) {
+					t.Errorf("exit %d; want 2 and %q on stdout and in the log\n%s\n%s", r.code, want, r.stdout, r.stderr)
+				}
+			}
+			if log := f.elido.RequestLog(); len(log) != 0 {
+				t.Errorf("requests were made: %v", log)
+			}
+			if after, afterCopy := storeCount(t, f.env["STORE_DSN"]), storeCount(t, copyDSN); after != before || afterCopy != beforeCopy {
+				t.Errorf("rows: store %d → %d, copy %d → %d; want both unchanged", before, after, beforeCopy, afterCopy)
+			}
+		})
+	}
+}
+
+// A STORE_WRITE_DSN role that may insert but not take the repair's lock
+// (no UPDATE on clicks) exits 2 before any request, naming STORE_WRITE_DSN
+// and the grant, never the read side's STORE_PRESET.
+func TestRepairWriteRoleWithoutTheLockGrantExits2(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "postgres", api, lossAndDuplicate(api))
+	db, err := sqlx.Open("postgres", f.env["STORE_DSN"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	name := fmt.Sprintf("clickrecon_insert_only_%d", time.Now().UnixNano()%1e9)
+	var schema string
+	if err := db.Get(&schema, "SELECT current_schema()"); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		"CREATE ROLE " + name + " LOGIN PASSWORD 'pw_insert_only_91'",
+		`GRANT USAGE ON SCHEMA "` + schema + `" TO ` + name,
+		"GRANT SELECT, INSERT ON clicks TO " + name,
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { db.Exec("DROP OWNED BY " + name); db.Exec("DROP ROLE " + name) })
+	f.env["STORE_WRITE_DSN"] = strings.Replace(f.env["STORE_DSN"], "postgres@", name+":pw_insert_only_91@", 1)
+	r := f.repair("--date", "2026-10-25", "--apply")
+	if r.code != exitUsage || !strings.Contains(r.stdout, "STORE_WRITE_DSN's role may not lock table clicks") ||
+		!strings.Contains(r.stdout, "GRANT UPDATE ON clicks") || strings.Contains(r.stdout+r.stderr, "STORE_PRESET") {
+		t.Errorf("exit %d; want 2 naming STORE_WRITE_DSN and the grant\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout+r.stderr, "pw_insert_only_91") {
+		t.Error("the role's password appears in the output")
+	}
+	if log := f.elido.RequestLog(); len(log) != 0 {
+		t.Errorf("requests were made: %v", log)
+	}
+}
+
+// A click PostgreSQL text cannot hold (a NUL byte in its link id) refuses
+// its hour only: stdout says which hour and why, the other day is
+// restored, and the plan's files are written.
+func TestRepairUnwritableClickRefusesItsHourOnly(t *testing.T) {
+	local := lossAndDuplicate(dstWindowClicks())
+	api := append(dstWindowClicks(), elidotest.Click{TS: utc("2026-10-24T12:30:00Z"), LinkID: "lnk\x00nul", CountryCode: "PL"})
+	f := newFixture(t, "postgres", api, local)
+	f.env["STORE_WRITE_DSN"] = f.env["STORE_DSN"]
+	r := f.repair("--from", "2026-10-24", "--to", "2026-10-26", "--apply")
+	for _, want := range []string{
+		`not repaired: 2026-10-24, 14:00 CEST–15:00 CEST: its click at 2026-10-24T12:30:00.000Z cannot be written: its link id "lnk\x00nul" holds a NUL byte`,
+		"restored 1 clicks on 2026-10-25, 02:00 CET–03:00 CET; the day now matches",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if r.code != exitGaps {
+		t.Errorf("exit %d, want 1 (an hour refused)\n%s", r.code, r.stderr)
+	}
+	if sql := f.repairFile("repair.sql"); !strings.Contains(sql, "'2026-10-25T01:30:00.000Z', 'lnk_a', 'PL'") || strings.Contains(sql, "nul") {
+		t.Errorf("repair.sql:\n%s", sql)
 	}
 }

@@ -73,8 +73,9 @@ func Repair(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (Rep
 	defer st.Close()
 	var w *store.Writer
 	if o.Apply {
-		if w, err = store.OpenWriterWith(ctx, o.StoreWriteDSN, o.Insert, so); err != nil {
-			log.Error("store not opened for writing", "err", err)
+		if w, err = openWriter(ctx, st, o.StoreWriteDSN, o.Insert, so); err != nil {
+			log.Error("store not opened for writing: nothing planned or written", "err", err)
+			fmt.Fprintf(stdout, "clickrecon repair: nothing planned or written: %v\n", err)
 			return RepairOutcome{}, err
 		}
 		defer w.Close()
@@ -180,10 +181,10 @@ func repairMissing(ctx context.Context, d Deps, o Options, st *store.Store, res 
 	if err := held(ctx, d); err != nil {
 		return append(out, finding("no repair: the run lock was lost before writing; run clickrecon repair --apply"))
 	}
-	w, err := store.OpenWriterWith(ctx, o.StoreWriteDSN, o.RepairInsert, store.Options{TimestampZone: o.TimestampZone})
+	w, err := openWriter(ctx, st, o.StoreWriteDSN, o.RepairInsert, store.Options{TimestampZone: o.TimestampZone})
 	if err != nil {
 		log.Error("store not opened for writing: nothing repaired", "err", err)
-		return append(out, finding("no repair: the store could not be opened for writing through STORE_WRITE_DSN (the log says why)"))
+		return append(out, finding("no repair: %v", err))
 	}
 	defer w.Close()
 	_, lines := applyRepair(ctx, d, w, st, opts, plans, dir)
@@ -191,6 +192,21 @@ func repairMissing(ctx context.Context, d Deps, o Options, st *store.Store, res 
 		out = append(out, finding("%s", line))
 	}
 	return out
+}
+
+// openWriter opens STORE_WRITE_DSN for writing and checks, before
+// anything is written, that it names the store st reads: a repair planned
+// on one store is never written into another.
+func openWriter(ctx context.Context, st *store.Store, writeDSN, insert string, so store.Options) (*store.Writer, error) {
+	w, err := store.OpenWriterWith(ctx, writeDSN, insert, so)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.CheckTarget(ctx, st); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return w, nil
 }
 
 // errLockLost stops a repair whose run lock is no longer held.

@@ -186,7 +186,10 @@ func (w *Writer) CheckTarget(ctx context.Context, s *Store) error {
 	if read.id != write.id && read.server != "" && write.server != "" {
 		read.id, write.id = read.server, write.server // one role may not read the cluster's identifier
 	}
-	if read != write {
+	switch {
+	case read.id == write.id && read.table != write.table:
+		return fmt.Errorf("%w (the same database, but table %s is another table for each: check the search_path of both; STORE_DSN is %s, STORE_WRITE_DSN %s)", configError{ErrOtherStore}, lockedTable, read, write)
+	case read != write:
 		return fmt.Errorf("%w (STORE_DSN is %s, STORE_WRITE_DSN %s)", configError{ErrOtherStore}, read, write)
 	}
 	return nil
