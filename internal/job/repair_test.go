@@ -158,3 +158,42 @@ func TestRunRepairPrintAddsFindings(t *testing.T) {
 		t.Errorf("the store's day went from %d to %d under --repair print", before, after)
 	}
 }
+
+// run --repair apply with a STORE_WRITE_DSN that names a copy of the store
+// writes into neither: its finding says why, naming both variables.
+func TestRunRepairApplyIntoAnotherStoreWritesNothing(t *testing.T) {
+	_, o, d := setup(t)
+	before := lostDayTotal(t, o)
+	src, ok := strings.CutPrefix(o.StoreDSN, "sqlite:")
+	if !ok {
+		t.Fatalf("the demo store is not SQLite: %s", o.StoreDSN)
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(t.TempDir(), "copy.db")
+	if err := os.WriteFile(copyPath, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o.Repair, o.StoreWriteDSN = RepairApply, "sqlite:"+copyPath
+	out, err := Run(context.Background(), o, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var repairs []string
+	for _, f := range out.Report.Findings {
+		if f.Kind == findingRepair {
+			repairs = append(repairs, f.Message)
+		}
+	}
+	if got := strings.Join(repairs, "\n"); !strings.Contains(got, "no repair: STORE_WRITE_DSN names another store than STORE_DSN") {
+		t.Errorf("repair findings %q; want the other store refused", repairs)
+	}
+	if after := lostDayTotal(t, o); after != before {
+		t.Errorf("the store's day went from %d to %d", before, after)
+	}
+	if c, err := os.ReadFile(copyPath); err != nil || !bytes.Equal(c, b) {
+		t.Errorf("the copy was written to (%v)", err)
+	}
+}
