@@ -289,3 +289,24 @@ func TestRepairSQLWaitsForAReceiverAndRefuses(t *testing.T) {
 		t.Errorf("the store has %d clicks, want %d (the receiver's only)", got, want)
 	}
 }
+
+// The store holds rows Elido never had (clicks from the customer's own
+// server) in the very hour that lost a burst: they are listed as surplus,
+// never deleted, the burst is restored once, and a rerun inserts nothing.
+func TestForeignRowsKeptAndNothingDuplicated(t *testing.T) {
+	lost := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
+	foreign := burst(hourOf(day1, 2).Add(40*time.Minute), 3, "lnk_own_server")
+	elidoClicks := cat(background(day1), lost)
+	w := newWorld(t, elidoClicks, cat(without(elidoClicks, lost), foreign))
+	o := w.options(day1)
+	for range 2 {
+		plans, err := repair.Plan(t.Context(), w.api, w.st, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		repair.Apply(t.Context(), w.w, w.st, o, plans, nil, nil)
+	}
+	if diff := gocmp.Diff(multiset(cat(elidoClicks, foreign), day1), w.rows(t, day1)); diff != "" {
+		t.Errorf("after two repairs (-want +store):\n%s", diff)
+	}
+}
