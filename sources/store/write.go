@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -330,8 +331,8 @@ func (w *Writer) lock(ctx context.Context, tx *sqlx.Tx) error {
 	if w.dialect != dsn.Postgres {
 		return nil
 	}
-	ms := max(w.lockWait.Milliseconds(), 1)
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", ms)); err != nil {
+	ms := strconv.FormatInt(max(w.lockWait.Milliseconds(), 1), 10)
+	if _, err := tx.ExecContext(ctx, "SELECT set_config('lock_timeout', $1, true)", ms); err != nil {
 		return fmt.Errorf("bound the lock wait: %w", classifyWrite(err))
 	}
 	if _, err := tx.ExecContext(ctx, "LOCK TABLE "+lockedTable+" IN SHARE MODE"); err != nil {
