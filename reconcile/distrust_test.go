@@ -23,7 +23,6 @@ func threeDays(t *testing.T, api, local [3]int64) Result {
 	return Compare(in)
 }
 
-
 // A day's store rows that do not add up to the store's day total say the
 // store's two queries disagree: the day is unverifiable, names both, blames
 // no link and not Elido, and leaves the totals. Elido is blamed only when

@@ -1,10 +1,12 @@
 package job
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
 
@@ -88,6 +90,15 @@ func TestDrillStoreQueriesDisagree(t *testing.T) {
 			}
 			if res.Totals.API != api || res.Totals.Local != local {
 				t.Errorf("totals %d/%d, want %d/%d: a day taken out is out of the totals", res.Totals.API, res.Totals.Local, api, local)
+			}
+			// The whole run: the report, and so the exit code and Slack,
+			// which read its days, see no gap.
+			out, err := Run(context.Background(), o, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := out.Report.Coverage; out.Report.Status != report.StatusIncomplete || c.Missing+c.Surplus > 0 {
+				t.Errorf("report status %s, coverage %+v: want incomplete with no gap", out.Report.Status, c)
 			}
 		})
 	}
