@@ -147,6 +147,24 @@ func TestRunStoreTimestampZone(t *testing.T) {
 			}
 		}
 	})
+	t.Run("sqlite_custom_query_refuses_a_zone", func(t *testing.T) {
+		// A custom query compares ts with UTC instants in its own SQL:
+		// refused before anything is read, rather than counted in the
+		// wrong zone.
+		f := newFixture(t, "sqlite", api, api)
+		path := filepath.Join(t.TempDir(), "count.sql")
+		if err := os.WriteFile(path, []byte(`SELECT link_id, count(*) AS clicks FROM clicks WHERE julianday(ts) >= julianday(:from) AND julianday(ts) < julianday(:to) GROUP BY link_id`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f.env["STORE_QUERY_FILE"], f.env["STORE_TIMESTAMP_TZ"] = path, "Europe/Warsaw"
+		r := f.run("--date", "2026-11-26")
+		if r.code != exitUsage || !strings.Contains(r.stderr, "STORE_TIMESTAMP_TZ=Europe/Warsaw on SQLite applies to the events preset only") {
+			t.Errorf("exit %d, want 2 naming STORE_TIMESTAMP_TZ\n%s", r.code, r.stderr)
+		}
+		if n := f.elido.Requests()["timeseries"]; n != 0 {
+			t.Errorf("%d requests to Elido before the refusal", n)
+		}
+	})
 	t.Run("postgres_wall_clock_times", func(t *testing.T) {
 		f := newFixture(t, "postgres", api, nil)
 		db, dsn := newStoreDB(t, "postgres", "events")

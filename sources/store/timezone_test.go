@@ -333,3 +333,40 @@ func TestPostgresSessionsRunWithoutJIT(t *testing.T) {
 		})
 	}
 }
+
+// CheckZone refuses, before anything is read, what the zone cannot apply
+// to: a custom query on SQLite, and repair of a SQLite store.
+func TestCheckZone(t *testing.T) {
+	_, lite := newLooseSQLite(t)
+	pg := "postgres://recon@127.0.0.1:5432/test"
+	events := mustQuery(t)(PresetQuery(PresetEvents))
+	custom := mustQuery(t)(CustomQuery(`SELECT link_id, count(*) AS clicks FROM clicks GROUP BY link_id`))
+	waw := mustZone(t, "Europe/Warsaw")
+	tests := []struct {
+		name   string
+		dsn    string
+		q      Query
+		zone   *time.Location
+		repair bool
+		want   string
+	}{
+		{"sqlite_events", lite, events, waw, false, ""},
+		{"sqlite_custom", lite, custom, waw, false, "events preset only"},
+		{"sqlite_repair", lite, events, waw, true, "repair does not read"},
+		{"sqlite_utc_custom", lite, custom, time.UTC, false, ""},
+		{"postgres_custom", pg, custom, waw, false, ""},
+		{"postgres_repair", pg, events, waw, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckZone(tt.dsn, tt.q, tt.zone, tt.repair)
+			if tt.want == "" {
+				if err != nil {
+					t.Errorf("error %v, want none", err)
+				}
+				return
+			}
+			errorContains(t, err, "STORE_TIMESTAMP_TZ=Europe/Warsaw", tt.want)
+		})
+	}
+}
