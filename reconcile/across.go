@@ -24,6 +24,18 @@ func acrossDays(res Result, details map[Date]DayDetail, loc *time.Location) ([]F
 			out = append(out, Finding{Kind: FindingBoundaryShift, Message: msg})
 		}
 	}
+	// A store read in the wrong zone moves every day's last hours to the
+	// next day: with traffic alike from day to day, most days still match
+	// and a gap has no opposite gap next to it. Its own hours show it.
+	for _, d := range res.Days {
+		if !d.IsGap() || paired[d.Date] {
+			continue
+		}
+		if msg, ok := dayShift(d, details); ok {
+			paired[d.Date] = true
+			out = append(out, Finding{Kind: FindingBoundaryShift, Message: msg})
+		}
+	}
 
 	// The window adding up while its days do not points at day
 	// boundaries, unless a shift was already found above, the gaps are a
@@ -102,8 +114,8 @@ func boundaryShift(a, b DayResult, details map[Date]DayDetail, loc *time.Locatio
 		if shift < 0 {
 			dir = "earlier"
 		}
-		return fmt.Sprintf("%s; the store's hourly counts match Elido's %s %s, as if its timestamps were %s %s (a zone or offset error where clicks are written)",
-			lead, shortDuration(absDuration(shift)), dir, shortDuration(absDuration(shift)), dir), true
+		return fmt.Sprintf("%s; the store's hourly counts match Elido's %s %s, as if its timestamps were %s %s (a zone or offset error where clicks are written%s)",
+			lead, shortDuration(absDuration(shift)), dir, shortDuration(absDuration(shift)), dir, zoneFix), true
 	}
 	if moved < minShifted || float64(abs64(dA+dB)) > 0.2*float64(max(abs64(dA), abs64(dB))) {
 		return "", false
@@ -118,6 +130,63 @@ func boundaryShift(a, b DayResult, details map[Date]DayDetail, loc *time.Locatio
 	}
 	return fmt.Sprintf("%s; the store's days likely run %s %s: counting Elido's clicks over days shifted so explains both gaps (a store that buckets days in UTC, or in a zone %s from %s)",
 		lead, shortDuration(absDuration(shift)), dir, shortDuration(absDuration(shift)), loc), true
+}
+
+// zoneFix is the likely fix of a store whose hours are shifted.
+const zoneFix = ", or a ts written in local wall-clock time and read as UTC: then set STORE_TIMESTAMP_TZ to the zone it is written in"
+
+// dayShift decides whether one gap is the store's hours shifted, from the
+// hourly counts of both sides of the day and of the days next to it that
+// were read: the store's hour t holds what Elido counted in hour t−s.
+func dayShift(d DayResult, details map[Date]DayDetail) (string, bool) {
+	var api, local []HourCount
+	for _, day := range []Date{d.Date.AddDays(-1), d.Date, d.Date.AddDays(1)} {
+		det := details[day]
+		if det.APIHours == nil || det.LocalHours == nil {
+			if day == d.Date {
+				return "", false
+			}
+			continue
+		}
+		api, local = append(api, det.APIHours...), append(local, det.LocalHours...)
+	}
+	shift, ok := hourShift(api, local)
+	if !ok || abs64(*d.Delta) < minShifted {
+		return "", false
+	}
+	// An empty or sparse side fits any shift, and a shift fits a day
+	// whose only differing hours it moves out of the comparison (an
+	// outage in the first hours): the shifted hours must hold enough of
+	// the store's clicks, and differ unshifted where they fit shifted.
+	misfit, unshifted, covered := shiftFit(api, local, shift)
+	if covered < 2*minShifted || misfit*5 > covered || unshifted < minShifted || misfit*4 >= unshifted {
+		return "", false
+	}
+	dir := "later"
+	if shift < 0 {
+		dir = "earlier"
+	}
+	n := shortDuration(absDuration(shift))
+	return fmt.Sprintf("%s is %+d: the store's hourly counts match Elido's %s %s, so the store looks shifted by %s: its clicks are counted on the wrong side of midnight, not lost (a zone or offset error where clicks are written%s)",
+		d.Date, *d.Delta, n, dir, n, zoneFix), true
+}
+
+// shiftFit compares the store's hours that have an Elido hour s before
+// them: how far they are from those (misfit), how far from Elido's same
+// hours (unshifted), and how many of the store's clicks they hold.
+func shiftFit(api, local []HourCount, s time.Duration) (misfit, unshifted, covered int64) {
+	apiAt := map[int64]int64{}
+	for _, h := range api {
+		apiAt[h.Start.Unix()] += h.Clicks
+	}
+	for _, h := range local {
+		if a, ok := apiAt[h.Start.Add(-s).Unix()]; ok {
+			misfit += abs64(h.Clicks - a)
+			unshifted += abs64(h.Clicks - apiAt[h.Start.Unix()])
+			covered += h.Clicks
+		}
+	}
+	return misfit, unshifted, covered
 }
 
 // predictedShift finds the whole-hour offset s for which days that run

@@ -268,7 +268,6 @@ func Compare(in Input) Result {
 		res.Totals.APISummary = &summaryTotal
 	}
 
-	var unverifiable []Date
 	for _, d := range in.Window.Days() {
 		start, end := d.Bounds(in.Window.Loc)
 		day := DayResult{
@@ -327,7 +326,6 @@ func Compare(in Input) Result {
 		case len(reasons) > 0:
 			day.Status = Unverifiable
 			day.Reason = joinReasons(reasons)
-			unverifiable = append(unverifiable, d)
 		default:
 			day.Status, day.Severity = in.Tolerance.Grade(*day.API, *day.Local)
 			res.Totals.API, res.Totals.Local = totalAPI, totalLocal
@@ -340,14 +338,29 @@ func Compare(in Input) Result {
 		res.Days = append(res.Days, day)
 	}
 	res.Totals.Delta = res.Totals.Local - res.Totals.API // both in 0..MaxClicks: no overflow
-	if len(unverifiable) > 0 {
-		res.Findings = append(res.Findings, Finding{
-			Kind: FindingUnverifiable,
-			Message: fmt.Sprintf("%d of %d days could not be verified (%s); they are not reported as gaps (each day's reason says why)",
-				len(unverifiable), len(res.Days), dateList(unverifiable)),
-		})
+	if f, ok := unverifiableFinding(res.Days); ok {
+		res.Findings = append(res.Findings, f)
 	}
 	return res
+}
+
+// unverifiableFinding counts the days of days that could not be verified,
+// if any.
+func unverifiableFinding(days []DayResult) (Finding, bool) {
+	var unverifiable []Date
+	for _, d := range days {
+		if d.Status == Unverifiable {
+			unverifiable = append(unverifiable, d.Date)
+		}
+	}
+	if len(unverifiable) == 0 {
+		return Finding{}, false
+	}
+	return Finding{
+		Kind: FindingUnverifiable,
+		Message: fmt.Sprintf("%d of %d days could not be verified (%s); they are not reported as gaps (each day's reason says why)",
+			len(unverifiable), len(days), dateList(unverifiable)),
+	}, true
 }
 
 // summariesCover reports whether the summaries' ranges cover every day of w.

@@ -26,6 +26,21 @@ type DayDetail struct {
 	APICountries   map[string]int64
 	LocalCountries map[string]int64 // nil when the store has no country
 
+	// APILinkSum and LocalLinkSum are the sums of each side's per-link
+	// rows of the day, nil when they were not all read. Each must be its
+	// own side's day total: Explain checks them, so that a side whose two
+	// numbers disagree is what a report blames, never a link, and never
+	// the other side.
+	APILinkSum, LocalLinkSum *int64
+	// LocalRecount is the store's day total read again after LocalLinkSum
+	// differed from the first read; nil when it was not read again. Equal
+	// to LocalLinkSum, it says the day changed while it was read, not
+	// that the queries disagree.
+	LocalRecount *int64
+	// TotalQuery and LinkQuery name the store's day-total and per-link
+	// queries, for the user to fix when they disagree.
+	TotalQuery, LinkQuery string
+
 	Notes []string // why a part was not read
 }
 
@@ -57,14 +72,15 @@ type CountryCount struct {
 
 // More finding kinds, from the drill-down and from looking across days.
 const (
-	FindingUnexplained    = "unexplained_remainder" // per-link rows do not add up to the day's delta
-	FindingUnchecked      = "links_unchecked"       // the request budget ran out
-	FindingGapWindow      = "gap_window"            // the gap sits in a few consecutive hours
-	FindingGapSpread      = "gap_spread"            // the gap is spread over the day
-	FindingBoundaryShift  = "day_boundary_shift"    // a deficit matched by a surplus next door
-	FindingWindowBalances = "window_total_matches"  // days differ but the window adds up
-	FindingSilentDay      = "silent_day"            // both sides 0 while other days were busy
-	FindingDrilldownGap   = "drilldown_incomplete"  // a part of the drill-down could not be read
+	FindingUnexplained    = "unexplained_remainder"  // per-link rows do not add up to the day's delta
+	FindingUnchecked      = "links_unchecked"        // the request budget ran out
+	FindingGapWindow      = "gap_window"             // the gap sits in a few consecutive hours
+	FindingGapSpread      = "gap_spread"             // the gap is spread over the day
+	FindingBoundaryShift  = "day_boundary_shift"     // a deficit matched by a surplus next door
+	FindingWindowBalances = "window_total_matches"   // days differ but the window adds up
+	FindingSilentDay      = "silent_day"             // both sides 0 while other days were busy
+	FindingDrilldownGap   = "drilldown_incomplete"   // a part of the drill-down could not be read
+	FindingStoreQueries   = "store_queries_disagree" // the store's per-link rows do not add up to its day total
 )
 
 // Explain adds the drill-down to a comparison: the links and countries of
@@ -72,10 +88,11 @@ const (
 // across days. details holds the days that were drilled into.
 func Explain(res Result, details map[Date]DayDetail, loc *time.Location) Result {
 	res.Days = append([]DayResult(nil), res.Days...)
+	res = distrustStore(res, details)
 	hourFindings := map[Date]Finding{}
 	for i, d := range res.Days {
 		det, ok := details[d.Date]
-		if !ok || d.Delta == nil {
+		if !ok || d.Delta == nil || d.Status == Unverifiable {
 			continue
 		}
 		links := CompareLinks(d.Date, det.APILinks, det.LocalLinks, det.LinksComplete)
@@ -149,9 +166,16 @@ func linkFindings(d DayResult, det DayDetail, links []LinkDiff) []Finding {
 		explained += l.Delta
 	}
 	if rest := *d.Delta - explained; rest != 0 {
-		why := "Elido's per-link counts do not add up to its daily count"
-		if !det.LinksComplete {
+		var why string
+		switch {
+		case !det.LinksComplete:
 			why = "they are on links the store has never recorded, or on links left unchecked"
+		case det.APILinkSum != nil && d.API != nil && *det.APILinkSum != *d.API:
+			why = fmt.Sprintf("Elido's per-link counts add up to %d, its daily count is %d", *det.APILinkSum, *d.API)
+		case det.APILinkSum != nil:
+			why = "the store's per-link rows do not add up to its day total"
+		default:
+			why = "one side's per-link counts do not add up to its daily count"
 		}
 		out = append(out, Finding{Kind: FindingUnexplained, Message: fmt.Sprintf(
 			"%s: %+d of the day's %+d clicks are not explained per link: %s", d.Date, rest, *d.Delta, why)})

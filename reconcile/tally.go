@@ -26,6 +26,11 @@ type LinkTally struct {
 	sorted bool
 	differ map[string]int64 // Elido's count of the store's links it counts otherwise
 	only   map[string]int64 // Elido's count of links the store does not know
+
+	// The sums of each side's rows, for checking each against its own
+	// day total (Sums); over is set once a sum passes an int64.
+	localSum, apiSum   int64
+	localOver, apiOver bool
 }
 
 // AddLocal adds the store's clicks of link id; a link added twice adds
@@ -41,6 +46,39 @@ func (t *LinkTally) AddLocal(id string, clicks int64) {
 	}
 	t.ends = append(t.ends, uint32(len(t.ids)))
 	t.local = append(t.local, clicks)
+	t.localSum, t.localOver = addSum(t.localSum, clicks, t.localOver)
+}
+
+// addSum adds n to sum unless the sum already passed an int64 (over).
+func addSum(sum, n int64, over bool) (int64, bool) {
+	if over {
+		return 0, true
+	}
+	s, ok := AddClicks(sum, n)
+	return s, !ok
+}
+
+// Sums returns the sum of the store's rows added and of Elido's, each
+// nil when it passed an int64 (no day has that many clicks: a misread).
+// Each side's must be its day total: the rows of a day that do not add up
+// to it show which side's numbers disagree with themselves.
+func (t *LinkTally) Sums() (api, local *int64) {
+	if !t.apiOver {
+		api = &t.apiSum
+	}
+	if !t.localOver {
+		local = &t.localSum
+	}
+	return ptrOf(api), ptrOf(local)
+}
+
+// ptrOf copies *p into a new pointer, so that the tally's sums are not
+// shared with a caller.
+func ptrOf(p *int64) *int64 {
+	if p == nil {
+		return nil
+	}
+	return ptr(*p)
 }
 
 func (t *LinkTally) id(i uint32) []byte {
@@ -92,6 +130,7 @@ func (t *LinkTally) Add(id string, clicks int64) bool {
 		if n < 0 {
 			return false
 		}
+		t.apiSum, t.apiOver = addSum(t.apiSum, clicks, t.apiOver)
 		t.local[i] = ^n
 		if clicks != n {
 			if t.differ == nil {
@@ -108,6 +147,7 @@ func (t *LinkTally) Add(id string, clicks int64) bool {
 		t.only = map[string]int64{}
 	}
 	t.only[id] = clicks
+	t.apiSum, t.apiOver = addSum(t.apiSum, clicks, t.apiOver)
 	return true
 }
 

@@ -23,11 +23,15 @@ func Markdown(r Report) ([]byte, error) {
 	if r.Totals.APISummary != nil {
 		summary = Num(*r.Totals.APISummary)
 	}
+	api, local, delta := "-", "-", "-" // no day was read on both sides
+	if !r.Totals.Unknown {
+		api, local, delta = Num(r.Totals.API), Num(r.Totals.Local), Signed(r.Totals.Delta)
+	}
 	p("\n| | clicks |\n|---|---:|\n")
-	p("| Elido (daily buckets) | %s |\n", Num(r.Totals.API))
+	p("| Elido (daily buckets) | %s |\n", api)
 	p("| Elido (/summary) | %s |\n", summary)
-	p("| Local store | %s |\n", Num(r.Totals.Local))
-	p("| Delta (local − Elido) | %s |\n", Signed(r.Totals.Delta))
+	p("| Local store | %s |\n", local)
+	p("| Delta (local − Elido) | %s |\n", delta)
 	c := r.Coverage
 	p("\nDays: %d · match %d · missing %d · surplus %d · provisional %d · unverifiable %d. "+
 		"Totals cover the days both sides could be read.\n", c.Days, c.Match, c.Missing, c.Surplus, c.Provisional, c.Unverifiable)

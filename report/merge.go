@@ -118,7 +118,7 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 // are out of range, or would take a total out of range, becomes
 // unverifiable (a report from a clickrecon that let such counts through).
 func totalsOf(days []Day) Totals {
-	var t Totals
+	t := Totals{Unknown: true}
 	for i, d := range days {
 		if d.Status == string(reconcile.Unverifiable) {
 			continue
@@ -136,7 +136,7 @@ func totalsOf(days []Day) Totals {
 			days[i].Reason = joinReason(d.Reason, fmt.Sprintf("a count is missing or out of range (a count of clicks is from 0 to %d): a misread, not a gap", reconcile.MaxClicks))
 			continue
 		}
-		t.API, t.Local = api, local
+		t.API, t.Local, t.Unknown = api, local, false
 	}
 	t.Delta = t.Local - t.API // both in 0..MaxClicks: no overflow
 	return t

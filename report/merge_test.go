@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -157,5 +158,50 @@ func TestMergeNeverWraps(t *testing.T) {
 	}
 	if got.Coverage.Unverifiable != 2 || got.Coverage.Missing != 1 || got.Status != StatusDiscrepancies {
 		t.Errorf("coverage %+v, status %s; want the 2 misread days unverifiable, the gap kept", got.Coverage, got.Status)
+	}
+}
+
+// A shard that verified no day has null totals: merged, it adds nothing
+// to the others' totals, and totals stay null only when no shard verified
+// a day. Through report.json and back, as merge reads shards.
+func TestMergeUnknownTotals(t *testing.T) {
+	unread := func(from, to string) Report {
+		w := reconcile.Window{From: date(from), To: date(to), Loc: time.UTC}
+		local := map[reconcile.Date]reconcile.Reading{}
+		for _, d := range w.Days() {
+			local[d] = reconcile.Unknown(errCannotRead)
+		}
+		res := reconcile.Compare(reconcile.Input{Window: w, Now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
+			API: map[reconcile.Date]reconcile.Reading{}, Local: local})
+		r := New(res, w, Meta{RunKey: RunKey("w", w, "store"), WorkspaceID: "w", StoreID: StoreID("store"), Drilldown: Drilldown{Mode: DrillNone}})
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Report
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		return back
+	}
+	a, b := unread("2026-10-01", "2026-10-02"), unread("2026-10-03", "2026-10-04")
+	if !a.Totals.Unknown {
+		t.Fatalf("a shard that read no day: totals %+v, want unknown", a.Totals)
+	}
+	m, err := Merge([]Report{a, b}, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Totals.Unknown {
+		t.Errorf("no shard read a day: merged totals %+v, want unknown", m.Totals)
+	}
+	known := shardReport(t, "w", "UTC", "2026-10-05", "2026-10-06")
+	known.StoreID, known.WorkspaceID = a.StoreID, a.WorkspaceID
+	m, err = Merge([]Report{a, b, known}, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Totals.Unknown || m.Totals.API != known.Totals.API || m.Totals.Local != known.Totals.Local {
+		t.Errorf("merged totals %+v, want the known shard's %+v", m.Totals, known.Totals)
 	}
 }

@@ -86,6 +86,41 @@ type Totals struct {
 	Local      int64  `json:"local"`
 	Delta      int64  `json:"delta"`
 	APISummary *int64 `json:"api_summary"` // Elido's /summary for the window; null if not read
+	// Unknown says that no day was both read and trusted: API, Local and
+	// Delta sum nothing, and report.json writes them as null, never as a 0
+	// a script would take for "Elido counted 0".
+	Unknown bool `json:"-"`
+}
+
+// totalsJSON is Totals as report.json writes it.
+type totalsJSON struct {
+	API        *int64 `json:"api"`
+	Local      *int64 `json:"local"`
+	Delta      *int64 `json:"delta"`
+	APISummary *int64 `json:"api_summary"`
+}
+
+// MarshalJSON writes unknown totals as null.
+func (t Totals) MarshalJSON() ([]byte, error) {
+	j := totalsJSON{APISummary: t.APISummary}
+	if !t.Unknown {
+		j.API, j.Local, j.Delta = &t.API, &t.Local, &t.Delta
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads totals back; a null API, Local or Delta makes them
+// Unknown.
+func (t *Totals) UnmarshalJSON(b []byte) error {
+	var j totalsJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*t = Totals{APISummary: j.APISummary, Unknown: j.API == nil || j.Local == nil || j.Delta == nil}
+	if !t.Unknown {
+		t.API, t.Local, t.Delta = *j.API, *j.Local, *j.Delta
+	}
+	return nil
 }
 
 // Coverage counts the window's days by status.
@@ -169,13 +204,46 @@ type Link struct {
 }
 
 // Country is one country's counts on a day that differs. Local and Delta
-// are null when the store has no country column.
+// are null when the store has no country column. CountryCode is "" for
+// clicks whose country is not known, written as null in report.json: no
+// country is called "".
 type Country struct {
 	Date        string `json:"date"`
 	CountryCode string `json:"country_code"`
 	API         int64  `json:"api"`
 	Local       *int64 `json:"local"`
 	Delta       *int64 `json:"delta"`
+}
+
+// countryJSON is Country as report.json writes it.
+type countryJSON struct {
+	Date        string  `json:"date"`
+	CountryCode *string `json:"country_code"`
+	API         int64   `json:"api"`
+	Local       *int64  `json:"local"`
+	Delta       *int64  `json:"delta"`
+}
+
+// MarshalJSON writes an unknown country as null.
+func (c Country) MarshalJSON() ([]byte, error) {
+	j := countryJSON{Date: c.Date, API: c.API, Local: c.Local, Delta: c.Delta}
+	if c.CountryCode != "" {
+		j.CountryCode = &c.CountryCode
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads a country back, null as "".
+func (c *Country) UnmarshalJSON(b []byte) error {
+	var j countryJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*c = Country{Date: j.Date, API: j.API, Local: j.Local, Delta: j.Delta}
+	if j.CountryCode != nil {
+		c.CountryCode = *j.CountryCode
+	}
+	return nil
 }
 
 // Finding is an observation beyond a single day.
@@ -210,6 +278,7 @@ func New(res reconcile.Result, w reconcile.Window, meta Meta) Report {
 			Local:      res.Totals.Local,
 			Delta:      res.Totals.Delta,
 			APISummary: res.Totals.APISummary,
+			Unknown:    !anyTotalled(res.Days),
 		},
 		Days:      []Day{},
 		Links:     []Link{},
@@ -251,6 +320,18 @@ func New(res reconcile.Result, w reconcile.Window, meta Meta) Report {
 	}
 	r.Status = status(r.Coverage, r.Interrupted)
 	return r
+}
+
+// anyTotalled reports whether a day's two sides were both read and
+// trusted, as reconcile's totals sum them: every day but an unverifiable
+// one.
+func anyTotalled(days []reconcile.DayResult) bool {
+	for _, d := range days {
+		if d.Status != reconcile.Unverifiable {
+			return true
+		}
+	}
+	return false
 }
 
 // status is a report's overall status: incomplete when the run was cut

@@ -41,6 +41,9 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	if err != nil {
 		return usageExit(stderr, err)
 	}
+	if err := store.CheckZone(c.StoreDSN, query, tsZone, false); err != nil {
+		return usageExit(stderr, err)
+	}
 	mon, err := job.NewMonitors(c.PushgatewayURL, c.HealthcheckURL, d.monitor...)
 	if err != nil {
 		return usageExit(stderr, err)

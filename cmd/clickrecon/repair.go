@@ -44,6 +44,9 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 	if err != nil {
 		return usageExit(stderr, err)
 	}
+	if err := store.CheckZone(c.StoreDSN, query, tsZone, true); err != nil {
+		return usageExit(stderr, err)
+	}
 	runKey := report.RunKey(c.WorkspaceID, window, store.RedactDSN(c.StoreDSN)+" repair")
 	log := newLogger(job.NewBar(stderr), c.LogFormat, c.LogLevel).With("run_key", runKey)
 	ec := c.elido()

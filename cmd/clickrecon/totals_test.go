@@ -103,16 +103,66 @@ func TestCleanRunReadsTotalsOnly(t *testing.T) {
 }
 
 // STORE_TIMESTAMP_TZ reaches the store: PostgreSQL reads a timestamp
-// (without time zone) ts in it, and SQLite, which reads a ts without an
-// offset as UTC, refuses any other zone rather than count in the wrong one.
+// (without time zone) ts in it, and SQLite a ts written as text without an
+// offset, over the autumn DST change too. Read as UTC, the same store has
+// gaps that the drill-down says look like a shifted store.
 func TestRunStoreTimestampZone(t *testing.T) {
 	api := clicksAt("lnk_a", "2026-11-26T12:00:00Z", "2026-11-26T22:30:00Z") // 13:00 and 23:30 in Warsaw
-	t.Run("sqlite_refuses_a_zone", func(t *testing.T) {
+	t.Run("sqlite_wall_clock_times", func(t *testing.T) {
+		// 23:30 CEST on the 24th, 02:30 CEST (the first of the two), 23:30
+		// CET on the 25th (25 hours), 13:00 CET on the 26th.
+		api := clicksAt("lnk_a", "2026-10-24T21:30:00Z", "2026-10-25T00:30:00Z", "2026-10-25T22:30:00Z", "2026-10-26T12:00:00Z")
+		f := newFixture(t, "sqlite", api, nil)
+		db, dsn := newStoreDB(t, "sqlite", "events")
+		// The reference schema wants an offset; this table was made
+		// without one.
+		for _, stmt := range []string{`DROP TABLE clicks`, `CREATE TABLE clicks (ts TEXT NOT NULL, link_id TEXT NOT NULL, country_code TEXT)`,
+			`CREATE INDEX clicks_ts_instant_idx ON clicks (julianday(ts))`} {
+			if _, err := db.Exec(stmt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, ts := range []string{"2026-10-24 23:30:00", "2026-10-25 02:30:00", "2026-10-25 23:30:00", "2026-10-26 13:00:00"} {
+			if _, err := db.Exec(`INSERT INTO clicks (ts, link_id, country_code) VALUES (?, 'lnk_a', 'PL')`, ts); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.env["STORE_DSN"] = dsn
+		for _, tt := range []struct {
+			zone   string
+			status []string
+		}{
+			{"UTC", []string{"missing", "match", "surplus"}},
+			{"Europe/Warsaw", []string{"match", "match", "match"}},
+		} {
+			f.env["STORE_TIMESTAMP_TZ"] = tt.zone
+			r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
+			rep := f.readReport()
+			var got []string
+			for _, d := range rep.Days {
+				got = append(got, d.Status)
+			}
+			if strings.Join(got, " ") != strings.Join(tt.status, " ") {
+				t.Errorf("STORE_TIMESTAMP_TZ=%s: days %v, want %v (exit %d)\n%s", tt.zone, got, tt.status, r.code, r.stderr)
+			}
+		}
+	})
+	t.Run("sqlite_custom_query_refuses_a_zone", func(t *testing.T) {
+		// A custom query compares ts with UTC instants in its own SQL:
+		// refused before anything is read, rather than counted in the
+		// wrong zone.
 		f := newFixture(t, "sqlite", api, api)
-		f.env["STORE_TIMESTAMP_TZ"] = "Europe/Warsaw"
+		path := filepath.Join(t.TempDir(), "count.sql")
+		if err := os.WriteFile(path, []byte(`SELECT link_id, count(*) AS clicks FROM clicks WHERE julianday(ts) >= julianday(:from) AND julianday(ts) < julianday(:to) GROUP BY link_id`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f.env["STORE_QUERY_FILE"], f.env["STORE_TIMESTAMP_TZ"] = path, "Europe/Warsaw"
 		r := f.run("--date", "2026-11-26")
-		if r.code != exitUsage || !strings.Contains(r.stderr, "STORE_TIMESTAMP_TZ=Europe/Warsaw applies to PostgreSQL only") {
+		if r.code != exitUsage || !strings.Contains(r.stderr, "STORE_TIMESTAMP_TZ=Europe/Warsaw on SQLite applies to the events preset only") {
 			t.Errorf("exit %d, want 2 naming STORE_TIMESTAMP_TZ\n%s", r.code, r.stderr)
+		}
+		if n := f.elido.Requests()["timeseries"]; n != 0 {
+			t.Errorf("%d requests to Elido before the refusal", n)
 		}
 	})
 	t.Run("postgres_wall_clock_times", func(t *testing.T) {

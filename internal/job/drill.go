@@ -43,13 +43,14 @@ func drillDown(ctx context.Context, d Deps, o Options, st *store.Store, res reco
 	dr := driller{client: d.Elido, store: st, query: o.Query, window: o.Window, now: d.Now(),
 		retention: o.Retention, max: o.DrillMax, log: d.Log, progress: d.Progress}
 	details, storeErrs, drill, err := dr.drill(dctx, res)
+	dr.recount(dctx, res, details)
 	stopped := dctx.Err() != nil && ctx.Err() == nil
 	cancel()
 	for day, err := range storeErrs {
 		// Without the store's links, every link Elido counted would look
 		// missing: the day's links are left out instead.
 		if det, ok := details[day]; ok {
-			det.APILinks, det.LinksComplete = nil, false
+			det.APILinks, det.LinksComplete, det.LocalLinkSum = nil, false, nil
 			det.Notes = append(det.Notes, "the store's per-link counts could not be read: "+err.Error())
 			details[day] = det
 		}
@@ -234,7 +235,7 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 	var storeTook time.Duration
 	for i, d := range days {
 		dr.progress.Step("drill-down", i, len(days))
-		det := &reconcile.DayDetail{}
+		det := &reconcile.DayDetail{TotalQuery: dr.query.TotalSource(), LinkQuery: dr.query.LinkSource()}
 		drilled[d] = det
 		switch {
 		case summary.Mode != report.DrillBreakdown:
@@ -243,8 +244,11 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 			det.Notes = append(det.Notes, budgetNote(b, "per-link counts", nil))
 		default:
 			readStarted := time.Now()
-			local := dr.storeTally(ctx, d, storeErrs)
+			local, ok := dr.storeTally(ctx, d, storeErrs)
 			storeTook += time.Since(readStarted)
+			if ok {
+				_, det.LocalLinkSum = local.Sums()
+			}
 			if dr.links(ctx, b, d, local, det) {
 				summary.Mode = report.DrillFallback
 			}
@@ -268,26 +272,49 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 	return details, storeErrs, summary, b.err()
 }
 
-// storeLinks reads the store's per-link counts of day d. A failure is
-// logged and recorded in errs, and leaves the day's links unread (nil).
-func (dr driller) storeLinks(ctx context.Context, d reconcile.Date, errs map[reconcile.Date]error) map[string]int64 {
+// storeLinks reads the store's per-link counts of day d into det, and
+// their sum. A failure is logged and recorded in errs, and leaves the
+// day's links unread (nil).
+func (dr driller) storeLinks(ctx context.Context, d reconcile.Date, det *reconcile.DayDetail, errs map[reconcile.Date]error) {
 	counts, err := dr.store.Counts(ctx, dr.query, d, dr.window.Loc)
 	if dr.storeRead(d, err, errs) != nil {
-		return nil
+		det.LocalLinks, det.LocalLinkSum = nil, nil
+		return
 	}
-	return counts.Links
+	det.LocalLinks, det.LocalLinkSum = counts.Links, &counts.Total
 }
 
 // storeTally reads the store's per-link counts of day d into a tally, for
 // Elido's to be compared with. A failure is logged and recorded in errs,
-// and leaves the tally empty.
-func (dr driller) storeTally(ctx context.Context, d reconcile.Date, errs map[reconcile.Date]error) *reconcile.LinkTally {
-	tally := &reconcile.LinkTally{}
+// and leaves the tally empty and ok false.
+func (dr driller) storeTally(ctx context.Context, d reconcile.Date, errs map[reconcile.Date]error) (tally *reconcile.LinkTally, ok bool) {
+	tally = &reconcile.LinkTally{}
 	err := dr.store.EachCount(ctx, dr.query, d, dr.window.Loc, tally.AddLocal)
 	if dr.storeRead(d, err, errs) != nil {
-		return &reconcile.LinkTally{} // what it saw is not the day's counts
+		return &reconcile.LinkTally{}, false // what it saw is not the day's counts
 	}
-	return tally
+	return tally, true
+}
+
+// recount reads again the day total of each drilled day whose store rows
+// did not add up to it, so that Explain can tell a day that changed while
+// it was read (a click written in between: the rows add up to the new
+// total) from two store queries that disagree.
+func (dr driller) recount(ctx context.Context, res reconcile.Result, details map[reconcile.Date]reconcile.DayDetail) {
+	for _, day := range res.Days {
+		det, ok := details[day.Date]
+		if !ok || day.Local == nil || det.LocalLinkSum == nil || *det.LocalLinkSum == *day.Local {
+			continue
+		}
+		totals, err := dr.store.Totals(ctx, dr.query, []reconcile.Date{day.Date}, dr.window.Loc)
+		if err != nil {
+			dr.log.Warn("store day total not read again", "date", day.Date.String(), "err", err)
+			continue
+		}
+		n := totals[day.Date].Clicks
+		det.LocalRecount = &n
+		details[day.Date] = det
+	}
 }
 
 // storeRead records how the store's per-link read of day d ended in errs,
@@ -327,6 +354,7 @@ func (dr driller) links(ctx context.Context, b *budget, d reconcile.Date, tally 
 	default:
 		det.APILinks, det.LocalLinks = tally.Differing()
 		det.LinksComplete = true
+		det.APILinkSum, _ = tally.Sums()
 	}
 	return false
 }
@@ -440,7 +468,7 @@ func (dr driller) linksOneByOne(ctx context.Context, b *budget, days []reconcile
 	started := time.Now()
 	for _, d := range days {
 		read[d] = true
-		details[d].LocalLinks = dr.storeLinks(ctx, d, storeErrs)
+		dr.storeLinks(ctx, d, details[d], storeErrs)
 		for id, n := range details[d].LocalLinks {
 			seen[id] += n
 		}

@@ -102,9 +102,13 @@ func (s *Store) eachCount(ctx context.Context, q Query, day reconcile.Date, loc 
 	if loc == nil {
 		return errors.New("no time zone")
 	}
+	nq, err := s.countQuery(q)
+	if err != nil {
+		return fmt.Errorf("%s query: %w", q.name, err)
+	}
 	from, to := day.Bounds(loc)
-	err := s.readOnly(ctx, func(tx *sqlx.Tx) error {
-		return s.query(ctx, tx, q.in(s.dialect), s.params(day, from, to, loc), func(rows *sql.Rows) error {
+	err = s.readOnly(ctx, func(tx *sqlx.Tx) error {
+		return s.query(ctx, tx, nq, s.params(day, from, to, loc), func(rows *sql.Rows) error {
 			return readLinkCounts(rows, add)
 		})
 	})
@@ -133,7 +137,7 @@ func (s *Store) hourlyCounts(ctx context.Context, q Query, day reconcile.Date, l
 	if loc == nil {
 		return nil, errors.New("no time zone")
 	}
-	span, err := spanQuery(s.dialect)
+	span, err := s.span()
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +185,7 @@ func (s *Store) countryCounts(ctx context.Context, q Query, day reconcile.Date, 
 	if loc == nil {
 		return nil, errors.New("no time zone")
 	}
-	nq, err := countriesQuery(s.dialect)
+	nq, err := s.countries()
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +214,9 @@ func (s *Store) params(day reconcile.Date, from, to time.Time, loc *time.Locatio
 	p := map[string]any{"day": day.String(), "tz": loc.String()}
 	if s.dialect == dsn.SQLite {
 		p["from"], p["to"] = sqliteTime(from), sqliteTime(to)
+		if s.zone != nil {
+			p["wall_from"], p["wall_to"] = wallTime(from, s.zone), wallTime(to, s.zone)
+		}
 	} else {
 		p["from"], p["to"] = from.UTC(), to.UTC()
 	}
@@ -220,6 +227,12 @@ func (s *Store) params(day reconcile.Date, from, to time.Time, loc *time.Locatio
 const sqliteTimeLayout = "2006-01-02T15:04:05.000Z"
 
 func sqliteTime(t time.Time) string { return t.UTC().Format(sqliteTimeLayout) }
+
+// wallTime is the wall-clock time of t in zone, without an offset, as a ts
+// written in that zone holds it: julianday() reads both alike.
+func wallTime(t time.Time, zone *time.Location) string {
+	return t.In(zone).Format("2006-01-02T15:04:05.000")
+}
 
 // readLinkCounts checks that rows has the columns link_id and clicks and
 // passes each row's values to add.

@@ -124,3 +124,27 @@ func assertSQLitePlan(t *testing.T, db *sqlx.DB, text, want string, args ...any)
 		t.Errorf("plan does not contain %q:\n%s", want, got)
 	}
 }
+
+// Read in STORE_TIMESTAMP_TZ, each SQLite events query is still two range
+// searches of the index on julianday(ts): one for text with an offset,
+// one for wall-clock text, never a scan of the table.
+func TestSQLiteZonedRangeUsesTheIndex(t *testing.T) {
+	db, _ := newSQLite(t)
+	s := &Store{dialect: dsn.SQLite, zone: mustZone(t, "Europe/Warsaw")}
+	day := mustDate(t, "2026-10-25")
+	from, to := day.Bounds(s.zone)
+	for name, text := range map[string]string{"events": eventsSQLite, "span": spanSQLite, "countries": countriesSQLite} {
+		t.Run(name, func(t *testing.T) {
+			nq, err := s.liteQuery(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bound, args, err := nq.bind(dsn.SQLite, s.params(day, from, to, s.zone))
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertSQLitePlan(t, db, bound, "MULTI-INDEX OR", args...)
+			assertSQLitePlan(t, db, bound, "INDEX clicks_ts_instant_idx (<expr>>? AND <expr><?)", args...)
+		})
+	}
+}

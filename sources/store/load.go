@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/clickrecon/clickrecon/internal/dsn"
 )
 
 // LoadQuery returns the count query a configuration names: the custom
@@ -53,4 +55,24 @@ func TimestampZone(name string) (*time.Location, error) {
 		return nil, fmt.Errorf("STORE_TIMESTAMP_TZ must name an IANA zone such as UTC or America/New_York, got %q", name)
 	}
 	return loc, nil
+}
+
+// CheckZone reports, before anything is read, a STORE_TIMESTAMP_TZ that
+// the store at rawDSN cannot apply to q: on SQLite a zone other than UTC
+// reads wall-clock text of the events preset only (a custom query compares
+// ts with UTC instants in its own SQL), and repair, which places clicks
+// exactly in time, does not read such a store at all. A DSN that does not
+// parse is left to Open to report.
+func CheckZone(rawDSN string, q Query, zone *time.Location, repair bool) error {
+	t, err := parseDSN(rawDSN)
+	if err != nil || t.Dialect != dsn.SQLite || zone == nil || zone.String() == "UTC" {
+		return nil
+	}
+	switch {
+	case repair:
+		return fmt.Errorf("STORE_TIMESTAMP_TZ=%s: repair does not read a SQLite store whose ts is wall-clock text: its clicks cannot be placed exactly in time (the hour an autumn DST day repeats)", zone)
+	case q.name == nameCustom || q.total.name == nameCustom:
+		return fmt.Errorf("STORE_TIMESTAMP_TZ=%s on SQLite applies to the events preset only: a custom query (STORE_QUERY_FILE, STORE_TOTAL_QUERY_FILE) gets :from and :to as UTC instants; compare them with ts converted to UTC in the query, and leave STORE_TIMESTAMP_TZ unset", zone)
+	}
+	return nil
 }

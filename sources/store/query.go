@@ -172,6 +172,29 @@ func newQuery(name, postgresText, sqliteText string) (Query, error) {
 // Name returns "events", "daily" or "custom", for logs and reports.
 func (q Query) Name() string { return q.name }
 
+// TotalSource names, for a user who must fix it, the query that reads a
+// day's total (Totals): STORE_TOTAL_QUERY_FILE, a preset's own total
+// query, or the sum of the rows of the per-link query.
+func (q Query) TotalSource() string {
+	switch {
+	case q.total.name == nameCustom:
+		return "the day-total query (STORE_TOTAL_QUERY_FILE)"
+	case q.total.name != "":
+		return fmt.Sprintf("the day-total query of STORE_PRESET=%s", q.total.name)
+	}
+	return "the sum of the per-link query's rows"
+}
+
+// LinkSource names, for a user who must fix it, the query that reads a
+// day's per-link counts (Counts, EachCount): STORE_QUERY_FILE or a
+// preset's.
+func (q Query) LinkSource() string {
+	if q.name == nameCustom {
+		return "the per-link query (STORE_QUERY_FILE)"
+	}
+	return fmt.Sprintf("the per-link query of STORE_PRESET=%s", q.name)
+}
+
 // in returns q's text for dialect d.
 func (q Query) in(d dsn.Dialect) namedQuery {
 	if d == dsn.SQLite {
@@ -197,7 +220,8 @@ func (c *chunkQuery) in(d dsn.Dialect) namedQuery {
 }
 
 // spanQuery and countriesQuery return the events-schema queries behind
-// HourlyCounts and CountryCounts.
+// HourlyCounts and CountryCounts, with a ts without an offset read as UTC;
+// Store.span and Store.countries read it in the store's timestamp zone.
 func spanQuery(d dsn.Dialect) (namedQuery, error) {
 	if d == dsn.SQLite {
 		return parseNamed(spanSQLite)
@@ -210,4 +234,83 @@ func countriesQuery(d dsn.Dialect) (namedQuery, error) {
 		return parseNamed(countriesSQLite)
 	}
 	return parseNamed(countriesPostgres)
+}
+
+func (s *Store) span() (namedQuery, error) {
+	if s.dialect == dsn.SQLite {
+		return s.liteQuery(spanSQLite)
+	}
+	return spanQuery(s.dialect)
+}
+
+func (s *Store) countries() (namedQuery, error) {
+	if s.dialect == dsn.SQLite {
+		return s.liteQuery(countriesSQLite)
+	}
+	return countriesQuery(s.dialect)
+}
+
+// sqliteRange is the condition every events query for SQLite puts on ts:
+// the day or hour [:from, :to) as instants, a ts without an offset read as
+// UTC.
+const sqliteRange = "WHERE julianday(ts) >= julianday(:from)\n  AND julianday(ts) < julianday(:to)"
+
+// sqliteZonedRange is sqliteRange for a ts without an offset that holds
+// wall-clock times in STORE_TIMESTAMP_TZ: such a row is compared with the
+// bounds' wall-clock times in that zone (:wall_from, :wall_to, computed in
+// Go), a row with an offset or Z with the instants, as written. Each arm is
+// a range of the index on julianday(ts).
+const sqliteZonedRange = `WHERE (julianday(ts) >= julianday(:from) AND julianday(ts) < julianday(:to)
+    AND (ts GLOB '*[Zz]' OR ts GLOB '*[+-][0-9][0-9]:[0-9][0-9]'))
+   OR (julianday(ts) >= julianday(:wall_from) AND julianday(ts) < julianday(:wall_to)
+    AND NOT (ts GLOB '*[Zz]' OR ts GLOB '*[+-][0-9][0-9]:[0-9][0-9]'))`
+
+// errZonedCustom refuses a custom query on a SQLite store with a
+// timestamp zone: its own SQL compares ts with :from and :to, UTC instants,
+// and clickrecon cannot make it read ts in another zone.
+var errZonedCustom = fmt.Errorf("%w: STORE_TIMESTAMP_TZ on SQLite applies to the events preset only: a custom query gets :from and :to as UTC instants; compare them with ts converted to UTC in the query, and leave STORE_TIMESTAMP_TZ unset", ErrBadQuery)
+
+// liteQuery parses text, an events-schema query for SQLite, for s: as it
+// is, or with its ts range read in s's timestamp zone.
+func (s *Store) liteQuery(text string) (namedQuery, error) {
+	if s.zone == nil {
+		return parseNamed(text)
+	}
+	if !strings.Contains(text, sqliteRange) {
+		return namedQuery{}, errors.New("the query has no ts range to read in STORE_TIMESTAMP_TZ")
+	}
+	return parseNamedWith(strings.Replace(text, sqliteRange, sqliteZonedRange, 1), zonedParam, useNamed)
+}
+
+// zonedParam reports whether name is a parameter of a zoned SQLite query.
+func zonedParam(name string) bool {
+	return allowedParam(name) || name == "wall_from" || name == "wall_to"
+}
+
+// countQuery returns the per-link query of q for s.
+func (s *Store) countQuery(q Query) (namedQuery, error) {
+	if s.zone == nil || q.name == PresetDaily {
+		return q.in(s.dialect), nil
+	}
+	if q.name == PresetEvents {
+		return s.liteQuery(eventsSQLite)
+	}
+	return namedQuery{}, errZonedCustom
+}
+
+// totalQuery returns the day-total query of q for s, and whether it is
+// the per-link query (whose rows are then summed).
+func (s *Store) totalQuery(q Query) (nq namedQuery, summed bool, err error) {
+	if q.total.name == "" {
+		nq, err = s.countQuery(q)
+		return nq, true, err
+	}
+	switch {
+	case s.zone == nil || q.total.name == PresetDaily:
+		return q.total.in(s.dialect), false, nil
+	case q.total.name == PresetEvents:
+		nq, err = s.liteQuery(spanSQLite)
+		return nq, false, err
+	}
+	return namedQuery{}, false, errZonedCustom
 }

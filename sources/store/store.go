@@ -42,8 +42,14 @@
 // written in exactly that form.
 //
 // On SQLite, the events preset reads ts as julianday(ts) does: RFC 3339
-// text with an offset, or without one, which is then read as UTC (there is
-// no other zone to read it in). julianday() cannot read an epoch number, an
+// text with an offset (or Z) as written, and text without one as UTC, or,
+// with Options.TimestampZone (STORE_TIMESTAMP_TZ), as wall-clock time in
+// that zone: such rows are compared with the wall-clock times of the
+// bounds in the zone, computed in Go, so a DST day has its 23 or 25 hours
+// (the repeated hour of an autumn day cannot be told apart in wall-clock
+// text: its clicks count in the second of the two hours). A custom query on
+// SQLite gets :from and :to as UTC instants and is refused with another
+// zone. julianday() cannot read an epoch number, an
 // offset without a colon (+0100) or garbage, and such a row has no day:
 // CheckTimes counts them, so that no day is checked while they exist,
 // instead of the row being left out of every day silently.
@@ -101,6 +107,11 @@ type Store struct {
 	// jitOff says the store turned JIT off for its sessions (pin): the
 	// DSN did not choose.
 	jitOff bool
+	// zone is STORE_TIMESTAMP_TZ for a SQLite store, when it is not UTC:
+	// the zone a ts written as text without an offset is wall-clock time
+	// in (zonedSQLite). nil for UTC and for PostgreSQL, whose sessions
+	// read timestamps in the zone themselves (pin).
+	zone *time.Location
 }
 
 // Open connects to the store at rawDSN (postgres://…, postgresql://… or
@@ -112,10 +123,11 @@ func Open(ctx context.Context, rawDSN string) (*Store, error) {
 
 // Options say how a store is read. The zero Options is the default.
 type Options struct {
-	// TimestampZone is the zone in which PostgreSQL reads a ts column of
-	// type timestamp (without time zone): the session TimeZone of every
-	// connection. UTC when nil. SQLite reads a ts without an offset as UTC,
-	// and only UTC is accepted for it.
+	// TimestampZone is the zone of a ts that holds local wall-clock
+	// times: on PostgreSQL, a ts column of type timestamp (without time
+	// zone), read in the session TimeZone of every connection; on SQLite,
+	// a ts written as text without an offset (text with an offset or Z is
+	// read as written). UTC when nil.
 	TimestampZone *time.Location
 	// LockWait bounds how long a Writer's day transaction waits for the
 	// clicks table while another writer holds it (PostgreSQL
@@ -139,6 +151,9 @@ func OpenWith(ctx context.Context, rawDSN string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", RedactDSN(rawDSN), dsn.RedactError(refused(err), t.Secrets))
 	}
 	s.jitOff = jitOff
+	if t.Dialect == dsn.SQLite && o.TimestampZone != nil && o.TimestampZone.String() != "UTC" {
+		s.zone = o.TimestampZone
+	}
 	return s, nil
 }
 
@@ -158,10 +173,7 @@ func (o Options) pin(t dsn.Target) (dsn.Target, error) {
 		return t, configError{errors.New("STORE_TIMESTAMP_TZ must name an IANA zone such as UTC or America/New_York")}
 	}
 	if t.Dialect == dsn.SQLite {
-		if zone != "UTC" {
-			return t, configError{fmt.Errorf("STORE_TIMESTAMP_TZ=%s applies to PostgreSQL only: SQLite reads a ts without an offset as UTC; leave it unset, or store ts with its offset", zone)}
-		}
-		return t, nil
+		return t, nil // the bounds carry the zone (Store.zone)
 	}
 	u, err := url.Parse(t.Conn)
 	if err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,24 +123,138 @@ func TestPostgresTimestampZoneOption(t *testing.T) {
 	}
 }
 
-// The timestamp zone is a PostgreSQL session setting; SQLite reads a ts
-// without an offset as UTC and cannot be told otherwise.
-func TestSQLiteRefusesATimestampZone(t *testing.T) {
-	_, dsn := newSQLite(t)
-	_, err := OpenWith(t.Context(), dsn, Options{TimestampZone: mustZone(t, "America/New_York")})
-	errorContains(t, err, "STORE_TIMESTAMP_TZ", "PostgreSQL")
-	if !isConfig(err) {
-		t.Errorf("error %v is not marked as a configuration mistake", err)
+// On SQLite, STORE_TIMESTAMP_TZ is the zone of ts text written without
+// an offset: such a row is local wall-clock time, and its day and hour are
+// the zone's, DST days of 23 and 25 hours included. Text with an offset
+// or Z is read as written.
+func TestSQLiteTimestampZone(t *testing.T) {
+	db, dsn := newLooseSQLite(t) // the reference schema wants an offset
+	for _, ts := range []string{
+		"2026-10-24 23:30:00",       // 10-24, an hour before midnight in Warsaw
+		"2026-10-25 00:00:00",       // Warsaw midnight (CEST): 10-25
+		"2026-10-25 02:30:00",       // the hour that happens twice: 10-25
+		"2026-10-25 23:59:59",       // 10-25 (CET)
+		"2026-10-26 00:00:00",       // 10-26
+		"2026-10-25T22:30:00Z",      // as written: 23:30 CET, 10-25
+		"2026-10-25T23:30:00+01:00", // as written: 10-25
+		"2026-10-24T23:30:00+00:00", // as written: 01:30 CEST, 10-25
+		"2026-03-28 23:30:00",       // 03-28
+		"2026-03-29 01:30:00",       // 03-29 (CET)
+		"2026-03-29 03:30:00",       // 03-29 (CEST), an hour after 01:30 CET
+		"2026-03-29 23:30:00",       // 03-29
+	} {
+		db.MustExec(`INSERT INTO clicks (ts, link_id, country_code) VALUES (?, 'a', 'PL')`, ts)
 	}
-	s, err := OpenWith(t.Context(), dsn, Options{TimestampZone: time.UTC})
+	waw := mustZone(t, "Europe/Warsaw")
+	s, err := OpenWith(t.Context(), dsn, Options{TimestampZone: waw})
 	if err != nil {
-		t.Fatalf("UTC: %v", err)
+		t.Fatal(err)
 	}
-	s.Close()
+	t.Cleanup(func() { s.Close() })
+	q := mustQuery(t)(PresetQuery(PresetEvents))
+	tests := []struct {
+		name  string
+		day   string
+		want  int64
+		hours int
+	}{
+		{"day_before_autumn", "2026-10-24", 1, 24},
+		{"autumn_dst_day_has_25_hours", "2026-10-25", 6, 25},
+		{"day_after_autumn", "2026-10-26", 1, 24},
+		{"day_before_spring", "2026-03-28", 1, 24},
+		{"spring_dst_day_has_23_hours", "2026-03-29", 3, 23},
+	}
+	var days []reconcile.Date
+	for _, tt := range tests {
+		days = append(days, mustDate(t, tt.day))
+	}
+	totals, err := s.Totals(t.Context(), q, days, waw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			day := mustDate(t, tt.day)
+			if got := totals[day]; got.Err != nil || got.Clicks != tt.want {
+				t.Errorf("Totals: %d (%v), want %d", got.Clicks, got.Err, tt.want)
+			}
+			counts, err := s.Counts(t.Context(), q, day, waw)
+			if err != nil || counts.Total != tt.want || counts.Links["a"] != tt.want {
+				t.Errorf("Counts: %+v (%v), want %d", counts, err, tt.want)
+			}
+			countries, err := s.CountryCounts(t.Context(), q, day, waw)
+			if err != nil || countries["PL"] != tt.want {
+				t.Errorf("CountryCounts: %v (%v), want PL %d", countries, err, tt.want)
+			}
+			hours, err := s.HourlyCounts(t.Context(), q, day, waw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum int64
+			for _, h := range hours {
+				sum += h.Clicks
+			}
+			if len(hours) != tt.hours || sum != tt.want {
+				t.Errorf("HourlyCounts: %d hours holding %d clicks, want %d holding %d", len(hours), sum, tt.hours, tt.want)
+			}
+		})
+	}
+	// The wall-clock 02:30 of the autumn day is counted in the second
+	// 02:00 (CET, 01:00 UTC): the first one cannot be told from it.
+	hours, err := s.HourlyCounts(t.Context(), q, mustDate(t, "2026-10-25"), waw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{ // by the hour's start in UTC
+		"10-24 22:00": 1, // 00:00 CEST: the wall-clock midnight
+		"10-24 23:00": 1, // 01:00 CEST: 23:30+00:00
+		"10-25 01:00": 1, // 02:00 CET: the wall-clock 02:30
+		"10-25 22:00": 3, // 23:00 CET: 22:30Z, 23:30+01:00 and the wall-clock 23:59:59
+	}
+	for _, h := range hours {
+		at := h.Start.UTC().Format("01-02 15:04")
+		if h.Clicks != want[at] {
+			t.Errorf("hour %s (%s UTC): %d clicks, want %d", h.Start.Format("15:04 MST"), at, h.Clicks, want[at])
+		}
+	}
+	// Without the zone, the wall-clock texts are read as UTC: the day
+	// holds other clicks.
+	utc, err := OpenWith(t.Context(), dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer utc.Close()
+	counts, err := utc.Counts(t.Context(), q, mustDate(t, "2026-10-24"), waw)
+	if err != nil || counts.Total != 0 {
+		t.Errorf("read as UTC: %d (%v), want 0: 23:30 is 01:30 the next day in Warsaw", counts.Total, err)
+	}
 }
 
-// isConfig reports whether err is marked as a mistake in the store's
-// configuration, which a retry cannot mend.
+// A custom query compares ts with :from and :to, UTC instants, in its
+// own SQL: on SQLite, clickrecon cannot make it read ts in another zone,
+// and says so rather than count in the wrong one. Repair, which places
+// clicks exactly in time, does not read such a store either.
+func TestSQLiteTimestampZoneRefusesCustomQueries(t *testing.T) {
+	_, dsn := newLooseSQLite(t)
+	waw := mustZone(t, "Europe/Warsaw")
+	s, err := OpenWith(t.Context(), dsn, Options{TimestampZone: waw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	q := mustQuery(t)(CustomQuery(`SELECT link_id, count(*) AS clicks FROM clicks WHERE julianday(ts) >= julianday(:from) AND julianday(ts) < julianday(:to) GROUP BY link_id`))
+	day := mustDate(t, "2026-10-25")
+	_, err = s.Counts(t.Context(), q, day, waw)
+	errorContains(t, err, "STORE_TIMESTAMP_TZ", "events preset")
+	totals, _ := s.Totals(t.Context(), q, []reconcile.Date{day}, waw)
+	if err := totals[day].Err; err == nil || !strings.Contains(err.Error(), "STORE_TIMESTAMP_TZ") {
+		t.Errorf("Totals: %v, want an error naming STORE_TIMESTAMP_TZ", err)
+	}
+	from := time.Date(2026, 10, 25, 1, 0, 0, 0, time.UTC)
+	_, err = s.Clicks(t.Context(), mustQuery(t)(PresetQuery(PresetEvents)), from, from.Add(time.Hour))
+	errorContains(t, err, "STORE_TIMESTAMP_TZ")
+}
+
 func isConfig(err error) bool { return errors.Is(err, ErrRefused) }
 
 // The daily preset's one statement over many days runs with JIT on, and
@@ -215,6 +330,43 @@ func TestPostgresSessionsRunWithoutJIT(t *testing.T) {
 			if got != tt.want {
 				t.Errorf("jit = %q, want %q", got, tt.want)
 			}
+		})
+	}
+}
+
+// CheckZone refuses, before anything is read, what the zone cannot apply
+// to: a custom query on SQLite, and repair of a SQLite store.
+func TestCheckZone(t *testing.T) {
+	_, lite := newLooseSQLite(t)
+	pg := "postgres://recon@127.0.0.1:5432/test"
+	events := mustQuery(t)(PresetQuery(PresetEvents))
+	custom := mustQuery(t)(CustomQuery(`SELECT link_id, count(*) AS clicks FROM clicks GROUP BY link_id`))
+	waw := mustZone(t, "Europe/Warsaw")
+	tests := []struct {
+		name   string
+		dsn    string
+		q      Query
+		zone   *time.Location
+		repair bool
+		want   string
+	}{
+		{"sqlite_events", lite, events, waw, false, ""},
+		{"sqlite_custom", lite, custom, waw, false, "events preset only"},
+		{"sqlite_repair", lite, events, waw, true, "repair does not read"},
+		{"sqlite_utc_custom", lite, custom, time.UTC, false, ""},
+		{"postgres_custom", pg, custom, waw, false, ""},
+		{"postgres_repair", pg, events, waw, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckZone(tt.dsn, tt.q, tt.zone, tt.repair)
+			if tt.want == "" {
+				if err != nil {
+					t.Errorf("error %v, want none", err)
+				}
+				return
+			}
+			errorContains(t, err, "STORE_TIMESTAMP_TZ=Europe/Warsaw", tt.want)
 		})
 	}
 }

@@ -142,9 +142,16 @@ func (s *Store) totalsChunk(ctx context.Context, q Query, days []reconcile.Date,
 // ends the transaction (PostgreSQL refuses any further statement in it),
 // and the next day starts a new one.
 func (s *Store) totalsEach(ctx context.Context, q Query, days []reconcile.Date, loc *time.Location, out map[reconcile.Date]reconcile.Reading) {
-	nq, read := q.total.in(s.dialect), readTotal
-	if q.total.name == "" {
-		nq, read = q.in(s.dialect), readSummedLinks
+	nq, summed, err := s.totalQuery(q)
+	if err != nil {
+		for _, d := range days {
+			out[d] = reconcile.Unknown(fmt.Errorf("count clicks for %s: %s total: %w", d, q.name, err))
+		}
+		return
+	}
+	read := readTotal
+	if summed {
+		read = readSummedLinks
 	}
 	for i := 0; i < len(days); {
 		err := s.readOnly(ctx, func(tx *sqlx.Tx) error {

@@ -1,0 +1,127 @@
+package job
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/sources/store"
+)
+
+// The events preset's per-link query and day-total query as custom files,
+// and each with lnk_docs counted twice.
+const (
+	linksQuery = `SELECT link_id, count(*) AS clicks FROM clicks
+WHERE julianday(ts) >= julianday(:from) AND julianday(ts) < julianday(:to) GROUP BY link_id`
+	linksTwiceQuery = `SELECT link_id, count(*) AS clicks FROM (
+  SELECT link_id, ts FROM clicks UNION ALL SELECT link_id, ts FROM clicks WHERE link_id = 'lnk_docs')
+WHERE julianday(ts) >= julianday(:from) AND julianday(ts) < julianday(:to) GROUP BY link_id`
+	totalQuery = `SELECT count(*) AS clicks FROM clicks
+WHERE julianday(ts) >= julianday(:from) AND julianday(ts) < julianday(:to)`
+	totalTwiceQuery = `SELECT count(*) AS clicks FROM (
+  SELECT ts FROM clicks UNION ALL SELECT ts FROM clicks WHERE link_id = 'lnk_docs')
+WHERE julianday(ts) >= julianday(:from) AND julianday(ts) < julianday(:to)`
+)
+
+// A store whose two queries disagree (STORE_QUERY_FILE's rows do not add
+// up to STORE_TOTAL_QUERY_FILE's count) has no gap on a drilled day: the
+// day is unverifiable, both queries are named, no link is blamed, and
+// Elido is not either. The demo's real gaps (a lost burst, duplicates) are
+// hidden by the disagreement, as any gap is: which count is right is not
+// known.
+func TestDrillStoreQueriesDisagree(t *testing.T) {
+	tests := []struct {
+		name         string
+		links, total string
+	}{
+		{"total_counts_a_link_twice", linksQuery, totalTwiceQuery},
+		{"links_count_a_link_twice", linksTwiceQuery, totalQuery},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, o, d := setup(t)
+			q, err := store.CustomQuery(tt.links)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Query, err = q.WithTotal(tt.total); err != nil {
+				t.Fatal(err)
+			}
+			res, _ := drill(t, o, d)
+			for _, day := range res.Days {
+				if day.IsGap() {
+					t.Errorf("%s is %s %+d, want unverifiable: the store's queries disagree", day.Date, day.Status, *day.Delta)
+				}
+				if day.Status != reconcile.Unverifiable {
+					continue
+				}
+				for _, name := range []string{"STORE_QUERY_FILE", "STORE_TOTAL_QUERY_FILE"} {
+					if !strings.Contains(day.Reason, name) {
+						t.Errorf("%s: reason %q does not name %s", day.Date, day.Reason, name)
+					}
+				}
+				if day.Local != nil || day.Delta != nil {
+					t.Errorf("%s: local %v, delta %v: a count the store's queries disagree on is not known", day.Date, day.Local, day.Delta)
+				}
+			}
+			if c := res.Coverage(); c[reconcile.Unverifiable] == 0 {
+				t.Errorf("coverage %v: no day unverifiable", c)
+			}
+			if len(res.Links) > 0 {
+				t.Errorf("links blamed: %+v", res.Links)
+			}
+			found := false
+			for _, f := range res.Findings {
+				if strings.Contains(f.Message, "Elido's per-link") || f.Kind == reconcile.FindingUnexplained {
+					t.Errorf("finding blames Elido: %s", f.Message)
+				}
+				found = found || f.Kind == reconcile.FindingStoreQueries
+			}
+			if !found {
+				t.Errorf("no %s finding in:\n%s", reconcile.FindingStoreQueries, notes(res))
+			}
+			var api, local int64 // the days still trusted
+			for _, day := range res.Days {
+				if day.Status != reconcile.Unverifiable {
+					api, local = api+*day.API, local+*day.Local
+				}
+			}
+			if res.Totals.API != api || res.Totals.Local != local {
+				t.Errorf("totals %d/%d, want %d/%d: a day taken out is out of the totals", res.Totals.API, res.Totals.Local, api, local)
+			}
+			// The whole run: the report, and so the exit code and Slack,
+			// which read its days, see no gap.
+			out, err := Run(context.Background(), o, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := out.Report.Coverage; out.Report.Status != report.StatusIncomplete || c.Missing+c.Surplus > 0 {
+				t.Errorf("report status %s, coverage %+v: want incomplete with no gap", out.Report.Status, c)
+			}
+		})
+	}
+}
+
+// Queries that agree keep the demo's verdicts: the check costs nothing
+// to a store that counts each click once.
+func TestDrillStoreQueriesAgree(t *testing.T) {
+	_, o, d := setup(t)
+	q, err := store.CustomQuery(linksQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Query, err = q.WithTotal(totalQuery); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := drill(t, o, d)
+	if got := strings.Join(statuses(res), ", "); got != strings.Join(demoStatuses, ", ") {
+		t.Errorf("days %s, want %s", got, strings.Join(demoStatuses, ", "))
+	}
+	for _, f := range res.Findings {
+		if f.Kind == reconcile.FindingStoreQueries {
+			t.Errorf("finding: %s", f.Message)
+		}
+	}
+}
