@@ -58,6 +58,9 @@ func (s *Store) clicks(ctx context.Context, q Query, from, to time.Time) ([]Clic
 }
 
 func hourClicksQuery(d dsn.Dialect) (namedQuery, error) {
+	if d == dsn.MySQL {
+		return namedQuery{}, fmt.Errorf("%w: repair does not read MySQL stores yet", ErrNotSupported)
+	}
 	if d == dsn.SQLite {
 		return parseNamed(hourClicksSQLite)
 	}

@@ -208,9 +208,10 @@ func (s *Store) countryCounts(ctx context.Context, q Query, day reconcile.Date, 
 // milliseconds for SQLite.
 func (s *Store) params(day reconcile.Date, from, to time.Time, loc *time.Location) map[string]any {
 	p := map[string]any{"day": day.String(), "tz": loc.String()}
-	if s.dialect == dsn.SQLite {
+	switch s.dialect {
+	case dsn.SQLite:
 		p["from"], p["to"] = sqliteTime(from), sqliteTime(to)
-	} else {
+	default: // MySQL: the driver writes them in the store's timestamp zone
 		p["from"], p["to"] = from.UTC(), to.UTC()
 	}
 	return p

@@ -52,6 +52,9 @@ func (s *Store) Identity(ctx context.Context) (string, error) {
 		}
 		return "sqlite:" + file, nil
 	}
+	if s.dialect == dsn.MySQL {
+		return s.mysqlIdentity(ctx)
+	}
 	var db string
 	if err := s.db.GetContext(ctx, &db, databaseSQL); err != nil {
 		return "", fmt.Errorf("identify store: read the database's oid: %w", err)

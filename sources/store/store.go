@@ -86,6 +86,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 	"modernc.org/sqlite"
@@ -152,6 +153,9 @@ func (o Options) pin(t dsn.Target) (dsn.Target, error) {
 	if zone == "Local" || zone == "" {
 		return t, configError{errors.New("STORE_TIMESTAMP_TZ must name an IANA zone such as UTC or America/New_York")}
 	}
+	if t.Dialect == dsn.MySQL {
+		return pinMySQL(t, o.zone()), nil
+	}
 	if t.Dialect == dsn.SQLite {
 		if zone != "UTC" {
 			return t, configError{fmt.Errorf("STORE_TIMESTAMP_TZ=%s applies to PostgreSQL only: SQLite reads a ts without an offset as UTC; leave it unset, or store ts with its offset", zone)}
@@ -182,6 +186,14 @@ func (o Options) pin(t dsn.Target) (dsn.Target, error) {
 	return t, nil
 }
 
+// zone is TimestampZone, UTC when nil.
+func (o Options) zone() *time.Location {
+	if o.TimestampZone == nil {
+		return time.UTC
+	}
+	return o.TimestampZone
+}
+
 // setsJIT reports whether a PostgreSQL DSN sets jit itself.
 func setsJIT(t dsn.Target) bool {
 	u, err := url.Parse(t.Conn)
@@ -209,10 +221,11 @@ func (e configError) Is(target error) bool { return target == ErrRefused }
 // SQLite file that is not a database).
 func refused(err error) error {
 	var pqErr *pq.Error
+	var myErr *mysql.MySQLError
 	switch {
 	case !dsn.Refused(err):
 		return err
-	case errors.As(err, &pqErr):
+	case errors.As(err, &pqErr), errors.As(err, &myErr):
 		return fmt.Errorf("%w: %w", ErrRefused, err)
 	}
 	return configError{err}
@@ -224,6 +237,7 @@ func parseDSN(rawDSN string) (dsn.Target, error) {
 	return dsn.Parse(rawDSN, dsn.Options{
 		Mode:        dsn.ReadOnly,
 		MissingHint: "it is opened read-only, never created: check the path",
+		MySQL:       true,
 	})
 }
 
@@ -232,7 +246,11 @@ func parseDSN(rawDSN string) (dsn.Target, error) {
 func RedactDSN(rawDSN string) string { return dsn.Redact(rawDSN) }
 
 func open(ctx context.Context, t dsn.Target) (*Store, error) {
-	db, err := t.Open()
+	open := t.Open
+	if t.Dialect == dsn.MySQL {
+		open = func() (*sqlx.DB, error) { return openMySQL(t) }
+	}
+	db, err := open()
 	if err != nil {
 		return nil, configError{err} // the driver cannot use the DSN
 	}
@@ -248,8 +266,11 @@ func open(ctx context.Context, t dsn.Target) (*Store, error) {
 // credentials or a file that is not a database fail Open.
 func (s *Store) check(ctx context.Context) error {
 	q := "SELECT count(*) FROM pg_catalog.pg_namespace"
-	if s.dialect == dsn.SQLite {
+	switch s.dialect {
+	case dsn.SQLite:
 		q = "SELECT count(*) FROM sqlite_schema"
+	case dsn.MySQL:
+		q = mysqlCheckSQL
 	}
 	var n int64
 	return s.db.QueryRowContext(ctx, q).Scan(&n)
@@ -328,5 +349,6 @@ func classify(err error) error {
 			return fmt.Errorf("%w: %w", ErrBadQuery, err)
 		}
 	}
+	err, _ = classifyMySQL(err)
 	return err
 }

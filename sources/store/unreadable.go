@@ -66,8 +66,11 @@ func (s *Store) CheckTimes(ctx context.Context, q Query) error {
 
 func (s *Store) unreadable(ctx context.Context) (int64, error) {
 	text := unreadablePostgres
-	if s.dialect == dsn.SQLite {
+	switch s.dialect {
+	case dsn.SQLite:
 		text = unreadableSQLite
+	case dsn.MySQL:
+		text = unreadableMySQL
 	}
 	nq, err := parseNamed(text)
 	if err != nil {
