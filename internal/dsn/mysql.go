@@ -106,6 +106,9 @@ func parseMySQL(raw, name string) (Target, error) {
 	if !pass.Has("timeout") {
 		parsed.Timeout = defaultMySQLTimeout
 	}
+	// The driver would print a lost connection's details to stderr; the
+	// error it returns says what the caller needs, through its redaction.
+	parsed.Logger = silent{}
 	if parsed.AllowCleartextPasswords && (!encrypted(parsed.TLSConfig) || parsed.AllowFallbackToPlaintext) {
 		return Target{}, fmt.Errorf("invalid MySQL %s: allowCleartextPasswords=true sends the password as it is: set tls=true (or skip-verify) and no allowFallbackToPlaintext, or drop it", name)
 	}
@@ -113,6 +116,11 @@ func parseMySQL(raw, name string) (Target, error) {
 	t.Conn = parsed.FormatDSN()
 	return t, nil
 }
+
+// silent is a MySQL driver logger that drops every line.
+type silent struct{}
+
+func (silent) Print(...any) {}
 
 // encrypted reports whether the driver's tls setting always encrypts:
 // preferred and false may not.

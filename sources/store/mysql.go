@@ -155,3 +155,25 @@ func (c readOnlyConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	}
 	return conn, nil
 }
+
+// checkWallZone refuses STORE_TIMESTAMP_TZ on a MySQL events table whose ts
+// is a TIMESTAMP: such a column holds instants, which the session (pinned
+// to +00:00) compares with :from and :to as UTC, so bounds written in
+// another zone would shift every day by its offset. The error is
+// ErrRefused: the configuration must change.
+func (s *Store) checkWallZone(ctx context.Context) error {
+	if s.dialect != dsn.MySQL || s.wallZone == nil {
+		return nil
+	}
+	var typ string
+	err := s.db.GetContext(ctx, &typ, "SELECT DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'clicks' AND COLUMN_NAME = 'ts'")
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil // the count query reports the missing table itself
+	case err != nil:
+		return fmt.Errorf("check the type of clicks.ts: %w", err)
+	case typ == "timestamp":
+		return configError{fmt.Errorf("STORE_TIMESTAMP_TZ=%s applies to a DATETIME ts holding local times; clicks.ts is a TIMESTAMP, which holds instants: leave STORE_TIMESTAMP_TZ unset", s.wallZone)}
+	}
+	return nil
+}

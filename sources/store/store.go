@@ -102,6 +102,9 @@ type Store struct {
 	// jitOff says the store turned JIT off for its sessions (pin): the
 	// DSN did not choose.
 	jitOff bool
+	// wallZone, for MySQL, is the zone :from and :to are written in
+	// (STORE_TIMESTAMP_TZ); nil for UTC.
+	wallZone *time.Location
 }
 
 // Open connects to the store at rawDSN (postgres://…, postgresql://… or
@@ -135,6 +138,9 @@ func OpenWith(ctx context.Context, rawDSN string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", RedactDSN(rawDSN), dsn.RedactError(refused(err), t.Secrets))
 	}
 	s.jitOff = jitOff
+	if t.Dialect == dsn.MySQL && o.zone() != time.UTC {
+		s.wallZone = o.zone()
+	}
 	return s, nil
 }
 

@@ -54,6 +54,9 @@ func (s *Store) CheckTimes(ctx context.Context, q Query) error {
 	if q.name != PresetEvents {
 		return nil
 	}
+	if err := s.checkWallZone(ctx); err != nil {
+		return err
+	}
 	n, err := s.unreadable(ctx)
 	if err != nil {
 		return fmt.Errorf("check the click times: %w", err)
