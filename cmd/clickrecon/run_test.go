@@ -17,6 +17,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/mysqltest"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/monitor"
@@ -127,8 +128,8 @@ func newFixture(t *testing.T, backend string, api, local []elidotest.Click) *fix
 	return f
 }
 
-// buildStore makes an events-preset store on backend ("postgres" or
-// "sqlite") holding clicks, from the reference schema users adopt.
+// buildStore makes an events-preset store on backend ("postgres", "mysql"
+// or "sqlite") holding clicks, from the reference schema users adopt.
 func buildStore(t testing.TB, backend string, clicks []elidotest.Click) string {
 	t.Helper()
 	db, dsn := newStoreDB(t, backend, "events")
@@ -172,6 +173,8 @@ func newStoreDB(t testing.TB, backend, preset string) (*sqlx.DB, string) {
 		}
 		t.Cleanup(func() { db.Close() })
 		dsn = "sqlite:" + path
+	case "mysql":
+		db, dsn = mysqltest.New(t)
 	default:
 		t.Fatalf("unknown backend %q", backend)
 	}
