@@ -68,10 +68,12 @@ func (w *world) seedMySQL(ctx context.Context, rawDSN, database string, reuse bo
 		if _, err := db.ExecContext(ctx, string(schema)); err != nil {
 			return 0, fmt.Errorf("create the reference schema: %w", err)
 		}
-		// The sequences are recursive CTEs, which MySQL bounds at 1000
-		// levels unless told (MariaDB's bound is far higher).
-		if _, err := db.ExecContext(ctx, "SET SESSION cte_max_recursion_depth = 100000000"); err != nil && !strings.Contains(err.Error(), "1193") {
-			return 0, err
+		// The sequences are recursive CTEs, which MySQL and MariaDB bound
+		// at 1000 levels unless told, each with its own variable.
+		for _, set := range []string{"SET SESSION cte_max_recursion_depth = 100000000", "SET SESSION max_recursive_iterations = 100000000"} {
+			if _, err := db.ExecContext(ctx, set); err != nil && !strings.Contains(err.Error(), "1193") { // unknown variable
+				return 0, err
+			}
 		}
 		first := w.first.Format("2006-01-02 15:04:05")
 		var seed string

@@ -1,11 +1,13 @@
 // Package store counts clicks per day in the customer's own click store,
-// PostgreSQL (lib/pq) or SQLite (modernc.org/sqlite), for comparison with
-// Elido's counts.
+// PostgreSQL (lib/pq), MySQL or MariaDB (go-sql-driver/mysql) or SQLite
+// (modernc.org/sqlite), for comparison with Elido's counts.
 //
 // # Opening
 //
 // Open picks the driver from the DSN: postgres://… or postgresql://… for
-// PostgreSQL (connect_timeout=10 is added when the DSN sets none), sqlite:PATH
+// PostgreSQL (connect_timeout=10 is added when the DSN sets none),
+// mysql://… or mariadb://… for MySQL and MariaDB (see mysql.go: read-only
+// sessions, time_zone pinned to +00:00), sqlite:PATH
 // for an existing SQLite file, opened read-only (mode=ro and
 // PRAGMA query_only): a missing file is an error, never a new database.
 // Errors never contain the DSN's password; RedactDSN gives a DSN fit for a
@@ -40,6 +42,14 @@
 // precision, such as 2026-11-26T23:00:00.000Z: compare them as instants,
 // julianday(ts) >= julianday(:from), never as strings, unless every ts is
 // written in exactly that form.
+//
+// On MySQL and MariaDB, :from and :to are DATETIME(6) text in UTC (or in
+// STORE_TIMESTAMP_TZ, for a DATETIME ts that holds local wall-clock times),
+// compared with a DATETIME or TIMESTAMP ts directly; the session time_zone
+// is +00:00, so a TIMESTAMP column is compared as an instant, and
+// STORE_TIMESTAMP_TZ is refused for it. Placeholders are '?' (a parameter
+// used twice is bound twice), '#' and "-- " start comments, and a backslash
+// escapes a quote inside a string, as the server reads them by default.
 //
 // On SQLite, the events preset reads ts as julianday(ts) does: RFC 3339
 // text with an offset, or without one, which is then read as UTC (there is
