@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/mysqltest"
 	"github.com/clickrecon/clickrecon/reconcile"
 )
@@ -337,4 +338,66 @@ func mustURL(t *testing.T, raw string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// MySQL's lexical rules: '?' placeholders, one argument per use of a
+// parameter, '#' and "-- " comments, backslash escapes in strings.
+func TestBindNamedMySQL(t *testing.T) {
+	values := map[string]any{"day": "2026-11-26", "from": "F", "to": "T", "tz": "UTC"}
+	tests := []struct {
+		name     string
+		query    string
+		want     string
+		wantArgs []any
+	}{
+		{"repeated_parameter", "WHERE ts >= :from AND ts < :to AND :from < :to", "WHERE ts >= ? AND ts < ? AND ? < ?", []any{"F", "T", "F", "T"}},
+		{"hash_comment", "SELECT 1 # it's 10:30, :not_a_parameter\nFROM t WHERE d = :day", "SELECT 1 # it's 10:30, :not_a_parameter\nFROM t WHERE d = ?", []any{"2026-11-26"}},
+		{"dash_comment_needs_a_space", "SELECT 1 -- :not_a_parameter\n, 2--1 AS x WHERE d = :day", "SELECT 1 -- :not_a_parameter\n, 2--1 AS x WHERE d = ?", []any{"2026-11-26"}},
+		{"backslash_escaped_quote", `WHERE note <> 'it\'s :not_a_parameter' AND tz = :tz`, `WHERE note <> 'it\'s :not_a_parameter' AND tz = ?`, []any{"UTC"}},
+		{"double_quoted_string", `WHERE note <> "a \" :x" AND tz = :tz`, `WHERE note <> "a \" :x" AND tz = ?`, []any{"UTC"}},
+		{"assignment_is_not_a_parameter", "SELECT @n := 1, :day", "SELECT @n := 1, ?", []any{"2026-11-26"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nq, err := parseNamedMySQL(tt.query, allowedParam, useNamed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, args, err := nq.bind(dsn.MySQL, values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want || !cmp.Equal(args, tt.wantArgs) {
+				t.Errorf("bind = %q %v, want %q %v", got, args, tt.want, tt.wantArgs)
+			}
+		})
+	}
+	for name, query := range map[string]string{
+		"positional_question_mark": "SELECT link_id, count(*) AS clicks FROM clicks WHERE day = ?",
+		"unknown_parameter":        "SELECT 1 WHERE d = :since",
+		"two_statements":           "SELECT 1; DELETE FROM clicks",
+	} {
+		if _, err := parseNamedMySQL(query, allowedParam, useNamed); err == nil {
+			t.Errorf("%s: parseNamedMySQL(%q) succeeded", name, query)
+		}
+	}
+}
+
+// A custom query that only MySQL can read (a '#' comment holding a quote)
+// is accepted, and fails on another store with ErrBadQuery instead of
+// failing everywhere; one no dialect can read is refused at once.
+func TestCustomQueryReadByItsDialectOnly(t *testing.T) {
+	q, err := CustomQuery("SELECT link_id, count(*) AS clicks FROM clicks # MySQL's comment\nWHERE ts >= :from GROUP BY link_id")
+	if err != nil {
+		t.Fatalf("a MySQL query with a # comment: %v", err)
+	}
+	if _, _, err := q.in(dsn.MySQL).bind(dsn.MySQL, map[string]any{"from": "F"}); err != nil {
+		t.Errorf("on MySQL: %v", err)
+	}
+	if _, _, err := q.in(dsn.Postgres).bind(dsn.Postgres, map[string]any{"from": "F"}); !errors.Is(err, ErrBadQuery) {
+		t.Errorf("on PostgreSQL: %v, want ErrBadQuery", err)
+	}
+	if _, err := CustomQuery("SELECT link_id, :since AS clicks"); err == nil {
+		t.Error("a query with an unknown parameter was accepted")
+	}
 }
