@@ -128,8 +128,10 @@ func Open(ctx context.Context, rawDSN string) (*Store, error) {
 type Options struct {
 	// TimestampZone is the zone in which PostgreSQL reads a ts column of
 	// type timestamp (without time zone): the session TimeZone of every
-	// connection. UTC when nil. SQLite reads a ts without an offset as UTC,
-	// and only UTC is accepted for it.
+	// connection. UTC when nil. On MySQL it is the zone of a DATETIME ts's
+	// wall clock, in which :from and :to are written (refused for a
+	// TIMESTAMP ts). SQLite reads a ts without an offset as UTC, and only
+	// UTC is accepted for it.
 	TimestampZone *time.Location
 }
 
