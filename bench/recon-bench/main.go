@@ -61,6 +61,8 @@ type options struct {
 	timeBin    string
 	schema     string
 	psql       string
+	mysql      string // a mysql:// server: the store is MySQL or MariaDB
+	client     string // the mysql client, for the MySQL floor in one client session
 }
 
 func main() {
@@ -78,6 +80,8 @@ func main() {
 	flag.StringVar(&o.timeBin, "time", "/usr/bin/time", "GNU time, for the peak RSS (apt-get install time)")
 	flag.StringVar(&o.schema, "schema", "", "reuse this schema, seeded by an earlier run with the same -preset, -days, -links and -clicks-per-day, and keep it (default: seed a new one and drop it)")
 	flag.StringVar(&o.psql, "psql", "", "also measure the floor as the issue first did, in one psql session: this psql binary (e.g. /usr/lib/postgresql/15/bin/psql), its start and connection included")
+	flag.StringVar(&o.mysql, "mysql", "", "measure a MySQL or MariaDB store instead: this mysql:// server (a database of its own is created and dropped), e.g. mysql://root@127.0.0.1:3306/test")
+	flag.StringVar(&o.client, "mysql-client", "mysql", "with -mysql, also measure the floor in one session of this mysql client, its start and connection included")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, o)
@@ -129,35 +133,21 @@ func run(ctx context.Context, o options) error {
 	}
 
 	w := newWorld(o)
-	admin, err := sql.Open("postgres", o.dsn)
-	if err != nil {
-		return err
-	}
-	defer admin.Close()
-	schema, reuse := o.schema, o.schema != ""
-	if !reuse {
-		schema = fmt.Sprintf("recon_bench_%d", os.Getpid())
-		if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+pq.QuoteIdentifier(schema)); err != nil {
-			return fmt.Errorf("create schema %s: %w", schema, err)
+	var dsn, schema string
+	var rows int64
+	if o.mysql != "" {
+		cleanup, err := w.setupMySQL(ctx, &dsn, &schema, &rows)
+		defer cleanup()
+		if err != nil {
+			return err
 		}
-		defer func() {
-			// A fresh context: Ctrl-C must not leave the schema behind.
-			if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+pq.QuoteIdentifier(schema)+" CASCADE"); err != nil {
-				fmt.Fprintln(os.Stderr, "recon-bench: drop schema:", err)
-			}
-		}()
+	} else {
+		cleanup, err := w.setupPostgres(ctx, &dsn, &schema, &rows)
+		defer cleanup()
+		if err != nil {
+			return err
+		}
 	}
-	dsn, err := withSearchPath(o.dsn, schema)
-	if err != nil {
-		return err
-	}
-	started := time.Now()
-	rows, err := w.seed(ctx, dsn, reuse)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("seeded %s: %d rows, %d days, %d links in %s (schema %s)\n", o.preset, rows, o.days, o.links,
-		time.Since(started).Round(time.Second), schema)
 
 	srv := elidotest.NewServer(workspace, apiKey, w.apiClicks())
 	defer srv.Close()
@@ -193,10 +183,20 @@ func run(ctx context.Context, o options) error {
 		runners = append(runners, binaryRunner("old clickrecon", o.oldBinary))
 	}
 	floors := []*runner{{name: "floor", run: func() (time.Duration, int64, map[string]int, error) {
+		if o.mysql != "" {
+			took, err := w.floorMySQL(ctx, o.mysql, schema)
+			return took, 0, nil, err
+		}
 		took, err := w.floor(ctx, dsn)
 		return took, 0, nil, err
 	}}}
-	if o.psql != "" {
+	if o.mysql != "" && o.client != "" {
+		floors = append(floors, &runner{name: "mysql floor", run: func() (time.Duration, int64, map[string]int, error) {
+			took, err := w.mysqlClientFloor(ctx, o.client, o.mysql, schema)
+			return took, 0, nil, err
+		}})
+	}
+	if o.psql != "" && o.mysql == "" {
 		floors = append(floors, &runner{name: "psql floor", run: func() (time.Duration, int64, map[string]int, error) {
 			took, err := w.psqlFloor(ctx, o.psql, o.dsn, schema)
 			return took, 0, nil, err
@@ -212,13 +212,20 @@ func run(ctx context.Context, o options) error {
 			fmt.Printf("  %-15s run %d: %8.3fs\n", r.name, i+1, took.Seconds())
 		}
 	}
-	fmt.Printf("\ncase: preset=%s days=%d links=%d rows=%d differ-pct=%g differ-days=%d pairs=%d\n",
-		o.preset, o.days, o.links, rows, o.differPct, w.differing(), o.pairs)
+	store := "postgres"
+	if o.mysql != "" {
+		store = "mysql"
+	}
+	fmt.Printf("\ncase: store=%s preset=%s days=%d links=%d rows=%d differ-pct=%g differ-days=%d pairs=%d\n",
+		store, o.preset, o.days, o.links, rows, o.differPct, w.differing(), o.pairs)
 	for i, f := range floors {
 		floor := median(f.times)
 		how := "in this process, one session"
 		if i > 0 {
 			how = "in one psql session, its start included"
+			if o.mysql != "" {
+				how = "in one mysql client session, its start included"
+			}
 		}
 		fmt.Printf("%s (%s, %s): median %.3fs\n", f.name, w.floorText(), how, floor.Seconds())
 		for _, r := range runners {
@@ -228,6 +235,86 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	return nil
+}
+
+// setupPostgres creates (or reuses) the schema on -dsn and seeds it; it
+// sets the store's DSN, the schema and the rows written, and returns what
+// drops the schema, to run whatever happens.
+func (w *world) setupPostgres(ctx context.Context, dsnOut, schemaOut *string, rowsOut *int64) (func(), error) {
+	o := w.o
+	cleanups := []func(){}
+	cleanup := func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}
+	admin, err := sql.Open("postgres", o.dsn)
+	if err != nil {
+		return cleanup, err
+	}
+	cleanups = append(cleanups, func() { admin.Close() })
+	schema, reuse := o.schema, o.schema != ""
+	if !reuse {
+		schema = fmt.Sprintf("recon_bench_%d", os.Getpid())
+		if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+pq.QuoteIdentifier(schema)); err != nil {
+			return cleanup, fmt.Errorf("create schema %s: %w", schema, err)
+		}
+		cleanups = append(cleanups, func() {
+			// A fresh context: Ctrl-C must not leave the schema behind.
+			if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+pq.QuoteIdentifier(schema)+" CASCADE"); err != nil {
+				fmt.Fprintln(os.Stderr, "recon-bench: drop schema:", err)
+			}
+		})
+	}
+	dsn, err := withSearchPath(o.dsn, schema)
+	if err != nil {
+		return cleanup, err
+	}
+	started := time.Now()
+	rows, err := w.seed(ctx, dsn, reuse)
+	if err != nil {
+		return cleanup, err
+	}
+	fmt.Printf("seeded %s: %d rows, %d days, %d links in %s (schema %s)\n", o.preset, rows, o.days, o.links,
+		time.Since(started).Round(time.Second), schema)
+	*dsnOut, *schemaOut, *rowsOut = dsn, schema, rows
+	return cleanup, nil
+}
+
+// setupMySQL is setupPostgres for -mysql: a database of its own.
+func (w *world) setupMySQL(ctx context.Context, dsnOut, schemaOut *string, rowsOut *int64) (func(), error) {
+	o := w.o
+	admin, err := mysqlOpen(o.mysql, "", false)
+	if err != nil {
+		return func() {}, err
+	}
+	database, reuse := o.schema, o.schema != ""
+	cleanup := func() { admin.Close() }
+	if !reuse {
+		database = fmt.Sprintf("recon_bench_%d", os.Getpid())
+		if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+database); err != nil {
+			return cleanup, fmt.Errorf("create database %s: %w", database, err)
+		}
+		cleanup = func() {
+			if _, err := admin.ExecContext(context.Background(), "DROP DATABASE "+database); err != nil {
+				fmt.Fprintln(os.Stderr, "recon-bench: drop database:", err)
+			}
+			admin.Close()
+		}
+	}
+	dsn, err := mysqlDatabase(o.mysql, database)
+	if err != nil {
+		return cleanup, err
+	}
+	started := time.Now()
+	rows, err := w.seedMySQL(ctx, o.mysql, database, reuse)
+	if err != nil {
+		return cleanup, err
+	}
+	fmt.Printf("seeded %s on MySQL: %d rows, %d days, %d links in %s (database %s)\n", o.preset, rows, o.days, o.links,
+		time.Since(started).Round(time.Second), database)
+	*dsnOut, *schemaOut, *rowsOut = dsn, database, rows
+	return cleanup, nil
 }
 
 // runBinary runs bin under GNU time and returns its wall time and peak RSS
@@ -441,10 +528,14 @@ FROM generate_series(0, $2 - 1) d, generate_series(0, $3 - 1) n`, []any{w.first.
 }
 
 func (w *world) floorText() string {
+	text := "SELECT day, sum(clicks) FROM click_counts WHERE day BETWEEN $1 AND $2 GROUP BY day"
 	if w.o.preset == "events" {
-		return fmt.Sprintf("%d per-day SELECT count(*) FROM clicks WHERE ts >= $1 AND ts < $2", w.o.days)
+		text = fmt.Sprintf("%d per-day SELECT count(*) FROM clicks WHERE ts >= $1 AND ts < $2", w.o.days)
 	}
-	return "SELECT day, sum(clicks) FROM click_counts WHERE day BETWEEN $1 AND $2 GROUP BY day"
+	if w.o.mysql != "" {
+		text = strings.NewReplacer("$1", "?", "$2", "?").Replace(text)
+	}
+	return text
 }
 
 // psqlFloor is the floor's statements in one new psql process, as the

@@ -161,13 +161,13 @@ func (c config) validateRun(now time.Time) (reconcile.Window, error) {
 	}
 	switch {
 	case c.StoreDSN == "":
-		return w, fmt.Errorf("STORE_DSN is not set: give postgres://USER@HOST/DB or sqlite:PATH (or STORE_DSN_FILE)")
+		return w, fmt.Errorf("STORE_DSN is not set: give postgres://USER@HOST/DB, mysql://USER@HOST/DB or sqlite:PATH (or STORE_DSN_FILE)")
 	case c.Days < 1:
 		return w, fmt.Errorf("RECON_DAYS must be at least 1, got %d", c.Days)
 	case c.Retention < 0:
 		return w, fmt.Errorf("ELIDO_RETENTION_DAYS must not be negative (0: no limit), got %d", c.Retention)
 	}
-	if _, err := dsn.Parse(c.StoreDSN, dsn.Options{Name: "STORE_DSN", MissingHint: "check STORE_DSN"}); err != nil {
+	if _, err := dsn.Parse(c.StoreDSN, dsn.Options{Name: "STORE_DSN", MissingHint: "check STORE_DSN", MySQL: true}); err != nil {
 		return w, err
 	}
 	if c.HistoryDSN != "" {

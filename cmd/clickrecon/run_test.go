@@ -17,6 +17,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/mysqltest"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/monitor"
@@ -127,8 +128,8 @@ func newFixture(t *testing.T, backend string, api, local []elidotest.Click) *fix
 	return f
 }
 
-// buildStore makes an events-preset store on backend ("postgres" or
-// "sqlite") holding clicks, from the reference schema users adopt.
+// buildStore makes an events-preset store on backend ("postgres", "mysql"
+// or "sqlite") holding clicks, from the reference schema users adopt.
 func buildStore(t testing.TB, backend string, clicks []elidotest.Click) string {
 	t.Helper()
 	db, dsn := newStoreDB(t, backend, "events")
@@ -172,6 +173,8 @@ func newStoreDB(t testing.TB, backend, preset string) (*sqlx.DB, string) {
 		}
 		t.Cleanup(func() { db.Close() })
 		dsn = "sqlite:" + path
+	case "mysql":
+		db, dsn = mysqltest.New(t)
 	default:
 		t.Fatalf("unknown backend %q", backend)
 	}
@@ -391,7 +394,8 @@ func TestRunRejectsBadInputBeforeAnyRequest(t *testing.T) {
 		{name: "key_file_missing", env: map[string]string{"ELIDO_API_KEY": "", "ELIDO_API_KEY_FILE": "/nonexistent"}, want: "ELIDO_API_KEY_FILE=/nonexistent: cannot read"},
 		{name: "no_api_key", env: map[string]string{"ELIDO_API_KEY": ""}, want: "ELIDO_API_KEY"},
 		{name: "no_workspace", env: map[string]string{"ELIDO_WORKSPACE_ID": ""}, want: "ELIDO_WORKSPACE_ID"},
-		{name: "unsupported_store", env: map[string]string{"STORE_DSN": "mysql://u:pw@db/clicks"}, want: "STORE_DSN"},
+		{name: "unsupported_store", env: map[string]string{"STORE_DSN": "sqlserver://u:pw@db/clicks"}, want: "STORE_DSN"},
+		{name: "mysql_store_multi_statements", env: map[string]string{"STORE_DSN": "mysql://u:pw@db/clicks?multiStatements=true"}, want: "invalid MySQL STORE_DSN: multiStatements=true is refused"},
 		{name: "bad_preset", env: map[string]string{"STORE_PRESET": "hourly"}, want: "STORE_PRESET"},
 		{name: "tolerance_over_100", env: map[string]string{"RECON_TOLERANCE_PCT": "150"}, want: "RECON_TOLERANCE_PCT"},
 		{name: "bad_settle", env: map[string]string{"RECON_SETTLE": "soon"}, want: `RECON_SETTLE="soon" is not a duration`},

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 	"modernc.org/sqlite"
@@ -34,14 +35,18 @@ type Dialect int
 const (
 	Postgres Dialect = iota + 1
 	SQLite
+	MySQL // MySQL or MariaDB
 )
 
 // String returns the dialect's name, which is also its database/sql driver
 // name (sqlx picks the bindvar style from it) and the folder of its SQL
 // files.
 func (d Dialect) String() string {
-	if d == SQLite {
+	switch d {
+	case SQLite:
 		return "sqlite"
+	case MySQL:
+		return "mysql"
 	}
 	return "postgres"
 }
@@ -70,6 +75,10 @@ type Options struct {
 	// (ReadOnly and ReadWrite): what the user should do. "check the path"
 	// when empty.
 	MissingHint string
+	// MySQL accepts mysql:// DSNs. Only the click store can be MySQL or
+	// MariaDB: without it, such a DSN is refused with a message that says
+	// so.
+	MySQL bool
 }
 
 // defaultConnectTimeout bounds each connection attempt to PostgreSQL when
@@ -83,13 +92,16 @@ const defaultConnectTimeout = "10"
 const sqliteBusyTimeout = "10000"
 
 // acceptedForms ends the message about a DSN that is none of them.
-const acceptedForms = "use postgres://USER:PASSWORD@HOST:PORT/DB?sslmode=..., postgresql://... or sqlite:PATH"
+const acceptedForms = "use postgres://USER:PASSWORD@HOST:PORT/DB?sslmode=..., postgresql://..., mysql://USER:PASSWORD@HOST:PORT/DB?tls=... (the click store only) or sqlite:PATH"
 
 // Target is a parsed DSN: the dialect and what to hand its driver.
 type Target struct {
 	Dialect Dialect
-	// Conn is the lib/pq connection URL, or the SQLite file: URI.
+	// Conn is the lib/pq connection URL, the SQLite file: URI, or the
+	// MySQL driver's own DSN.
 	Conn string
+	// MySQLConfig is the MySQL driver's configuration, for MySQL.
+	MySQLConfig *mysql.Config
 	// Secrets are the strings that must never appear in an error: the
 	// password, decoded and as written in the DSN. Hand them to
 	// RedactError.
@@ -110,6 +122,11 @@ func Parse(raw string, opts Options) (Target, error) {
 		return parsePostgres(raw, name)
 	case "sqlite":
 		return parseSQLite(rest, name, opts)
+	case "mysql", "mariadb":
+		if !opts.MySQL {
+			return Target{}, fmt.Errorf("%s cannot be MySQL or MariaDB: only the click store (STORE_DSN) can; use postgres://... or sqlite:PATH", name)
+		}
+		return parseMySQL(raw, name)
 	}
 	if strings.Contains(raw, "://") && isScheme(scheme) {
 		return Target{}, fmt.Errorf("unsupported %s scheme %q: %s", name, scheme, acceptedForms)
@@ -244,6 +261,11 @@ func (t Target) Open() (*sqlx.DB, error) {
 		c, err = pq.NewConnector(t.Conn)
 	case SQLite:
 		c, err = sqlite.NewConnector(t.Conn)
+	case MySQL:
+		if t.MySQLConfig == nil {
+			return nil, errors.New("no MySQL configuration")
+		}
+		c, err = mysql.NewConnector(t.MySQLConfig)
 	default:
 		return nil, fmt.Errorf("unknown dialect %d", int(t.Dialect))
 	}
@@ -287,8 +309,9 @@ func isScheme(s string) bool {
 // Refused reports whether err is the database refusing a connection for a
 // reason a retry cannot mend: PostgreSQL's class 28 (a wrong role or
 // password) or 3D000 (no such database), a server without SSL for an
-// sslmode that requires it, or SQLite unable to open the file (a missing
-// folder, no permission) or finding it is not a database.
+// sslmode that requires it, SQLite unable to open the file (a missing
+// folder, no permission) or finding it is not a database, or MySQL
+// refusing the user, password or database (mysqlRefused).
 func Refused(err error) bool {
 	if errors.Is(err, pq.ErrSSLNotSupported) {
 		return true
@@ -304,5 +327,5 @@ func Refused(err error) bool {
 			return true
 		}
 	}
-	return false
+	return mysqlRefused(err)
 }

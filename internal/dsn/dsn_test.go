@@ -178,15 +178,15 @@ func TestParseErrors(t *testing.T) {
 		},
 		{
 			name:    "unsupported_scheme",
-			raw:     "mysql://app:s3cr3t-pw@db/clicks",
-			want:    []string{`unsupported DSN scheme "mysql"`, "postgres://", "postgresql://", "sqlite:PATH"},
+			raw:     "sqlserver://app:s3cr3t-pw@db/clicks",
+			want:    []string{`unsupported DSN scheme "sqlserver"`, "postgres://", "postgresql://", "sqlite:PATH", "mysql://"},
 			secrets: []string{"s3cr3t-pw"},
 		},
 		{
 			name: "unsupported_scheme_named",
-			raw:  "mysql://x",
+			raw:  "sqlserver://x",
 			opts: Options{Name: "HISTORY_DSN"},
-			want: []string{`unsupported HISTORY_DSN scheme "mysql"`, "sqlite:PATH"},
+			want: []string{`unsupported HISTORY_DSN scheme "sqlserver"`, "sqlite:PATH"},
 		},
 		{
 			name:    "key_value_dsn",

@@ -9,10 +9,15 @@ import (
 )
 
 // Redact returns raw with its password replaced by "xxxxx", so that it can
-// appear in logs and errors. It handles URLs (postgres://user:pw@host, also
-// ?password=) and key=value strings (password=pw); a DSN it cannot parse
+// appear in logs and errors. It handles URLs (postgres://user:pw@host,
+// mysql://user:pw@host, also ?password=), key=value strings (password=pw)
+// and the MySQL driver's own form (user:pw@tcp(host:3306)/db, which
+// clickrecon refuses but a user may still write); a DSN it cannot parse
 // keeps nothing between "://" and the last "@".
 func Redact(raw string) string {
+	if mysqlDriverForm.MatchString(raw) {
+		return mysqlDriverForm.ReplaceAllString(raw, "${1}:xxxxx@${2}")
+	}
 	if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.Opaque == "" && !misreadUserinfo(raw, u) {
 		q := u.Query()
 		changed := false
@@ -60,6 +65,10 @@ func misreadUserinfo(raw string, u *url.URL) bool {
 // keyValuePassword matches password=... (and sslpassword=...) in a
 // key=value DSN or a query string, quoted or not.
 var keyValuePassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)`)
+
+// mysqlDriverForm matches the user and password of a DSN in the MySQL
+// driver's form, user:password@tcp(...) or @unix(...).
+var mysqlDriverForm = regexp.MustCompile(`^([^:/@\s]*):.*@((?:tcp|tcp6|unix)\()`)
 
 func isSecretKey(k string) bool { return strings.Contains(strings.ToLower(k), "password") }
 

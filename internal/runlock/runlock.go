@@ -2,11 +2,12 @@
 // overlapping, in every setup: a PostgreSQL session-level advisory lock
 // when the history or the store is PostgreSQL, else an exclusive flock(2)
 // on a lock file beside the SQLite history (or beside the SQLite store
-// when there is no history).
+// when there is no history), or a MySQL named lock (GET_LOCK) on a MySQL
+// or MariaDB store when there is no history.
 //
-// Both locks die with their holder: PostgreSQL ends a dead process's
-// session and the kernel closes its files, so a crashed run never leaves a
-// stale lock behind. Both can be checked (Held) immediately before a run
+// Every lock dies with its holder: PostgreSQL and MySQL end a dead
+// process's session and the kernel closes its files, so a crashed run never
+// leaves a stale lock behind. Both can be checked (Held) immediately before a run
 // posts or records anything: a PostgreSQL session can be terminated under
 // a live run (a failover, pg_terminate_backend), after which another run
 // may take the lock.
@@ -44,8 +45,9 @@ type Lock struct {
 
 // DSN returns the DSN whose lock keeps two runs apart: the first
 // PostgreSQL one of the history and the store (an advisory lock is seen by
-// every machine), else the SQLite history, else the SQLite store. It is ""
-// only when both are.
+// every machine), else the SQLite history, else the store (a MySQL store
+// is locked with a named lock, seen by every machine too). It is "" only
+// when both are.
 func DSN(historyDSN, storeDSN string) string {
 	for _, d := range []string{historyDSN, storeDSN} {
 		if isPostgres(d) {
@@ -64,7 +66,8 @@ func isPostgres(rawDSN string) bool {
 }
 
 // Take takes workspaceID's run lock on rawDSN without waiting: a
-// PostgreSQL advisory lock for postgres:// and postgresql://, an flock on
+// PostgreSQL advisory lock for postgres:// and postgresql://, a MySQL named
+// lock (GET_LOCK) for mysql:// and mariadb://, an flock on
 // a lock file beside the file for sqlite:PATH (the file need not exist: a
 // history that migrate has still to create). When another run holds it,
 // the error wraps ErrLocked. Release it with Release.
@@ -73,9 +76,12 @@ func Take(ctx context.Context, rawDSN, workspaceID string) (*Lock, error) {
 		l   *Lock
 		err error
 	)
-	if isPostgres(rawDSN) {
+	switch {
+	case isPostgres(rawDSN):
 		l, err = takeAdvisory(ctx, rawDSN, workspaceID)
-	} else {
+	case isMySQL(rawDSN):
+		l, err = takeMySQL(ctx, rawDSN, workspaceID)
+	default:
 		l, err = takeFile(rawDSN, workspaceID)
 	}
 	if err != nil {

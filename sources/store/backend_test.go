@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
+	"github.com/clickrecon/clickrecon/internal/mysqltest"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/jmoiron/sqlx"
@@ -68,7 +69,29 @@ GROUP BY link_id`,
 		dailyCustom: "SELECT link_id, clicks FROM click_counts WHERE day = :day",
 		sumOfOnes:   "total(1)",
 	}
-	return []backend{pg, oddTZ, lite}
+	my := backend{
+		name:    "mysql",
+		dialect: dsn.MySQL,
+		new:     newMySQL,
+		inDay:   "ts >= :from AND ts < :to",
+		eventsCustom: `-- the events preset, the way a user would write it by hand
+SELECT link_id, count(*) AS clicks # MySQL's own comment: 10:30 :not_a_parameter
+FROM clicks
+WHERE ts >= :from AND ts < :to
+  AND :from < :to AND :day <> '' AND :tz <> ''
+GROUP BY link_id`,
+		dailyCustom: "SELECT link_id, clicks FROM click_counts WHERE day = :day",
+		sumOfOnes:   "sum(1)",
+	}
+	return []backend{pg, oddTZ, lite, my}
+}
+
+// newMySQL creates a MySQL or MariaDB database with the reference schemas.
+func newMySQL(t *testing.T) (*sqlx.DB, string) {
+	t.Helper()
+	db, dsn := mysqltest.New(t)
+	applySchemas(t, db, "mysql")
+	return db, dsn
 }
 
 // newPostgres returns a backend constructor on a pgtest schema whose
@@ -152,10 +175,26 @@ func insertClicks(t *testing.T, db *sqlx.DB, clicks []click) {
 		if c.country != "" {
 			country = c.country
 		}
-		if _, err := db.Exec(insert, c.ts, c.link, country); err != nil {
+		var ts any = c.ts
+		if db.DriverName() == "mysql" {
+			// MySQL reads no offset in a time: the writer sends UTC.
+			ts = mysqlUTC(t, c.ts)
+		}
+		if _, err := db.Exec(insert, ts, c.link, country); err != nil {
 			t.Fatalf("insert click %v: %v", c, err)
 		}
 	}
+}
+
+// mysqlUTC returns ts, RFC 3339 with a 'T' or a space, as UTC wall-clock
+// text for a DATETIME(3) column.
+func mysqlUTC(t testing.TB, ts string) string {
+	t.Helper()
+	v, err := time.Parse(time.RFC3339Nano, strings.Replace(ts, " ", "T", 1))
+	if err != nil {
+		t.Fatalf("click time %q: %v", ts, err)
+	}
+	return v.UTC().Format("2006-01-02 15:04:05.000")
 }
 
 // counter is one row of the daily schema.

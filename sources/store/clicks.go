@@ -65,6 +65,10 @@ func (s *Store) clicks(ctx context.Context, q Query, from, to time.Time) ([]Clic
 }
 
 func hourClicksQuery(d dsn.Dialect) (namedQuery, error) {
+	if d == dsn.MySQL {
+		// A configuration to change, not a failure to retry.
+		return namedQuery{}, configError{errors.New("repair reads and writes PostgreSQL and SQLite stores only: a MySQL or MariaDB store is reconciled, not repaired")}
+	}
 	if d == dsn.SQLite {
 		return parseNamed(hourClicksSQLite)
 	}

@@ -212,12 +212,13 @@ func (s *Store) countryCounts(ctx context.Context, q Query, day reconcile.Date, 
 // milliseconds for SQLite.
 func (s *Store) params(day reconcile.Date, from, to time.Time, loc *time.Location) map[string]any {
 	p := map[string]any{"day": day.String(), "tz": loc.String()}
-	if s.dialect == dsn.SQLite {
+	switch s.dialect {
+	case dsn.SQLite:
 		p["from"], p["to"] = sqliteTime(from), sqliteTime(to)
 		if s.zone != nil {
 			p["wall_from"], p["wall_to"] = wallTime(from, s.zone), wallTime(to, s.zone)
 		}
-	} else {
+	default: // PostgreSQL; MySQL: the driver writes them in the store's timestamp zone
 		p["from"], p["to"] = from.UTC(), to.UTC()
 	}
 	return p

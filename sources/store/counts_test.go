@@ -351,6 +351,7 @@ type writeCase struct {
 	name      string
 	query     string
 	sqliteErr string // the error SQLite gives, when not "readonly database"
+	mysqlErr  string // the error MariaDB gives, when not "READ ONLY transaction"
 }
 
 // TestQueriesCannotWrite runs custom queries that try to change the data:
@@ -358,15 +359,20 @@ type writeCase struct {
 func TestQueriesCannotWrite(t *testing.T) {
 	tests := []writeCase{
 		{name: "delete_returning", query: "DELETE FROM clicks RETURNING link_id, 1 AS clicks"},
-		{name: "update_returning", query: "UPDATE clicks SET link_id = 'hijacked' RETURNING link_id, 1 AS clicks"},
+		{name: "update_returning", query: "UPDATE clicks SET link_id = 'hijacked' RETURNING link_id, 1 AS clicks", mysqlErr: "syntax"},
 		{name: "insert_returning", query: "INSERT INTO clicks (ts, link_id) VALUES ('2026-11-26T12:00:00.000Z', 'forged') RETURNING link_id, 1 AS clicks"},
 		{
 			name:      "delete_in_a_cte",
 			query:     "WITH gone AS (DELETE FROM clicks RETURNING link_id) SELECT link_id, count(*) AS clicks FROM gone GROUP BY link_id",
 			sqliteErr: "syntax error", // SQLite has no data-modifying CTEs
+			mysqlErr:  "syntax",       // nor has MySQL
 		},
-		{name: "update_daily_counters", query: "UPDATE click_counts SET clicks = clicks + 1 RETURNING link_id, clicks"},
+		{name: "update_daily_counters", query: "UPDATE click_counts SET clicks = clicks + 1 RETURNING link_id, clicks", mysqlErr: "syntax"},
+		{name: "update_without_returning", query: "UPDATE click_counts SET clicks = clicks + 1", sqliteErr: "readonly database"},
+		// DDL commits the transaction it runs in on MySQL: the session's
+		// own read-only mode stops it.
 		{name: "drop_table", query: "DROP TABLE clicks"},
+		{name: "create_table", query: "CREATE TABLE forged (link_id text, clicks bigint)"},
 	}
 	day := mustDate(t, "2026-11-26")
 	for _, b := range backends() {
@@ -419,6 +425,10 @@ func (tt writeCase) wantErr(d dsn.Dialect) string {
 	switch {
 	case d == dsn.Postgres:
 		return "read-only transaction"
+	case d == dsn.MySQL && tt.mysqlErr != "":
+		return tt.mysqlErr
+	case d == dsn.MySQL:
+		return "READ ONLY transaction"
 	case tt.sqliteErr != "":
 		return tt.sqliteErr
 	}
@@ -437,10 +447,16 @@ func snapshot(t *testing.T, db interface {
 }) table {
 	t.Helper()
 	var tab table
-	if err := db.Select(&tab.Clicks, "SELECT link_id || ' ' || coalesce(country_code, '-') FROM clicks ORDER BY 1"); err != nil {
+	clicks := "SELECT link_id || ' ' || coalesce(country_code, '-') FROM clicks ORDER BY 1"
+	counters := "SELECT link_id || ' ' || CAST(clicks AS TEXT) FROM click_counts ORDER BY 1"
+	if d, ok := db.(interface{ DriverName() string }); ok && d.DriverName() == "mysql" {
+		clicks = "SELECT CONCAT(link_id, ' ', coalesce(country_code, '-')) FROM clicks ORDER BY 1"
+		counters = "SELECT CONCAT(link_id, ' ', clicks) FROM click_counts ORDER BY 1"
+	}
+	if err := db.Select(&tab.Clicks, clicks); err != nil {
 		t.Fatalf("snapshot clicks: %v", err)
 	}
-	if err := db.Select(&tab.Counters, "SELECT link_id || ' ' || CAST(clicks AS TEXT) FROM click_counts ORDER BY 1"); err != nil {
+	if err := db.Select(&tab.Counters, counters); err != nil {
 		t.Fatalf("snapshot counters: %v", err)
 	}
 	return tab

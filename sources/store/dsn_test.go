@@ -76,8 +76,8 @@ func TestOpenErrors(t *testing.T) {
 		},
 		{
 			name:    "unsupported_scheme",
-			dsn:     "mysql://app:s3cr3t-pw@db/clicks",
-			want:    []string{`scheme "mysql"`, "postgres://", "postgresql://", "sqlite:PATH"},
+			dsn:     "sqlserver://app:s3cr3t-pw@db/clicks",
+			want:    []string{`scheme "sqlserver"`, "postgres://", "postgresql://", "sqlite:PATH"},
 			secrets: []string{"s3cr3t-pw"},
 		},
 		{

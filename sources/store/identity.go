@@ -34,6 +34,8 @@ const (
 //	postgres:cluster=SYSTEM_IDENTIFIER;db=OID  PostgreSQL, from pg_control_system()
 //	postgres:server=ADDR:PORT;db=OID            when pg_control_system() is refused
 //	sqlite:/resolved/path.db                    SQLite, symbolic links resolved
+//	mysql:server_uuid=UUID;db=NAME              MySQL, from @@server_uuid
+//	mariadb:host=HOST:PORT;server_id=ID;db=NAME MariaDB (mysqlIdentity)
 //
 // The second form depends on the address the server was reached at:
 // reached another way, the store gets another identity. Combine it with
@@ -51,6 +53,9 @@ func (s *Store) Identity(ctx context.Context) (string, error) {
 			file = resolved
 		}
 		return "sqlite:" + file, nil
+	}
+	if s.dialect == dsn.MySQL {
+		return s.mysqlIdentity(ctx)
 	}
 	var db string
 	if err := s.db.GetContext(ctx, &db, databaseSQL); err != nil {

@@ -20,6 +20,12 @@ import (
 type namedQuery struct {
 	parts []string
 	names []string
+	// err, when set, is why the text cannot run in the dialect it was
+	// parsed for: bind returns it. A custom query is parsed for every
+	// dialect before the store's is known, and MySQL reads some text
+	// (a '#', a '?') differently: that must not fail the query on the
+	// others.
+	err error
 }
 
 // parseNamed splits query around its named parameters. It rejects a
@@ -32,28 +38,59 @@ func parseNamed(query string) (namedQuery, error) {
 // parseNamedWith is parseNamed for a contract whose parameters allowed
 // accepts, hint naming them in errors.
 func parseNamedWith(query string, allowed func(string) bool, hint string) (namedQuery, error) {
+	return scanNamed(query, allowed, hint, false)
+}
+
+// parseNamedMySQL is parseNamed with MySQL's lexical rules: a backslash
+// escapes the next byte inside '...' and "..." (the server's default, and
+// the rule under which a query hides no parameter in a string either way),
+// '#' and "-- " start a comment, comments do not nest, there are no dollar
+// quotes, and '?' is a positional parameter.
+func parseNamedMySQL(query string, allowed func(string) bool, hint string) (namedQuery, error) {
+	return scanNamed(query, allowed, hint, true)
+}
+
+// scanNamed splits query around its named parameters, with MySQL's lexical
+// rules when mysql is set and else with those of PostgreSQL and SQLite.
+func scanNamed(query string, allowed func(string) bool, hint string, mysql bool) (namedQuery, error) {
 	var nq namedQuery
 	start := 0  // first byte of the part being read
 	ended := -1 // offset of the ';' that ended the statement, if any
 	n := len(query)
 	for i := 0; i < n; {
 		c := query[i]
-		if ended >= 0 && !isSpace(c) && c != ';' && !startsComment(query, i) {
+		if ended >= 0 && !isSpace(c) && c != ';' && !startsComment(query, i) && !(mysql && c == '#') {
 			return namedQuery{}, fmt.Errorf("a store query must be a single statement: remove what follows the ';' on line %d", lineOf(query, ended))
 		}
 		switch {
 		case c == '\'':
-			end, err := skipQuoted(query, i, '\'', isEscapeString(query, i))
+			end, err := skipQuoted(query, i, '\'', mysql || isEscapeString(query, i))
 			if err != nil {
 				return namedQuery{}, err
 			}
 			i = end
 		case c == '"' || c == '`':
-			end, err := skipQuoted(query, i, c, false)
+			end, err := skipQuoted(query, i, c, mysql && c == '"')
 			if err != nil {
 				return namedQuery{}, err
 			}
 			i = end
+		case mysql && (c == '#' || c == '-' && strings.HasPrefix(query[i:], "--") && (i+2 == n || isSpace(query[i+2]))):
+			if nl := strings.IndexByte(query[i:], '\n'); nl >= 0 {
+				i += nl + 1
+			} else {
+				i = n
+			}
+		case mysql && c == '/' && i+1 < n && query[i+1] == '*':
+			end := strings.Index(query[i+2:], "*/")
+			if end < 0 {
+				return namedQuery{}, fmt.Errorf("unterminated /* comment on line %d", lineOf(query, i))
+			}
+			i += 2 + end + 2
+		case mysql && c == '?':
+			return namedQuery{}, fmt.Errorf("positional parameter ? on line %d: %s", lineOf(query, i), hint)
+		case mysql && c == '-':
+			i++ // not a comment: "--1" is minus minus one
 		case c == '-' && i+1 < n && query[i+1] == '-':
 			if nl := strings.IndexByte(query[i:], '\n'); nl >= 0 {
 				i += nl + 1
@@ -66,6 +103,11 @@ func parseNamedWith(query string, allowed func(string) bool, hint string) (named
 				return namedQuery{}, err
 			}
 			i = end
+		case mysql && c == '$':
+			if (i == 0 || !isIdentByte(query[i-1])) && i+1 < n && isDigit(query[i+1]) {
+				return namedQuery{}, fmt.Errorf("positional parameter on line %d: %s", lineOf(query, i), hint)
+			}
+			i++
 		case c == '$' && (i == 0 || !isIdentByte(query[i-1])):
 			if i+1 < n && isDigit(query[i+1]) {
 				return namedQuery{}, fmt.Errorf("positional parameter on line %d: %s", lineOf(query, i), hint)
@@ -114,6 +156,12 @@ const useNamed = "a store query may use the named parameters :day, :from, :to an
 // numbered placeholder of d ($1 for PostgreSQL, ?1 for SQLite; a parameter
 // used twice keeps its number) and the arguments in placeholder order.
 func (nq namedQuery) bind(d dsn.Dialect, values map[string]any) (string, []any, error) {
+	if nq.err != nil {
+		return "", nil, nq.err
+	}
+	if d == dsn.MySQL {
+		return nq.bindMySQL(values)
+	}
 	var b strings.Builder
 	var args []any
 	number := map[string]int{}
@@ -130,6 +178,25 @@ func (nq namedQuery) bind(d dsn.Dialect, values map[string]any) (string, []any, 
 			number[name] = k
 		}
 		b.WriteString(placeholder(d, k))
+	}
+	b.WriteString(nq.parts[len(nq.parts)-1])
+	return b.String(), args, nil
+}
+
+// bindMySQL returns the query text with each parameter replaced by MySQL's
+// only placeholder, ?, and one argument per placeholder: a parameter used
+// twice is passed twice.
+func (nq namedQuery) bindMySQL(values map[string]any) (string, []any, error) {
+	var b strings.Builder
+	args := make([]any, 0, len(nq.names))
+	for i, name := range nq.names {
+		b.WriteString(nq.parts[i])
+		v, found := values[name]
+		if !found {
+			return "", nil, fmt.Errorf("no value for parameter :%s", name)
+		}
+		args = append(args, v)
+		b.WriteByte('?')
 	}
 	b.WriteString(nq.parts[len(nq.parts)-1])
 	return b.String(), args, nil

@@ -36,7 +36,7 @@ func TestCountsOverflow(t *testing.T) {
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
 					text := tt.postgres
-					if b.name == "sqlite" {
+					if b.name == "sqlite" || b.name == "mysql" { // plain SQL
 						text = tt.sqlite
 					}
 					q := mustQuery(t)(CustomQuery(text))

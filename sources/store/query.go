@@ -55,6 +55,7 @@ type Query struct {
 	name     string
 	postgres namedQuery
 	sqlite   namedQuery
+	mysql    namedQuery
 	total    totalQuery
 }
 
@@ -65,6 +66,7 @@ type totalQuery struct {
 	name     string // the preset's name, or nameCustom
 	postgres namedQuery
 	sqlite   namedQuery
+	mysql    namedQuery
 	// chunk, when set (the daily preset), reads the totals of a run of
 	// days in one statement: rows (day, clicks) for the days from :first
 	// to :last that have clicks.
@@ -75,31 +77,32 @@ type totalQuery struct {
 type chunkQuery struct {
 	postgres namedQuery
 	sqlite   namedQuery
+	mysql    namedQuery
 }
 
 // PresetQuery returns the preset count query called name: PresetEvents or
 // PresetDaily.
 func PresetQuery(name string) (Query, error) {
-	var pg, lite, totalPG, totalLite string
+	var pg, lite, my, totalPG, totalLite, totalMy string
 	switch name {
 	case PresetEvents:
-		pg, lite = eventsPostgres, eventsSQLite
-		totalPG, totalLite = spanPostgres, spanSQLite
+		pg, lite, my = eventsPostgres, eventsSQLite, eventsMySQL
+		totalPG, totalLite, totalMy = spanPostgres, spanSQLite, spanMySQL
 	case PresetDaily:
-		pg, lite = dailyPostgres, dailySQLite
-		totalPG, totalLite = totalDailyPostgres, totalDailySQLite
+		pg, lite, my = dailyPostgres, dailySQLite, dailyMySQL
+		totalPG, totalLite, totalMy = totalDailyPostgres, totalDailySQLite, totalDailyMySQL
 	default:
 		return Query{}, fmt.Errorf("unknown store preset %q: use %s or %s (or a custom query file)", name, PresetEvents, PresetDaily)
 	}
-	q, err := newQuery(name, pg, lite)
+	q, err := newQuery(name, pg, lite, my)
 	if err != nil {
 		return Query{}, err
 	}
-	total, err := newQuery(name, totalPG, totalLite)
+	total, err := newQuery(name, totalPG, totalLite, totalMy)
 	if err != nil {
 		return Query{}, err
 	}
-	q.total = totalQuery{name: name, postgres: total.postgres, sqlite: total.sqlite}
+	q.total = totalQuery{name: name, postgres: total.postgres, sqlite: total.sqlite, mysql: total.mysql}
 	if name == PresetDaily {
 		// The events preset keeps its statement per day: counting a
 		// chunk of days in one statement measured no faster there.
@@ -111,7 +114,11 @@ func PresetQuery(name string) (Query, error) {
 		if err != nil {
 			return Query{}, err
 		}
-		q.total.chunk = &chunkQuery{postgres: pg, sqlite: lite}
+		my, err := parseNamedMySQL(totalDailyChunkMySQL, chunkParam, useChunk)
+		if err != nil {
+			return Query{}, err
+		}
+		q.total.chunk = &chunkQuery{postgres: pg, sqlite: lite, mysql: my}
 	}
 	return q, nil
 }
@@ -132,11 +139,11 @@ func (q Query) WithTotal(sqlText string) (Query, error) {
 	if strings.TrimSpace(sqlText) == "" {
 		return Query{}, errors.New("custom total query is empty")
 	}
-	total, err := newQuery(nameCustom, sqlText, sqlText)
+	total, err := customQuery(sqlText)
 	if err != nil {
 		return Query{}, fmt.Errorf("custom total query: %w", err)
 	}
-	q.total = totalQuery{name: nameCustom, postgres: total.postgres, sqlite: total.sqlite}
+	q.total = totalQuery{name: nameCustom, postgres: total.postgres, sqlite: total.sqlite, mysql: total.mysql}
 	return q, nil
 }
 
@@ -150,14 +157,39 @@ func CustomQuery(sqlText string) (Query, error) {
 	if strings.TrimSpace(sqlText) == "" {
 		return Query{}, errors.New("custom store query is empty")
 	}
-	q, err := newQuery(nameCustom, sqlText, sqlText)
+	q, err := customQuery(sqlText)
 	if err != nil {
 		return Query{}, fmt.Errorf("custom store query: %w", err)
 	}
 	return q, nil
 }
 
-func newQuery(name, postgresText, sqliteText string) (Query, error) {
+// customQuery parses the text of a custom query for every dialect. The
+// store's dialect is not known yet, and the dialects read some text
+// differently (a '#' starts a comment on MySQL only, a backslash escapes a
+// quote in MySQL's strings only): the text is refused only when no dialect
+// can read it, with the PostgreSQL and SQLite reading's error; otherwise a
+// dialect that cannot read it fails the query when it runs on that
+// dialect (namedQuery.err).
+func customQuery(sqlText string) (Query, error) {
+	q := Query{name: nameCustom}
+	pg, pgErr := parseNamed(sqlText)
+	my, myErr := parseNamedMySQL(sqlText, allowedParam, useNamed)
+	switch {
+	case pgErr != nil && myErr != nil:
+		return Query{}, pgErr
+	case pgErr != nil:
+		pg = namedQuery{err: fmt.Errorf("%w: on PostgreSQL and SQLite: %w", ErrBadQuery, pgErr)}
+	case myErr != nil:
+		my = namedQuery{err: fmt.Errorf("%w: on MySQL: %w", ErrBadQuery, myErr)}
+	}
+	q.postgres, q.sqlite, q.mysql = pg, pg, my
+	return q, nil
+}
+
+// newQuery parses a query's text for each dialect; mysqlText, when not
+// empty, is parsed with MySQL's rules, and a failure there is an error.
+func newQuery(name, postgresText, sqliteText, mysqlText string) (Query, error) {
 	pg, err := parseNamed(postgresText)
 	if err != nil {
 		return Query{}, err
@@ -166,7 +198,13 @@ func newQuery(name, postgresText, sqliteText string) (Query, error) {
 	if err != nil {
 		return Query{}, err
 	}
-	return Query{name: name, postgres: pg, sqlite: lite}, nil
+	q := Query{name: name, postgres: pg, sqlite: lite}
+	if mysqlText != "" {
+		if q.mysql, err = parseNamedMySQL(mysqlText, allowedParam, useNamed); err != nil {
+			return Query{}, err
+		}
+	}
+	return q, nil
 }
 
 // Name returns "events", "daily" or "custom", for logs and reports.
@@ -197,24 +235,33 @@ func (q Query) LinkSource() string {
 
 // in returns q's text for dialect d.
 func (q Query) in(d dsn.Dialect) namedQuery {
-	if d == dsn.SQLite {
+	switch d {
+	case dsn.SQLite:
 		return q.sqlite
+	case dsn.MySQL:
+		return q.mysql
 	}
 	return q.postgres
 }
 
 // in returns t's text for dialect d.
 func (t totalQuery) in(d dsn.Dialect) namedQuery {
-	if d == dsn.SQLite {
+	switch d {
+	case dsn.SQLite:
 		return t.sqlite
+	case dsn.MySQL:
+		return t.mysql
 	}
 	return t.postgres
 }
 
 // in returns c's text for dialect d.
 func (c *chunkQuery) in(d dsn.Dialect) namedQuery {
-	if d == dsn.SQLite {
+	switch d {
+	case dsn.SQLite:
 		return c.sqlite
+	case dsn.MySQL:
+		return c.mysql
 	}
 	return c.postgres
 }
@@ -223,15 +270,21 @@ func (c *chunkQuery) in(d dsn.Dialect) namedQuery {
 // HourlyCounts and CountryCounts, with a ts without an offset read as UTC;
 // Store.span and Store.countries read it in the store's timestamp zone.
 func spanQuery(d dsn.Dialect) (namedQuery, error) {
-	if d == dsn.SQLite {
+	switch d {
+	case dsn.SQLite:
 		return parseNamed(spanSQLite)
+	case dsn.MySQL:
+		return parseNamedMySQL(spanMySQL, allowedParam, useNamed)
 	}
 	return parseNamed(spanPostgres)
 }
 
 func countriesQuery(d dsn.Dialect) (namedQuery, error) {
-	if d == dsn.SQLite {
+	switch d {
+	case dsn.SQLite:
 		return parseNamed(countriesSQLite)
+	case dsn.MySQL:
+		return parseNamedMySQL(countriesMySQL, allowedParam, useNamed)
 	}
 	return parseNamed(countriesPostgres)
 }

@@ -1,11 +1,13 @@
 // Package store counts clicks per day in the customer's own click store,
-// PostgreSQL (lib/pq) or SQLite (modernc.org/sqlite), for comparison with
-// Elido's counts.
+// PostgreSQL (lib/pq), MySQL or MariaDB (go-sql-driver/mysql) or SQLite
+// (modernc.org/sqlite), for comparison with Elido's counts.
 //
 // # Opening
 //
 // Open picks the driver from the DSN: postgres://… or postgresql://… for
-// PostgreSQL (connect_timeout=10 is added when the DSN sets none), sqlite:PATH
+// PostgreSQL (connect_timeout=10 is added when the DSN sets none),
+// mysql://… or mariadb://… for MySQL and MariaDB (see mysql.go: read-only
+// sessions, time_zone pinned to +00:00), sqlite:PATH
 // for an existing SQLite file, opened read-only (mode=ro and
 // PRAGMA query_only): a missing file is an error, never a new database.
 // Errors never contain the DSN's password; RedactDSN gives a DSN fit for a
@@ -40,6 +42,14 @@
 // precision, such as 2026-11-26T23:00:00.000Z: compare them as instants,
 // julianday(ts) >= julianday(:from), never as strings, unless every ts is
 // written in exactly that form.
+//
+// On MySQL and MariaDB, :from and :to are DATETIME(6) text in UTC (or in
+// STORE_TIMESTAMP_TZ, for a DATETIME ts that holds local wall-clock times),
+// compared with a DATETIME or TIMESTAMP ts directly; the session time_zone
+// is +00:00, so a TIMESTAMP column is compared as an instant, and
+// STORE_TIMESTAMP_TZ is refused for it. Placeholders are '?' (a parameter
+// used twice is bound twice), '#' and "-- " start comments, and a backslash
+// escapes a quote inside a string, as the server reads them by default.
 //
 // On SQLite, the events preset reads ts as julianday(ts) does: RFC 3339
 // text with an offset (or Z) as written, and text without one as UTC, or,
@@ -92,6 +102,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 	"modernc.org/sqlite"
@@ -112,6 +123,9 @@ type Store struct {
 	// in (zonedSQLite). nil for UTC and for PostgreSQL, whose sessions
 	// read timestamps in the zone themselves (pin).
 	zone *time.Location
+	// wallZone, for MySQL, is the zone :from and :to are written in
+	// (STORE_TIMESTAMP_TZ); nil for UTC.
+	wallZone *time.Location
 }
 
 // Open connects to the store at rawDSN (postgres://…, postgresql://… or
@@ -127,7 +141,8 @@ type Options struct {
 	// times: on PostgreSQL, a ts column of type timestamp (without time
 	// zone), read in the session TimeZone of every connection; on SQLite,
 	// a ts written as text without an offset (text with an offset or Z is
-	// read as written). UTC when nil.
+	// read as written); on MySQL, a DATETIME ts's wall clock, in which
+	// :from and :to are written (refused for a TIMESTAMP ts). UTC when nil.
 	TimestampZone *time.Location
 	// LockWait bounds how long a Writer's day transaction waits for the
 	// clicks table while another writer holds it (PostgreSQL
@@ -154,6 +169,9 @@ func OpenWith(ctx context.Context, rawDSN string, o Options) (*Store, error) {
 	if t.Dialect == dsn.SQLite && o.TimestampZone != nil && o.TimestampZone.String() != "UTC" {
 		s.zone = o.TimestampZone
 	}
+	if t.Dialect == dsn.MySQL && o.zone() != time.UTC {
+		s.wallZone = o.zone()
+	}
 	return s, nil
 }
 
@@ -171,6 +189,9 @@ func (o Options) pin(t dsn.Target) (dsn.Target, error) {
 	}
 	if zone == "Local" || zone == "" {
 		return t, configError{errors.New("STORE_TIMESTAMP_TZ must name an IANA zone such as UTC or America/New_York")}
+	}
+	if t.Dialect == dsn.MySQL {
+		return pinMySQL(t, o.zone()), nil
 	}
 	if t.Dialect == dsn.SQLite {
 		return t, nil // the bounds carry the zone (Store.zone)
@@ -197,6 +218,14 @@ func (o Options) pin(t dsn.Target) (dsn.Target, error) {
 	u.RawQuery = q.Encode()
 	t.Conn = u.String()
 	return t, nil
+}
+
+// zone is TimestampZone, UTC when nil.
+func (o Options) zone() *time.Location {
+	if o.TimestampZone == nil {
+		return time.UTC
+	}
+	return o.TimestampZone
 }
 
 // setsJIT reports whether a PostgreSQL DSN sets jit itself.
@@ -226,10 +255,11 @@ func (e configError) Is(target error) bool { return target == ErrRefused }
 // SQLite file that is not a database).
 func refused(err error) error {
 	var pqErr *pq.Error
+	var myErr *mysql.MySQLError
 	switch {
 	case !dsn.Refused(err):
 		return err
-	case errors.As(err, &pqErr):
+	case errors.As(err, &pqErr), errors.As(err, &myErr):
 		return fmt.Errorf("%w: %w", ErrRefused, err)
 	}
 	return configError{err}
@@ -241,6 +271,7 @@ func parseDSN(rawDSN string) (dsn.Target, error) {
 	return dsn.Parse(rawDSN, dsn.Options{
 		Mode:        dsn.ReadOnly,
 		MissingHint: "it is opened read-only, never created: check the path",
+		MySQL:       true,
 	})
 }
 
@@ -249,7 +280,11 @@ func parseDSN(rawDSN string) (dsn.Target, error) {
 func RedactDSN(rawDSN string) string { return dsn.Redact(rawDSN) }
 
 func open(ctx context.Context, t dsn.Target) (*Store, error) {
-	db, err := t.Open()
+	open := t.Open
+	if t.Dialect == dsn.MySQL {
+		open = func() (*sqlx.DB, error) { return openMySQL(t) }
+	}
+	db, err := open()
 	if err != nil {
 		return nil, configError{err} // the driver cannot use the DSN
 	}
@@ -265,8 +300,11 @@ func open(ctx context.Context, t dsn.Target) (*Store, error) {
 // credentials or a file that is not a database fail Open.
 func (s *Store) check(ctx context.Context) error {
 	q := "SELECT count(*) FROM pg_catalog.pg_namespace"
-	if s.dialect == dsn.SQLite {
+	switch s.dialect {
+	case dsn.SQLite:
 		q = "SELECT count(*) FROM sqlite_schema"
+	case dsn.MySQL:
+		q = mysqlCheckSQL
 	}
 	var n int64
 	return s.db.QueryRowContext(ctx, q).Scan(&n)
@@ -345,5 +383,6 @@ func classify(err error) error {
 			return fmt.Errorf("%w: %w", ErrBadQuery, err)
 		}
 	}
+	err, _ = classifyMySQL(err)
 	return err
 }

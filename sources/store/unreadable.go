@@ -54,6 +54,9 @@ func (s *Store) CheckTimes(ctx context.Context, q Query) error {
 	if q.name != PresetEvents {
 		return nil
 	}
+	if err := s.checkWallZone(ctx); err != nil {
+		return err
+	}
 	n, err := s.unreadable(ctx)
 	if err != nil {
 		return fmt.Errorf("check the click times: %w", err)
@@ -66,8 +69,11 @@ func (s *Store) CheckTimes(ctx context.Context, q Query) error {
 
 func (s *Store) unreadable(ctx context.Context) (int64, error) {
 	text := unreadablePostgres
-	if s.dialect == dsn.SQLite {
+	switch s.dialect {
+	case dsn.SQLite:
 		text = unreadableSQLite
+	case dsn.MySQL:
+		text = unreadableMySQL
 	}
 	nq, err := parseNamed(text)
 	if err != nil {

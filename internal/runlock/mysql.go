@@ -1,0 +1,108 @@
+package runlock
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/clickrecon/clickrecon/internal/dsn"
+)
+
+// MySQL's named locks: GET_LOCK with a timeout of 0 does not wait, and the
+// lock is the session's until RELEASE_LOCK or the session ends, as a
+// PostgreSQL advisory lock is. Neither needs a privilege.
+const (
+	mysqlTryLockSQL = "SELECT GET_LOCK(?, 0)"
+	mysqlHeldSQL    = "SELECT COALESCE(IS_USED_LOCK(?) = CONNECTION_ID(), 0)"
+	mysqlUnlockSQL  = "SELECT COALESCE(RELEASE_LOCK(?), 0)"
+)
+
+// isMySQL reports whether rawDSN names a MySQL or MariaDB database.
+func isMySQL(rawDSN string) bool {
+	scheme, _, _ := strings.Cut(rawDSN, ":")
+	return strings.EqualFold(scheme, "mysql") || strings.EqualFold(scheme, "mariadb")
+}
+
+// mysqlLockName is the name of workspaceID's lock on a MySQL server: its
+// Key, so that it stays within MySQL's 64 characters whatever the id.
+func mysqlLockName(workspaceID string) string {
+	return fmt.Sprintf("clickrecon:%016x", uint64(Key(workspaceID)))
+}
+
+// takeMySQL takes a MySQL named lock (GET_LOCK) keyed by workspaceID on a
+// connection of its own, held until release: the lock of a MySQL click
+// store when there is no history to lock. A read-only user will do.
+func takeMySQL(ctx context.Context, rawDSN, workspaceID string) (*Lock, error) {
+	t, err := dsn.Parse(rawDSN, dsn.Options{MySQL: true})
+	if err != nil {
+		return nil, err
+	}
+	where := "named lock on " + dsn.Redact(rawDSN)
+	l, err := tryMySQL(ctx, t, mysqlLockName(workspaceID))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, dsn.RedactError(err, t.Secrets))
+	}
+	l.where = where
+	return l, nil
+}
+
+// tryMySQL opens a pool on t, pins one connection and takes the named lock
+// name on it.
+func tryMySQL(ctx context.Context, t dsn.Target, name string) (*Lock, error) {
+	connector, err := mysql.NewConnector(t.MySQLConfig)
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(connector)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	var got sql.NullInt64
+	if err := conn.QueryRowContext(ctx, mysqlTryLockSQL, name).Scan(&got); err != nil {
+		conn.Close()
+		db.Close()
+		return nil, err
+	}
+	if got.Int64 != 1 {
+		conn.Close()
+		db.Close()
+		return nil, ErrLocked
+	}
+	held := func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, quickTimeout)
+		defer cancel()
+		var ok bool
+		if err := conn.QueryRowContext(ctx, mysqlHeldSQL, name).Scan(&ok); err != nil {
+			return fmt.Errorf("%w (its session is gone: %v)", ErrLost, err)
+		}
+		if !ok {
+			return fmt.Errorf("%w (its session no longer holds it)", ErrLost)
+		}
+		return nil
+	}
+	release := func() error {
+		// Closing the pool ends the session, which drops the lock whatever
+		// happens to the unlock: it is said explicitly only to learn
+		// whether the lock was still held.
+		ctx, cancel := context.WithTimeout(context.Background(), quickTimeout)
+		defer cancel()
+		var was bool
+		err := conn.QueryRowContext(ctx, mysqlUnlockSQL, name).Scan(&was)
+		conn.Close()
+		db.Close()
+		switch {
+		case err != nil:
+			return err
+		case !was:
+			return errors.New("it was no longer held (the connection was reset during the run)")
+		}
+		return nil
+	}
+	return &Lock{held: held, release: release}, nil
+}
