@@ -164,11 +164,13 @@ func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 }
 
 // parseArgs loads the environment, then applies the flags over it. It
-// returns errFlagHelp after printing the help for -h.
+// returns errFlagHelp after printing the help for -h. An error in the
+// environment comes with the config read from the rest of it, so that a
+// caller can join it to the errors of its own checks (flagStop).
 func parseArgs(ctx context.Context, name string, args []string, env envconfig.Lookuper, stdout, stderr io.Writer) (config, error) {
 	c, rest, err := parseArgsWithOperands(ctx, name, args, env, stdout, stderr)
-	if err == nil && len(rest) > 0 {
-		return config{}, fmt.Errorf("unexpected argument %q: clickrecon %s takes flags only (see --help)", rest[0], name)
+	if !flagStop(err) && len(rest) > 0 {
+		return config{}, errors.Join(fmt.Errorf("unexpected argument %q: clickrecon %s takes flags only (see --help)", rest[0], name), err)
 	}
 	return c, err
 }
@@ -177,10 +179,11 @@ func parseArgs(ctx context.Context, name string, args []string, env envconfig.Lo
 // after its flags (merge); it returns them.
 func parseArgsWithOperands(ctx context.Context, name string, args []string, env envconfig.Lookuper, stdout, stderr io.Writer) (config, []string, error) {
 	// The flags are parsed even when the environment does not load, over
-	// the built-in defaults then, so that -h works and a bad flag is
-	// reported first; the environment's error comes after.
+	// what did load (a bad variable keeps its default), so that -h works
+	// and a bad flag is reported first; the environment's errors come
+	// after, with the config.
 	c, envErr := loadConfig(ctx, env)
-	if envErr != nil {
+	if envErr != nil && c == (config{}) {
 		c, _ = loadConfig(ctx, envconfig.MapLookuper(nil))
 	}
 	fs := newFlagSet(name, &c, stdout)
@@ -194,9 +197,6 @@ func parseArgsWithOperands(ctx context.Context, name string, args []string, env 
 		fmt.Fprintf(stderr, "clickrecon %s: %v (run 'clickrecon %s --help')\n", name, err, name)
 		return config{}, nil, errFlagReported
 	}
-	if envErr != nil {
-		return config{}, nil, envErr
-	}
 	// A window given by flags replaces one given by variables whole:
 	// --date over RECON_FROM/RECON_TO, --from/--to over RECON_DATE.
 	set := map[string]bool{}
@@ -207,7 +207,14 @@ func parseArgsWithOperands(ctx context.Context, name string, args []string, env 
 	if (set["from"] || set["to"]) && !set["date"] {
 		c.Date = ""
 	}
-	return c, fs.Args(), nil
+	return c, fs.Args(), envErr
+}
+
+// flagStop reports whether parseArgs's err ends the command at once: help
+// was printed, or a bad flag was reported. Any other error is the
+// environment's, to be listed with the command's own checks.
+func flagStop(err error) bool {
+	return errors.Is(err, errFlagHelp) || errors.Is(err, errFlagReported)
 }
 
 var (
@@ -216,6 +223,8 @@ var (
 )
 
 // usageExit reports a usage or configuration error and returns exit 2.
+// Several errors (errors.Join) are listed one a line, so that one run
+// shows every mistake to fix.
 func usageExit(stderr io.Writer, err error) int {
 	switch {
 	case errors.Is(err, errFlagHelp):
@@ -223,8 +232,30 @@ func usageExit(stderr io.Writer, err error) int {
 	case errors.Is(err, errFlagReported):
 		return exitUsage
 	}
-	fmt.Fprintf(stderr, "clickrecon: %v\n", err)
+	errs := flatten(err)
+	if len(errs) == 1 {
+		fmt.Fprintf(stderr, "clickrecon: %v\n", errs[0])
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "clickrecon: %d configuration errors:\n", len(errs))
+	for _, e := range errs {
+		fmt.Fprintf(stderr, "  - %v\n", e)
+	}
 	return exitUsage
+}
+
+// flatten returns the errors errors.Join put together, nested or not, in
+// order; any other error is one.
+func flatten(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, flatten(e)...)
+	}
+	return out
 }
 
 // newLogger builds the run's logger on stderr (through the progress bar,

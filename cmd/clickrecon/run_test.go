@@ -637,9 +637,11 @@ func TestRunPostgresPasswordNeverShown(t *testing.T) {
 	}
 }
 
-// A store query that fails the same way on every day (here: no clicks
-// table) is logged once with the days it hit and a hint, not once a day,
-// and exits 2: a retry cannot mend it.
+// A store query that fails the same way on every day (here: a custom
+// query whose rows are not (link_id, clicks), which prepares fine and so
+// passes the probe) is logged once with the days it hit and a hint, not
+// once a day, though each day's error names its own date; and exits 2: a
+// retry cannot mend it.
 func TestRunRepeatedStoreErrorLoggedOnce(t *testing.T) {
 	api := dstWindowClicks()
 	f := newFixture(t, "sqlite", api, api)
@@ -648,11 +650,17 @@ func TestRunRepeatedStoreErrorLoggedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec("CREATE TABLE visits (ts TEXT)"); err != nil {
+	if _, err := db.Exec("CREATE TABLE visits (ts TEXT, page TEXT)"); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
+	query := filepath.Join(t.TempDir(), "count.sql")
+	if err := os.WriteFile(query, []byte(`-- test: the wrong columns
+SELECT page, count(*) AS clicks FROM visits WHERE julianday(ts) >= julianday(:from) AND julianday(ts) < julianday(:to) GROUP BY page`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	f.env["STORE_DSN"] = "sqlite:" + path
+	f.env["STORE_QUERY_FILE"] = query
 	f.env["LOG_FORMAT"] = "json"
 	r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
 	if r.code != exitUsage {
@@ -674,5 +682,59 @@ func TestRunRepeatedStoreErrorLoggedOnce(t *testing.T) {
 	}
 	if err, _ := rec["err"].(string); !strings.Contains(err, "STORE_PRESET") || !strings.Contains(err, "STORE_QUERY_FILE") {
 		t.Errorf("the error gives no hint: %q", err)
+	}
+}
+
+// A store that cannot serve the run as configured is found before the
+// first request to Elido, and said once: exit 2 naming what to fix, no
+// report, no table on stdout. A server that does not answer is left for
+// the run to meet (exit 3, a retry may help).
+func TestRunProbesTheStoreBeforeElido(t *testing.T) {
+	api := dstWindowClicks()
+	notMigrated := filepath.Join(t.TempDir(), "history.db")
+	if err := os.WriteFile(notMigrated, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		env  func(f *fixture)
+		want []string // in stderr
+	}{
+		{"daily_preset_on_an_events_database", func(f *fixture) { f.env["STORE_PRESET"] = "daily" }, []string{"STORE_PRESET=daily", "click_counts"}},
+		{"custom_query_names_a_missing_column", func(f *fixture) {
+			path := filepath.Join(t.TempDir(), "count.sql")
+			if err := os.WriteFile(path, []byte("SELECT link_id, count(*) AS clicks FROM clicks WHERE clicked_at >= :from GROUP BY link_id"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f.env["STORE_QUERY_FILE"] = path
+		}, []string{"STORE_QUERY_FILE", "clicked_at"}},
+		{"database_does_not_exist", func(f *fixture) {
+			f.env["STORE_DSN"] = "postgres://postgres@127.0.0.1:5432/no_such_database?sslmode=disable"
+		}, []string{"STORE_DSN", "no_such_database"}},
+		{"history_never_migrated", func(f *fixture) { f.env["HISTORY_DSN"] = "sqlite:" + notMigrated }, []string{"HISTORY_DSN", "clickrecon migrate"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, "sqlite", api, api)
+			tt.env(f)
+			// A year, as the user who met this ran it.
+			r := f.run("--from", "2025-10-27", "--to", "2026-10-26")
+			if r.code != exitUsage {
+				t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
+			}
+			if got := f.elido.Requests(); len(got) != 0 {
+				t.Errorf("Elido was asked %v before the store was probed", got)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("stderr does not name %q:\n%s", want, r.stderr)
+				}
+			}
+			if n := strings.Count(r.stderr, "\n"); n > 2 || r.stdout != "" {
+				t.Errorf("%d lines on stderr, stdout %q; want the reason said once", n, r.stdout)
+			}
+			if paths, _ := filepath.Glob(filepath.Join(f.reportDir, "*", "report.json")); len(paths) != 0 {
+				t.Errorf("a report was written: %v", paths)
+			}
+		})
 	}
 }
