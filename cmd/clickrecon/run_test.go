@@ -404,6 +404,11 @@ func TestRunRejectsBadInputBeforeAnyRequest(t *testing.T) {
 		{name: "zero_days_with_a_date", args: []string{"--date", "2026-11-26"}, env: map[string]string{"RECON_DAYS": "0"}, want: "RECON_DAYS"},
 		{name: "bad_log_format", env: map[string]string{"LOG_FORMAT": "xml"}, want: "LOG_FORMAT"},
 		{name: "key_and_key_file", env: map[string]string{"ELIDO_API_KEY_FILE": queryFile}, want: "both ELIDO_API_KEY and ELIDO_API_KEY_FILE"},
+		{name: "workspace_placeholder", env: map[string]string{"ELIDO_WORKSPACE_ID": "REPLACE_ME"}, want: `ELIDO_WORKSPACE_ID holds "REPLACE_ME" with the placeholder REPLACE_ME`},
+		{name: "store_password_placeholder", env: map[string]string{"STORE_DSN": "postgres://recon:REPLACE_ME@127.0.0.1:5432/clicks"}, want: "STORE_DSN holds a value with the placeholder REPLACE_ME"},
+		{name: "report_bucket_placeholder", env: map[string]string{"RECON_REPORT_DIR": "s3://REPLACE_ME-clickrecon-reports/clickrecon?region=eu-central-1"}, want: "RECON_REPORT_DIR"},
+		{name: "report_dir_url_with_one_slash", args: []string{"--report-dir", "s3:/bad"}, want: "--report-dir (RECON_REPORT_DIR) \"s3:/bad\" is neither a folder nor a URL: write s3://BUCKET/PREFIX"},
+		{name: "report_dir_url_without_slashes", env: map[string]string{"RECON_REPORT_DIR": "gs:bucket"}, want: "gs://BUCKET/PREFIX"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -736,5 +741,41 @@ func TestRunProbesTheStoreBeforeElido(t *testing.T) {
 				t.Errorf("a report was written: %v", paths)
 			}
 		})
+	}
+}
+
+// Every mistake in the flags and variables is listed in one go, so that a
+// newcomer fixes them all at once, not one run at a time; none is sent
+// anywhere, and no folder is made of a URL that lost a slash.
+func TestRunListsEveryConfigErrorAtOnce(t *testing.T) {
+	f := newFixture(t, "sqlite", nil, nil)
+	t.Chdir(t.TempDir())
+	f.env["ELIDO_API_KEY"] = ""
+	f.env["ELIDO_WORKSPACE_ID"] = "REPLACE_ME"
+	f.env["RECON_DAYS"] = "abc"
+	f.env["RECON_SETTLE"] = "soon"
+	r := f.run("--date", "2026-13-01", "--report-dir", "s3:/bad", "--fail-on", "sometimes")
+	if r.code != exitUsage {
+		t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{
+		"clickrecon: 7 configuration errors:\n",
+		`  - RECON_DAYS="abc" is not a whole number`,
+		`  - RECON_SETTLE="soon" is not a duration`,
+		"  - ELIDO_WORKSPACE_ID holds",
+		"  - ELIDO_API_KEY",
+		"  - --date",
+		"  - --report-dir (RECON_REPORT_DIR)",
+		"  - --fail-on",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if got := f.elido.Requests(); len(got) != 0 {
+		t.Errorf("requests sent: %v", got)
+	}
+	if entries, _ := os.ReadDir("."); len(entries) != 0 {
+		t.Errorf("the run made %v in its folder", entries)
 	}
 }
