@@ -80,6 +80,11 @@ type config struct {
 	Drilldown string `env:"RECON_DRILLDOWN, default=auto"`
 	Format    string `env:"RECON_FORMAT, default=text"`
 	Shard     string `env:"RECON_SHARD"`
+
+	// The demo's own flags, which no variable sets.
+	Serve      bool
+	Port       int
+	ClicksFile string
 }
 
 // secretVars may also be read from a file named by NAME_FILE (a mounted

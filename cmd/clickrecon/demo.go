@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/sethvargo/go-envconfig"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/sources/elido"
+	"github.com/clickrecon/clickrecon/sources/elidotest"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
 
@@ -42,6 +46,12 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	loc, err := reconcile.LoadZone(c.TZ)
 	if err != nil {
 		return usageExit(stderr, err)
+	}
+	if c.Serve {
+		return serveDemo(ctx, c, loc, stdout, stderr, d.now())
+	}
+	if c.Port != 0 || c.ClicksFile != "" {
+		return usageExit(stderr, errors.New("--port and --clicks go with --serve"))
 	}
 	world, err := demo.Start(ctx, loc)
 	if err != nil {
@@ -91,4 +101,60 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 		return exitIncomplete
 	}
 	return code
+}
+
+// serveDemo is "clickrecon demo --serve": the simulated Elido API alone,
+// on 127.0.0.1, counting the clicks of --clicks FILE (or the demo's own),
+// until SIGINT or SIGTERM ends ctx. It prints the variables and the
+// command that point a real run, on the user's own store, at it: the way
+// to try clickrecon before having an Elido key.
+func serveDemo(ctx context.Context, c config, loc *time.Location, stdout, stderr io.Writer, now time.Time) int {
+	if c.Port < 0 || c.Port > 65535 {
+		return usageExit(stderr, fmt.Errorf("--port must be from 0 (a free port) to 65535, got %d", c.Port))
+	}
+	source := "the demo's own"
+	var clicks []elidotest.Click
+	if c.ClicksFile != "" {
+		f, err := os.Open(c.ClicksFile)
+		if err != nil {
+			return usageExit(stderr, fmt.Errorf("--clicks: %w", err))
+		}
+		clicks, err = demo.ReadClicks(f)
+		f.Close()
+		if err != nil {
+			return usageExit(stderr, fmt.Errorf("--clicks %s: %w", c.ClicksFile, err))
+		}
+		source = "from " + c.ClicksFile
+	} else {
+		from, _ := reconcile.ParseDate(demo.From)
+		to, _ := reconcile.ParseDate(demo.To)
+		clicks, _ = demo.Clicks(reconcile.Window{From: from, To: to, Loc: loc})
+	}
+	srv, err := elidotest.Serve(fmt.Sprintf("127.0.0.1:%d", c.Port), demo.Workspace, demo.Key, clicks)
+	if err != nil {
+		return usageExit(stderr, fmt.Errorf("--port %d: %w (pick another port, or 0 for a free one)", c.Port, err))
+	}
+	defer srv.Close()
+	// The days the clicks span, in the run's zone, up to the last that
+	// has ended: a run refuses a day that has not.
+	first := reconcile.DateOf(clicks[0].TS.In(loc))
+	last := reconcile.DateOf(clicks[len(clicks)-1].TS.In(loc))
+	if ended := reconcile.DateOf(now.In(loc)).AddDays(-1); last.After(ended) {
+		last = ended
+	}
+	if c.Format == "text" {
+		fmt.Fprintf(stdout, "clickrecon demo --serve: a simulated Elido API on %s counting %d clicks (%s), %s to %s in %s.\n\n"+
+			"Point clickrecon run at it, with STORE_DSN set to your store (a run with --dry-run posts nothing\n"+
+			"to Slack and records no history):\n\n"+
+			"  export ELIDO_API_BASE=%s\n"+
+			"  export ELIDO_API_KEY=%s\n"+
+			"  export ELIDO_WORKSPACE_ID=%s\n"+
+			"  export ELIDO_RATE_LIMIT=600 ELIDO_RETENTION_DAYS=0\n"+
+			"  clickrecon run --from %s --to %s --tz %s --dry-run\n\n"+
+			"It serves until Ctrl-C (SIGINT) or SIGTERM.\n",
+			srv.URL(), len(clicks), source, first, last, loc, srv.URL(), demo.Key, demo.Workspace, first, last, loc)
+	}
+	<-ctx.Done()
+	fmt.Fprintln(stderr, "clickrecon demo --serve: stopped")
+	return exitOK
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/demo"
 	"github.com/clickrecon/clickrecon/internal/job"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/monitor"
@@ -142,6 +143,11 @@ func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 		fs.StringVar(&c.Drilldown, "drilldown", c.Drilldown, "drill into days that differ: auto or off (RECON_DRILLDOWN)")
 		fs.StringVar(&c.Shard, "shard", c.Shard, "reconcile only the I-th (0-based) of N contiguous slices of the window, as I/N (RECON_SHARD)")
 		fs.StringVar(&c.Repair, "repair", c.Repair, "repair the settled missing days found: print (plan only) or apply (insert through STORE_WRITE_DSN) (RECON_REPAIR)")
+	}
+	if name == "demo" {
+		fs.BoolVar(&c.Serve, "serve", false, "serve the simulated Elido API on 127.0.0.1 until SIGINT or SIGTERM, and print the variables that point clickrecon run at it")
+		fs.IntVar(&c.Port, "port", 0, "with --serve: the port to listen on (0: a free one)")
+		fs.StringVar(&c.ClicksFile, "clicks", "", "with --serve: a CSV file of the clicks Elido counts, with the header "+demo.ClicksHeader+" (ts RFC 3339; UTC without an offset); default: the demo's own")
 	}
 	fs.Usage = func() {
 		operands := ""
