@@ -123,5 +123,19 @@ func TestVersionAndUsage(t *testing.T) {
 	if code, out, _ := runIt("demo", "-h"); code != exitOK || !strings.Contains(out, "clickrecon-demo") || !strings.Contains(out, "Europe/Warsaw") || strings.Contains(out, "ELIDO_API_KEY") {
 		t.Errorf("demo -h: exit %d, stdout %q; want the demo's defaults and no run variables", code, out)
 	}
+	// The flags are printed as the docs write them, --date; the demo's
+	// help names no variable it does not read.
+	for _, cmd := range []string{"run", "repair", "merge", "demo"} {
+		_, out, _ := runIt(cmd, "--help")
+		if !strings.Contains(out, "\n  --format string\n") || strings.Contains(out, "\n  -format") {
+			t.Errorf("%s --help does not print --format with two dashes:\n%s", cmd, out)
+		}
+	}
+	if _, out, _ := runIt("demo", "--help"); strings.Contains(out, "RECON_") || !strings.Contains(out, "--serve") {
+		t.Errorf("demo --help names a RECON_ variable the demo does not read, or lacks --serve:\n%s", out)
+	}
+	if _, out, _ := runIt("run", "--help"); !strings.Contains(out, "  --date string\n    \treconcile one day, YYYY-MM-DD (RECON_DATE)\n") {
+		t.Errorf("run --help lacks --date and its variable:\n%s", out)
+	}
 
 }

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -159,15 +160,37 @@ func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 			note = " (the demo reads no variable but LOG_LEVEL and LOG_FORMAT)"
 		}
 		fmt.Fprintf(out, "Usage: clickrecon %s [flags]%s\n\nFlags%s:\n", name, operands, note)
-		fs.SetOutput(out)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		printFlags(out, fs, name != "demo")
 		if name == "run" || name == "repair" {
 			fmt.Fprint(out, runVariables)
 		}
 	}
 	return fs
 }
+
+// printFlags lists fs's flags as the documentation writes them, --name
+// (the flag package accepts one dash or two, and prints one). Without
+// vars, the variable each flag names in brackets is left out: the demo
+// reads none of them.
+func printFlags(out io.Writer, fs *flag.FlagSet, vars bool) {
+	fs.VisitAll(func(f *flag.Flag) {
+		kind, usage := flag.UnquoteUsage(f)
+		if !vars {
+			usage = varInBrackets.ReplaceAllString(usage, "")
+		}
+		line := "  --" + f.Name
+		if kind != "" {
+			line += " " + kind
+		}
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			usage += fmt.Sprintf(" (default %q)", f.DefValue)
+		}
+		fmt.Fprintf(out, "%s\n    \t%s\n", line, usage)
+	})
+}
+
+// varInBrackets is the " (RECON_TZ)" a flag's usage ends with.
+var varInBrackets = regexp.MustCompile(` \((RECON|REPAIR)_[A-Z_]+\)`)
 
 // parseArgs loads the environment, then applies the flags over it. It
 // returns errFlagHelp after printing the help for -h. An error in the
