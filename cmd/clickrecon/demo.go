@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
@@ -15,6 +17,7 @@ import (
 	"github.com/clickrecon/clickrecon/internal/job"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 	"github.com/clickrecon/clickrecon/sources/store"
@@ -86,10 +89,11 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	o.StoreDSN, o.Query = world.StoreDSN, query
 	o.Retention = 0 // the demo's days are fixed; they never age out of the simulated Elido
 	jd := job.Deps{Elido: client, Log: log, Now: d.now, Progress: bar}
-	code, _ := runJob(ctx, o, jd, c.failOn(), nil, c.Format, true, stdout)
+	code, rep := runJob(ctx, o, jd, c.failOn(), nil, c.Format, false, stdout)
 	if code == exitIncomplete || c.Format != "text" {
 		return code
 	}
+	fmt.Fprintf(stdout, "\nThe Slack message this run would send:\n\n%s\n", demoSlack(rep))
 	// clickrecon repair --apply on the same world: the lost burst is put
 	// back into the demo's store (its own STORE_WRITE_DSN) and re-counted.
 	fmt.Fprintf(stdout, "\nclickrecon repair --apply puts the lost clicks back (STORE_WRITE_DSN is the demo's store):\n\n")
@@ -100,7 +104,50 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	}, job.Deps{Elido: client, Log: log, Now: d.now}, stdout)) == exitIncomplete {
 		return exitIncomplete
 	}
+	// The report of the run above still shows the day just repaired as
+	// missing; a second run, with a key of its own, writes the report of
+	// the repaired store beside it, so that both can be opened.
+	o.RunKey = report.RunKey(demo.Workspace, w, "demo after repair")
+	o.KeepDays = 0 // the first report stays, whatever its age
+	after, rep2 := runJob(ctx, o, job.Deps{Elido: client, Log: log, Now: d.now, Progress: bar}, "", nil, c.Format, false, io.Discard)
+	if after == exitIncomplete {
+		return exitIncomplete
+	}
+	fmt.Fprintf(stdout, "\nAfter the repair the store was reconciled again: %s.\n\n"+
+		"Open the reports:\n  before the repair  %s\n  after the repair   %s\n\n"+
+		"The demo's simulated API and store are gone now. To try clickrecon run on your own store\n"+
+		"without an Elido key, serve the simulated API with: clickrecon demo --serve --clicks FILE\n",
+		dayStatuses(rep2), reportFile(c.ReportDir, runKey), reportFile(c.ReportDir, o.RunKey))
 	return code
+}
+
+// demoSlack renders the Slack message of the demo's run, whose re-check
+// command could only fail once the demo has ended: it names the demo's
+// next step instead.
+func demoSlack(rep report.Report) string {
+	md := alert.RenderMarkdown(alert.Render(rep, nil))
+	return runCommand.ReplaceAllString(md, "clickrecon demo --serve   # then clickrecon run on your own store, as it prints")
+}
+
+// runCommand is a re-check command in a rendered message.
+var runCommand = regexp.MustCompile(`clickrecon run --from \S+ --to \S+ --tz \S+`)
+
+// dayStatuses lists each day of rep with its status: 2026-10-23 match, ….
+func dayStatuses(rep report.Report) string {
+	var parts []string
+	for _, d := range rep.Days {
+		parts = append(parts, d.Date+" "+d.Status)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// reportFile is the report.html of the run runKey under dir, a folder or
+// an object-storage URL.
+func reportFile(dir, runKey string) string {
+	if strings.Contains(dir, "://") {
+		return strings.TrimSuffix(dir, "/") + "/" + runKey + "/report.html"
+	}
+	return filepath.Join(dir, runKey, "report.html")
 }
 
 // serveDemo is "clickrecon demo --serve": the simulated Elido API alone,

@@ -33,17 +33,48 @@ func testDemo(t *testing.T, now time.Time) {
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
+	// Two reports: the run's, and the re-run's after the repair; stdout
+	// ends naming both files to open.
 	paths, _ := filepath.Glob(filepath.Join(dir, "*", "report.json"))
-	if len(paths) != 1 {
+	if len(paths) != 2 {
 		t.Fatalf("report.json files: %v", paths)
 	}
-	b, _ := os.ReadFile(paths[0])
+	var before, after string
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if p, ok := strings.CutPrefix(line, "  before the repair  "); ok {
+			before = p
+		}
+		if p, ok := strings.CutPrefix(line, "  after the repair   "); ok {
+			after = p
+		}
+	}
+	if _, err := os.Stat(before); err != nil || filepath.Base(before) != "report.html" {
+		t.Fatalf("stdout does not name the report to open (%q: %v):\n%s", before, err, stdout.String())
+	}
+	if _, err := os.Stat(after); err != nil || after == before {
+		t.Fatalf("stdout does not name the report after the repair (%q: %v)", after, err)
+	}
+	var repaired report.Report
+	b, _ := os.ReadFile(filepath.Join(filepath.Dir(after), "report.json"))
+	if err := json.Unmarshal(b, &repaired); err != nil {
+		t.Fatal(err)
+	}
+	var statuses []string
+	for _, d := range repaired.Days {
+		statuses = append(statuses, d.Status)
+	}
+	if diff := cmp.Diff([]string{"match", "match", "surplus", "match"}, statuses); diff != "" {
+		t.Errorf("the report after the repair (-want +got):\n%s", diff)
+	}
+	// The re-check the demo shows must work once it is over: not a run
+	// against a simulated API that is gone.
+	if strings.Contains(stdout.String(), "clickrecon run --from") {
+		t.Errorf("the demo suggests a run against its own world, gone when it ends:\n%s", stdout.String())
+	}
+	b, _ = os.ReadFile(filepath.Join(filepath.Dir(before), "report.json"))
 	var got report.Report
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
-	}
-	if !strings.Contains(stdout.String(), filepath.Dir(paths[0])) {
-		t.Errorf("stdout does not say where the report is:\n%s", stdout.String())
 	}
 
 	// The demo's own clicks, bucketed independently of the pipeline: by
@@ -75,13 +106,13 @@ func testDemo(t *testing.T, now time.Time) {
 		Status     string
 	}
 	var want, gotRows []row
-	statuses := []string{"match", "missing", "surplus", "match"}
+	wantStatus := []string{"match", "missing", "surplus", "match"}
 	for i, d := range []string{"2026-10-23", "2026-10-24", "2026-10-25", "2026-10-26"} {
 		hours := 24.0
 		if d == "2026-10-25" {
 			hours = 25
 		}
-		want = append(want, row{d, hours, apiDays[d], localDays[d], statuses[i]})
+		want = append(want, row{d, hours, apiDays[d], localDays[d], wantStatus[i]})
 	}
 	for _, d := range got.Days {
 		gotRows = append(gotRows, row{d.Date, d.Hours, *d.API, *d.Local, d.Status})
