@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"reflect"
 	"regexp"
 	"strings"
 	"syscall"
@@ -295,9 +296,24 @@ func newLogger(bar *job.Bar, format, level string) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: lvl}
 	var w io.Writer = bar
 	if strings.EqualFold(format, "text") || (format == "" && bar.Live()) {
+		opts.ReplaceAttr = plainMaps
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// plainMaps writes a map attribute of a text log line as its pairs,
+// requests="summary:1 timeseries:1", not in Go's map[…] syntax. (The
+// JSON handler writes a map as an object.)
+func plainMaps(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindAny {
+		return a
+	}
+	if v := a.Value.Any(); v != nil && reflect.TypeOf(v).Kind() == reflect.Map {
+		s := fmt.Sprint(v) // fmt sorts the keys
+		a.Value = slog.StringValue(strings.TrimSuffix(strings.TrimPrefix(s, "map["), "]"))
+	}
+	return a
 }
 
 func parseLevel(s string) (slog.Level, error) {
