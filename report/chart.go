@@ -21,6 +21,7 @@ type chart struct {
 	Ticks                              []chartTick
 	Labels                             []chartLabel
 	Callout                            *chartLabel // names the worst gap over its bar
+	CalloutStatus                      string      // its day's status, missing or surplus: the label's colour
 	CalloutLineX, CalloutY1, CalloutY2 float64
 }
 
@@ -141,6 +142,7 @@ func newChart(id string, days []Day, width float64) chart {
 		}
 		c.Callout = &chartLabel{X: round1(x), Y: c.Top - 10, Anchor: anchor, Text: d.Date + " " + Signed(*d.Delta)}
 		c.CalloutLineX, c.CalloutY1, c.CalloutY2 = round1(x), c.Top-7, c.Top
+		c.CalloutStatus = d.Status
 	}
 	return c
 }
@@ -295,10 +297,17 @@ func newHourChart(d Day, loc *time.Location) hourChart {
 		if !midnight.IsZero() {
 			text = midnight.Add(time.Duration(i) * time.Hour).Format("15:04")
 		}
-		h.Labels = append(h.Labels, chartLabel{X: round1(left + slot*float64(i)), Y: h.Height - 6, Anchor: "start", Text: text})
+		x := left + slot*float64(i)
+		if x+hourLabelWidth > h.Width { // the 25th hour's: it would be cut to "23:0"
+			break
+		}
+		h.Labels = append(h.Labels, chartLabel{X: round1(x), Y: h.Height - 6, Anchor: "start", Text: text})
 	}
 	return h
 }
+
+// hourLabelWidth is the room an hour label ("23:00", 10px text) needs.
+const hourLabelWidth = 30
 
 // hourName names an hour as every rendering does, with its zone's
 // abbreviation at both ends, so the two 02:00 hours of an autumn DST day

@@ -40,7 +40,7 @@ func HTML(r Report) ([]byte, error) {
 	links, more := worstLinks(r.Links, maxHTMLLinks), max(0, len(r.Links)-maxHTMLLinks)
 	var buf bytes.Buffer
 	err = htmlTmpl.Execute(&buf, page{
-		Report: r, Headline: headline(r, gaps), Recheck: RecheckCommand(r),
+		Report: r, Headline: headline(r, gaps), Rechecks: RecheckCommands(r),
 		Wide: newChart("chart", r.Days, 960), Narrow: newChart("chart-narrow", r.Days, 380),
 		Gaps: gaps, Details: details, MoreDetails: len(gaps) - len(details),
 		Unverifiable: ReasonRuns(r.Days), TopLinks: links, MoreLinks: more,
@@ -55,7 +55,7 @@ func HTML(r Report) ([]byte, error) {
 type page struct {
 	Report
 	Headline     lead
-	Recheck      string
+	Rechecks     [][]string // each command's words, a flag with its value as one
 	Wide, Narrow chart
 	Gaps         []Day
 	Details      []gapDetail
@@ -156,11 +156,70 @@ func headline(r Report, gaps []Day) lead {
 		}
 		return lead{fmt.Sprintf("%s %s. The worst is ", Plural(len(gaps), "day", "days"), verb), w.Date, after + fmt.Sprintf(", %s, %s.", w.Status, w.Severity)}
 	case read == 0 && c.Days > 0:
-		return lead{Before: fmt.Sprintf("Nothing could be read: none of the %s was verified.", Plural(c.Days, "day", "days"))}
+		return lead{Before: unreadSide(r.Days) + fmt.Sprintf(": none of the %s was verified.", Plural(c.Days, "day", "days"))}
 	case c.Unverifiable > 0:
 		return lead{Before: fmt.Sprintf("No gap among the days read, but %s could not be verified.", Plural(c.Unverifiable, "day", "days"))}
 	}
 	return lead{Before: fmt.Sprintf("Every day matches: %s, %s clicks on both sides.", Plural(c.Days, "day", "days"), Num(r.Totals.API))}
+}
+
+// unreadSide names the side that could not be read when no day was
+// verified: the store, Elido or both. "Nothing could be read" would blame
+// Elido for a store mistake.
+func unreadSide(days []Day) string {
+	api, local := false, false
+	for _, d := range days {
+		api, local = api || d.API != nil, local || d.Local != nil
+	}
+	switch {
+	case api && !local:
+		return "The store could not be read (Elido was)"
+	case local && !api:
+		return "Elido could not be read (the store was)"
+	}
+	return "Neither Elido nor the store could be read"
+}
+
+// maxRechecks bounds the re-check commands of report.html; more runs of
+// days than that are re-checked by one command over all of them.
+const maxRechecks = 5
+
+// RecheckCommands are the commands that re-check what a report could not
+// settle, as RecheckCommand picks its days, one per run of consecutive
+// days (--date for a single day), so that five scattered days are five
+// short re-checks, not one over the months between them. Each command is
+// its words, a flag and its value together, so that a page can keep them
+// on one line.
+func RecheckCommands(r Report) [][]string {
+	tz := "--tz " + r.Window.TZ
+	for _, pick := range []func(Day) bool{Day.IsGap, func(d Day) bool { return d.Status == "unverifiable" }} {
+		var runs [][2]string
+		for i, d := range r.Days {
+			switch {
+			case !pick(d):
+			case i > 0 && pick(r.Days[i-1]) && len(runs) > 0:
+				runs[len(runs)-1][1] = d.Date
+			default:
+				runs = append(runs, [2]string{d.Date, d.Date})
+			}
+		}
+		if len(runs) == 0 {
+			continue
+		}
+		if len(runs) > maxRechecks {
+			runs = [][2]string{{runs[0][0], runs[len(runs)-1][1]}}
+		}
+		var out [][]string
+		for _, run := range runs {
+			if run[0] == run[1] {
+				out = append(out, []string{"clickrecon run", "--date " + run[0], tz})
+				continue
+			}
+			out = append(out, []string{"clickrecon run", "--from " + run[0], "--to " + run[1], tz})
+		}
+		return out
+	}
+	return [][]string{{"clickrecon run", "--from " + r.Window.From, "--to " + r.Window.To, tz}}
 }
 
 // RecheckCommand is the command that re-checks what a report could not

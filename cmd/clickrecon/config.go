@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,111 +80,199 @@ type config struct {
 	Drilldown string `env:"RECON_DRILLDOWN, default=auto"`
 	Format    string `env:"RECON_FORMAT, default=text"`
 	Shard     string `env:"RECON_SHARD"`
+
+	// The demo's own flags, which no variable sets.
+	Serve      bool
+	Port       int
+	ClicksFile string
 }
 
 // secretVars may also be read from a file named by NAME_FILE (a mounted
 // Kubernetes Secret). A file's trailing line break is dropped.
 var secretVars = []string{"ELIDO_API_KEY", "STORE_DSN", "STORE_WRITE_DSN", "HISTORY_DSN", "SLACK_WEBHOOK_URL", "SLACK_BOT_TOKEN", "PUSHGATEWAY_URL", "HEALTHCHECK_URL"}
 
-// loadConfig reads the environment. An error names the variable.
+// loadConfig reads the environment. An error names the variable. A
+// variable whose value cannot be read is set aside (its default stands)
+// and the rest are read, so that the error lists every bad variable at
+// once, and the config returned with it is still fit for the checks of
+// validateRun, which then add theirs.
 func loadConfig(ctx context.Context, env envconfig.Lookuper) (config, error) {
-	var c config
-	if err := envload.Load(ctx, env, &c, secretVars); err != nil {
-		return config{}, err
+	var errs []error
+	aside := maskedLookuper{env: env, names: map[string]bool{}}
+	for {
+		var c config
+		err := envload.Load(ctx, aside, &c, secretVars)
+		var ve *envload.VarError
+		if errors.As(err, &ve) && !aside.names[ve.Name] {
+			errs = append(errs, err)
+			aside.names[ve.Name] = true
+			continue
+		}
+		if err != nil {
+			return config{}, errors.Join(append(errs, err)...)
+		}
+		return c, errors.Join(errs...)
 	}
-	return c, nil
+}
+
+// maskedLookuper is env without the variables in names.
+type maskedLookuper struct {
+	env   envconfig.Lookuper
+	names map[string]bool
+}
+
+func (m maskedLookuper) Lookup(key string) (string, bool) {
+	if m.names[key] {
+		return "", false
+	}
+	return m.env.Lookup(key)
 }
 
 // validateCommon checks what run and demo share: the tolerances, the
-// output flags and the logging variables.
+// output flags and the logging variables. It returns every mistake it
+// finds, joined (errors.Join), not only the first.
 func (c config) validateCommon() error {
-	tol := c.tolerance()
-	if err := tol.Validate(); err != nil {
-		return err
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
+	add(c.placeholders())
+	add(c.tolerance().Validate())
 	switch c.FailOn {
 	case "none", "warn", "fail":
 	default:
-		return fmt.Errorf("--fail-on (RECON_FAIL_ON) must be none, warn or fail, got %q", c.FailOn)
+		add(fmt.Errorf("--fail-on (RECON_FAIL_ON) must be none, warn or fail, got %q", c.FailOn))
 	}
 	switch c.Drilldown {
 	case "auto", "off":
 	default:
-		return fmt.Errorf("--drilldown (RECON_DRILLDOWN) must be auto or off, got %q", c.Drilldown)
+		add(fmt.Errorf("--drilldown (RECON_DRILLDOWN) must be auto or off, got %q", c.Drilldown))
 	}
 	switch c.Format {
 	case "text", "json":
 	default:
-		return fmt.Errorf("--format (RECON_FORMAT) must be text or json, got %q", c.Format)
+		add(fmt.Errorf("--format (RECON_FORMAT) must be text or json, got %q", c.Format))
 	}
 	switch strings.ToLower(c.LogFormat) {
 	case "", "json", "text":
 	default:
-		return fmt.Errorf("LOG_FORMAT must be json or text, got %q", c.LogFormat)
+		add(fmt.Errorf("LOG_FORMAT must be json or text, got %q", c.LogFormat))
 	}
-	if _, err := parseLevel(c.LogLevel); err != nil {
-		return err
-	}
-	if _, err := alert.ParseNotify(c.SlackNotify); err != nil {
-		return err
-	}
+	_, err := parseLevel(c.LogLevel)
+	add(err)
+	_, err = alert.ParseNotify(c.SlackNotify)
+	add(err)
 	if c.ReportURL != "" {
 		// Any run key will do: this checks the base URL alone.
-		if _, err := report.HTMLURL(c.ReportURL, "run"); err != nil {
-			return err
+		_, err := report.HTMLURL(c.ReportURL, "run")
+		add(err)
+	}
+	add(checkReportDir(c.ReportDir))
+	if c.Settle < 0 {
+		add(fmt.Errorf("RECON_SETTLE must not be negative, got %s", c.Settle))
+	}
+	if c.Timeout <= 0 {
+		add(fmt.Errorf("RECON_TIMEOUT must be positive, got %s", c.Timeout))
+	}
+	if c.ReportKeepDays < 0 {
+		add(fmt.Errorf("RECON_REPORT_KEEP_DAYS must not be negative (0 keeps every report), got %d", c.ReportKeepDays))
+	}
+	if c.MaxDays < 1 {
+		add(fmt.Errorf("RECON_MAX_DAYS must be at least 1, got %d", c.MaxDays))
+	}
+	if c.DrillMax < 0 {
+		add(fmt.Errorf("RECON_DRILLDOWN_MAX_REQUESTS must not be negative, got %d", c.DrillMax))
+	}
+	return errors.Join(errs...)
+}
+
+// checkReportDir refuses a --report-dir that is meant as an object-storage
+// URL but is not one, such as s3:/bucket or gs:bucket: taken as a folder,
+// it would quietly write the reports to ./s3:/bucket on the pod's disk.
+func checkReportDir(dir string) error {
+	if dir == "" {
+		return fmt.Errorf("--report-dir (RECON_REPORT_DIR) must not be empty")
+	}
+	scheme, _, ok := strings.Cut(dir, ":")
+	if !ok || strings.Contains(dir, "://") || len(scheme) < 2 || strings.ContainsAny(scheme, `/\.`) {
+		return nil // a folder (C:\reports has a one-letter drive), or a URL report.Open checks
+	}
+	for _, r := range scheme {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '+' || r == '-') {
+			return nil
 		}
 	}
-	switch {
-	case c.Settle < 0:
-		return fmt.Errorf("RECON_SETTLE must not be negative, got %s", c.Settle)
-	case c.Timeout <= 0:
-		return fmt.Errorf("RECON_TIMEOUT must be positive, got %s", c.Timeout)
-	case c.ReportDir == "":
-		return fmt.Errorf("--report-dir (RECON_REPORT_DIR) must not be empty")
-	case c.ReportKeepDays < 0:
-		return fmt.Errorf("RECON_REPORT_KEEP_DAYS must not be negative (0 keeps every report), got %d", c.ReportKeepDays)
-	case c.MaxDays < 1:
-		return fmt.Errorf("RECON_MAX_DAYS must be at least 1, got %d", c.MaxDays)
-	case c.DrillMax < 0:
-		return fmt.Errorf("RECON_DRILLDOWN_MAX_REQUESTS must not be negative, got %d", c.DrillMax)
+	return fmt.Errorf("--report-dir (RECON_REPORT_DIR) %q is neither a folder nor a URL: write %s://BUCKET/PREFIX (two slashes) for object storage, or ./%s for a local folder of that name",
+		dir, strings.ToLower(scheme), dir)
+}
+
+// placeholder is what the example manifests put where a value of the
+// user's own belongs.
+const placeholder = "REPLACE_ME"
+
+// placeholders refuses any variable still holding an example manifest's
+// placeholder (ELIDO_WORKSPACE_ID=REPLACE_ME, a DSN with the password
+// REPLACE_ME): a run on it could only fail later, against Elido or the
+// store, or write where nobody looks. A secret's value is not quoted.
+func (c config) placeholders() error {
+	var errs []error
+	v := reflect.ValueOf(c)
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Type().Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+		if name == "" || f.Type.Kind() != reflect.String {
+			continue
+		}
+		if val := v.Field(i).String(); strings.Contains(strings.ToUpper(val), placeholder) {
+			what := fmt.Sprintf("%q", val)
+			if slices.Contains(secretVars, name) {
+				what = "a value"
+			}
+			errs = append(errs, fmt.Errorf("%s holds %s with the placeholder %s: put your own value there", name, what, placeholder))
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // validateRun checks everything a reconciliation run needs, given the
 // current time, and returns the window it names. Nothing here touches the
-// network or a database.
+// network or a database. It returns every mistake it finds, joined.
 func (c config) validateRun(now time.Time) (reconcile.Window, error) {
-	var w reconcile.Window
-	if err := c.validateCommon(); err != nil {
-		return w, err
-	}
-	if err := c.elido().Validate(); err != nil {
-		return w, err
-	}
-	switch {
-	case c.StoreDSN == "":
-		return w, fmt.Errorf("STORE_DSN is not set: give postgres://USER@HOST/DB, mysql://USER@HOST/DB or sqlite:PATH (or STORE_DSN_FILE)")
-	case c.Days < 1:
-		return w, fmt.Errorf("RECON_DAYS must be at least 1, got %d", c.Days)
-	case c.Retention < 0:
-		return w, fmt.Errorf("ELIDO_RETENTION_DAYS must not be negative (0: no limit), got %d", c.Retention)
-	}
-	if _, err := dsn.Parse(c.StoreDSN, dsn.Options{Name: "STORE_DSN", MissingHint: "check STORE_DSN", MySQL: true}); err != nil {
-		return w, err
-	}
-	if c.HistoryDSN != "" {
-		if _, err := dsn.Parse(c.HistoryDSN, dsn.Options{Name: "HISTORY_DSN", Mode: dsn.ReadWrite, MissingHint: "run clickrecon migrate to create it"}); err != nil {
-			return w, err
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
 		}
 	}
-	loc, err := reconcile.LoadZone(c.TZ)
-	if err != nil {
-		return w, err
+	add(c.validateCommon())
+	add(c.elido().Validate())
+	if c.StoreDSN == "" {
+		add(fmt.Errorf("STORE_DSN is not set: give postgres://USER@HOST/DB, mysql://USER@HOST/DB or sqlite:PATH (or STORE_DSN_FILE)"))
+	} else if _, err := dsn.Parse(c.StoreDSN, dsn.Options{Name: "STORE_DSN", MissingHint: "check STORE_DSN", MySQL: true}); err != nil {
+		add(err)
 	}
-	return reconcile.NewWindow(reconcile.WindowSpec{
-		Date: c.Date, From: c.From, To: c.To, Days: c.Days, MaxDays: c.MaxDays, Shard: c.Shard,
-	}, loc, now)
+	if c.Days < 1 {
+		add(fmt.Errorf("RECON_DAYS must be at least 1, got %d", c.Days))
+	}
+	if c.Retention < 0 {
+		add(fmt.Errorf("ELIDO_RETENTION_DAYS must not be negative (0: no limit), got %d", c.Retention))
+	}
+	if c.HistoryDSN != "" {
+		_, err := dsn.Parse(c.HistoryDSN, dsn.Options{Name: "HISTORY_DSN", Mode: dsn.ReadWrite, MissingHint: "run clickrecon migrate to create it"})
+		add(err)
+	}
+	var w reconcile.Window
+	loc, err := reconcile.LoadZone(c.TZ)
+	add(err)
+	if err == nil && c.MaxDays >= 1 && c.Days >= 1 {
+		w, err = reconcile.NewWindow(reconcile.WindowSpec{
+			Date: c.Date, From: c.From, To: c.To, Days: c.Days, MaxDays: c.MaxDays, Shard: c.Shard,
+		}, loc, now)
+		add(err)
+	}
+	return w, errors.Join(errs...)
 }
 
 // secrets returns every secret the configuration holds, with the

@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
 
 	"github.com/sethvargo/go-envconfig"
 
@@ -12,7 +17,9 @@ import (
 	"github.com/clickrecon/clickrecon/internal/job"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/sources/elido"
+	"github.com/clickrecon/clickrecon/sources/elidotest"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
 
@@ -42,6 +49,12 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	loc, err := reconcile.LoadZone(c.TZ)
 	if err != nil {
 		return usageExit(stderr, err)
+	}
+	if c.Serve {
+		return serveDemo(ctx, c, loc, stdout, stderr, d.now())
+	}
+	if c.Port != 0 || c.ClicksFile != "" {
+		return usageExit(stderr, errors.New("--port and --clicks go with --serve"))
 	}
 	world, err := demo.Start(ctx, loc)
 	if err != nil {
@@ -76,10 +89,11 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	o.StoreDSN, o.Query = world.StoreDSN, query
 	o.Retention = 0 // the demo's days are fixed; they never age out of the simulated Elido
 	jd := job.Deps{Elido: client, Log: log, Now: d.now, Progress: bar}
-	code, _ := runJob(ctx, o, jd, c.failOn(), nil, c.Format, true, stdout)
+	code, rep := runJob(ctx, o, jd, c.failOn(), nil, c.Format, false, stdout)
 	if code == exitIncomplete || c.Format != "text" {
 		return code
 	}
+	fmt.Fprintf(stdout, "\nThe Slack message this run would send:\n\n%s\n", demoSlack(rep))
 	// clickrecon repair --apply on the same world: the lost burst is put
 	// back into the demo's store (its own STORE_WRITE_DSN) and re-counted.
 	fmt.Fprintf(stdout, "\nclickrecon repair --apply puts the lost clicks back (STORE_WRITE_DSN is the demo's store):\n\n")
@@ -90,5 +104,104 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	}, job.Deps{Elido: client, Log: log, Now: d.now}, stdout)) == exitIncomplete {
 		return exitIncomplete
 	}
+	// The report of the run above still shows the day just repaired as
+	// missing; a second run, with a key of its own, writes the report of
+	// the repaired store beside it, so that both can be opened.
+	o.RunKey = report.RunKey(demo.Workspace, w, "demo after repair")
+	o.KeepDays = 0 // the first report stays, whatever its age
+	after, rep2 := runJob(ctx, o, job.Deps{Elido: client, Log: log, Now: d.now, Progress: bar}, "", nil, c.Format, false, io.Discard)
+	if after == exitIncomplete {
+		return exitIncomplete
+	}
+	fmt.Fprintf(stdout, "\nAfter the repair the store was reconciled again: %s.\n\n"+
+		"Open the reports:\n  before the repair  %s\n  after the repair   %s\n\n"+
+		"The demo's simulated API and store are gone now. To try clickrecon run on your own store\n"+
+		"without an Elido key, serve the simulated API with: clickrecon demo --serve --clicks FILE\n",
+		dayStatuses(rep2), reportFile(c.ReportDir, runKey), reportFile(c.ReportDir, o.RunKey))
 	return code
+}
+
+// demoSlack renders the Slack message of the demo's run, whose re-check
+// command could only fail once the demo has ended: it names the demo's
+// next step instead.
+func demoSlack(rep report.Report) string {
+	md := alert.RenderMarkdown(alert.Render(rep, nil))
+	return runCommand.ReplaceAllString(md, "clickrecon demo --serve   # then clickrecon run on your own store, as it prints")
+}
+
+// runCommand is a re-check command in a rendered message.
+var runCommand = regexp.MustCompile(`clickrecon run --from \S+ --to \S+ --tz \S+`)
+
+// dayStatuses lists each day of rep with its status: 2026-10-23 match, ….
+func dayStatuses(rep report.Report) string {
+	var parts []string
+	for _, d := range rep.Days {
+		parts = append(parts, d.Date+" "+d.Status)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// reportFile is the report.html of the run runKey under dir, a folder or
+// an object-storage URL.
+func reportFile(dir, runKey string) string {
+	if strings.Contains(dir, "://") {
+		return strings.TrimSuffix(dir, "/") + "/" + runKey + "/report.html"
+	}
+	return filepath.Join(dir, runKey, "report.html")
+}
+
+// serveDemo is "clickrecon demo --serve": the simulated Elido API alone,
+// on 127.0.0.1, counting the clicks of --clicks FILE (or the demo's own),
+// until SIGINT or SIGTERM ends ctx. It prints the variables and the
+// command that point a real run, on the user's own store, at it: the way
+// to try clickrecon before having an Elido key.
+func serveDemo(ctx context.Context, c config, loc *time.Location, stdout, stderr io.Writer, now time.Time) int {
+	if c.Port < 0 || c.Port > 65535 {
+		return usageExit(stderr, fmt.Errorf("--port must be from 0 (a free port) to 65535, got %d", c.Port))
+	}
+	source := "the demo's own"
+	var clicks []elidotest.Click
+	if c.ClicksFile != "" {
+		f, err := os.Open(c.ClicksFile)
+		if err != nil {
+			return usageExit(stderr, fmt.Errorf("--clicks: %w", err))
+		}
+		clicks, err = demo.ReadClicks(f)
+		f.Close()
+		if err != nil {
+			return usageExit(stderr, fmt.Errorf("--clicks %s: %w", c.ClicksFile, err))
+		}
+		source = "from " + c.ClicksFile
+	} else {
+		from, _ := reconcile.ParseDate(demo.From)
+		to, _ := reconcile.ParseDate(demo.To)
+		clicks, _ = demo.Clicks(reconcile.Window{From: from, To: to, Loc: loc})
+	}
+	srv, err := elidotest.Serve(fmt.Sprintf("127.0.0.1:%d", c.Port), demo.Workspace, demo.Key, clicks)
+	if err != nil {
+		return usageExit(stderr, fmt.Errorf("--port %d: %w (pick another port, or 0 for a free one)", c.Port, err))
+	}
+	defer srv.Close()
+	// The days the clicks span, in the run's zone, up to the last that
+	// has ended: a run refuses a day that has not.
+	first := reconcile.DateOf(clicks[0].TS.In(loc))
+	last := reconcile.DateOf(clicks[len(clicks)-1].TS.In(loc))
+	if ended := reconcile.DateOf(now.In(loc)).AddDays(-1); last.After(ended) {
+		last = ended
+	}
+	if c.Format == "text" {
+		fmt.Fprintf(stdout, "clickrecon demo --serve: a simulated Elido API on %s counting %d clicks (%s), %s to %s in %s.\n\n"+
+			"Point clickrecon run at it, with STORE_DSN set to your store (a run with --dry-run posts nothing\n"+
+			"to Slack and records no history):\n\n"+
+			"  export ELIDO_API_BASE=%s\n"+
+			"  export ELIDO_API_KEY=%s\n"+
+			"  export ELIDO_WORKSPACE_ID=%s\n"+
+			"  export ELIDO_RATE_LIMIT=600 ELIDO_RETENTION_DAYS=0\n"+
+			"  clickrecon run --from %s --to %s --tz %s --dry-run\n\n"+
+			"It serves until Ctrl-C (SIGINT) or SIGTERM.\n",
+			srv.URL(), len(clicks), source, first, last, loc, srv.URL(), demo.Key, demo.Workspace, first, last, loc)
+	}
+	<-ctx.Done()
+	fmt.Fprintln(stderr, "clickrecon demo --serve: stopped")
+	return exitOK
 }

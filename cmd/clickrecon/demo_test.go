@@ -14,6 +14,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/internal/demo"
+	"github.com/clickrecon/clickrecon/internal/job"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 )
@@ -33,17 +34,48 @@ func testDemo(t *testing.T, now time.Time) {
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
+	// Two reports: the run's, and the re-run's after the repair; stdout
+	// ends naming both files to open.
 	paths, _ := filepath.Glob(filepath.Join(dir, "*", "report.json"))
-	if len(paths) != 1 {
+	if len(paths) != 2 {
 		t.Fatalf("report.json files: %v", paths)
 	}
-	b, _ := os.ReadFile(paths[0])
+	var before, after string
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if p, ok := strings.CutPrefix(line, "  before the repair  "); ok {
+			before = p
+		}
+		if p, ok := strings.CutPrefix(line, "  after the repair   "); ok {
+			after = p
+		}
+	}
+	if _, err := os.Stat(before); err != nil || filepath.Base(before) != "report.html" {
+		t.Fatalf("stdout does not name the report to open (%q: %v):\n%s", before, err, stdout.String())
+	}
+	if _, err := os.Stat(after); err != nil || after == before {
+		t.Fatalf("stdout does not name the report after the repair (%q: %v)", after, err)
+	}
+	var repaired report.Report
+	b, _ := os.ReadFile(filepath.Join(filepath.Dir(after), "report.json"))
+	if err := json.Unmarshal(b, &repaired); err != nil {
+		t.Fatal(err)
+	}
+	var statuses []string
+	for _, d := range repaired.Days {
+		statuses = append(statuses, d.Status)
+	}
+	if diff := cmp.Diff([]string{"match", "match", "surplus", "match"}, statuses); diff != "" {
+		t.Errorf("the report after the repair (-want +got):\n%s", diff)
+	}
+	// The re-check the demo shows must work once it is over: not a run
+	// against a simulated API that is gone.
+	if strings.Contains(stdout.String(), "clickrecon run --from") {
+		t.Errorf("the demo suggests a run against its own world, gone when it ends:\n%s", stdout.String())
+	}
+	b, _ = os.ReadFile(filepath.Join(filepath.Dir(before), "report.json"))
 	var got report.Report
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
-	}
-	if !strings.Contains(stdout.String(), filepath.Dir(paths[0])) {
-		t.Errorf("stdout does not say where the report is:\n%s", stdout.String())
 	}
 
 	// The demo's own clicks, bucketed independently of the pipeline: by
@@ -75,13 +107,13 @@ func testDemo(t *testing.T, now time.Time) {
 		Status     string
 	}
 	var want, gotRows []row
-	statuses := []string{"match", "missing", "surplus", "match"}
+	wantStatus := []string{"match", "missing", "surplus", "match"}
 	for i, d := range []string{"2026-10-23", "2026-10-24", "2026-10-25", "2026-10-26"} {
 		hours := 24.0
 		if d == "2026-10-25" {
 			hours = 25
 		}
-		want = append(want, row{d, hours, apiDays[d], localDays[d], statuses[i]})
+		want = append(want, row{d, hours, apiDays[d], localDays[d], wantStatus[i]})
 	}
 	for _, d := range got.Days {
 		gotRows = append(gotRows, row{d.Date, d.Hours, *d.API, *d.Local, d.Status})
@@ -123,5 +155,29 @@ func TestVersionAndUsage(t *testing.T) {
 	if code, out, _ := runIt("demo", "-h"); code != exitOK || !strings.Contains(out, "clickrecon-demo") || !strings.Contains(out, "Europe/Warsaw") || strings.Contains(out, "ELIDO_API_KEY") {
 		t.Errorf("demo -h: exit %d, stdout %q; want the demo's defaults and no run variables", code, out)
 	}
+	// The flags are printed as the docs write them, --date; the demo's
+	// help names no variable it does not read.
+	for _, cmd := range []string{"run", "repair", "merge", "demo"} {
+		_, out, _ := runIt(cmd, "--help")
+		if !strings.Contains(out, "\n  --format string\n") || strings.Contains(out, "\n  -format") {
+			t.Errorf("%s --help does not print --format with two dashes:\n%s", cmd, out)
+		}
+	}
+	if _, out, _ := runIt("demo", "--help"); strings.Contains(out, "RECON_") || !strings.Contains(out, "--serve") {
+		t.Errorf("demo --help names a RECON_ variable the demo does not read, or lacks --serve:\n%s", out)
+	}
+	if _, out, _ := runIt("run", "--help"); !strings.Contains(out, "  --date string\n    \treconcile one day, YYYY-MM-DD (RECON_DATE)\n") {
+		t.Errorf("run --help lacks --date and its variable:\n%s", out)
+	}
 
+}
+
+// A text log line writes a map as its pairs, not in Go's map syntax.
+func TestTextLogWritesMapsPlainly(t *testing.T) {
+	var buf bytes.Buffer
+	log := newLogger(job.NewBar(&buf), "text", "info")
+	log.Info("elido read", "requests", map[string]int{"timeseries": 1, "summary": 1}, "days", 3)
+	if got := buf.String(); !strings.Contains(got, `requests="summary:1 timeseries:1" days=3`) || strings.Contains(got, "map[") {
+		t.Errorf("log line: %s", got)
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"reflect"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/demo"
 	"github.com/clickrecon/clickrecon/internal/job"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/monitor"
@@ -143,6 +146,11 @@ func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 		fs.StringVar(&c.Shard, "shard", c.Shard, "reconcile only the I-th (0-based) of N contiguous slices of the window, as I/N (RECON_SHARD)")
 		fs.StringVar(&c.Repair, "repair", c.Repair, "repair the settled missing days found: print (plan only) or apply (insert through STORE_WRITE_DSN) (RECON_REPAIR)")
 	}
+	if name == "demo" {
+		fs.BoolVar(&c.Serve, "serve", false, "serve the simulated Elido API on 127.0.0.1 until SIGINT or SIGTERM, and print the variables that point clickrecon run at it")
+		fs.IntVar(&c.Port, "port", 0, "with --serve: the port to listen on (0: a free one)")
+		fs.StringVar(&c.ClicksFile, "clicks", "", "with --serve: a CSV file of the clicks Elido counts, with the header "+demo.ClicksHeader+" (ts RFC 3339; UTC without an offset); default: the demo's own")
+	}
 	fs.Usage = func() {
 		operands := ""
 		if name == "merge" {
@@ -153,9 +161,7 @@ func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 			note = " (the demo reads no variable but LOG_LEVEL and LOG_FORMAT)"
 		}
 		fmt.Fprintf(out, "Usage: clickrecon %s [flags]%s\n\nFlags%s:\n", name, operands, note)
-		fs.SetOutput(out)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		printFlags(out, fs, name != "demo")
 		if name == "run" || name == "repair" {
 			fmt.Fprint(out, runVariables)
 		}
@@ -163,12 +169,38 @@ func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// printFlags lists fs's flags as the documentation writes them, --name
+// (the flag package accepts one dash or two, and prints one). Without
+// vars, the variable each flag names in brackets is left out: the demo
+// reads none of them.
+func printFlags(out io.Writer, fs *flag.FlagSet, vars bool) {
+	fs.VisitAll(func(f *flag.Flag) {
+		kind, usage := flag.UnquoteUsage(f)
+		if !vars {
+			usage = varInBrackets.ReplaceAllString(usage, "")
+		}
+		line := "  --" + f.Name
+		if kind != "" {
+			line += " " + kind
+		}
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			usage += fmt.Sprintf(" (default %q)", f.DefValue)
+		}
+		fmt.Fprintf(out, "%s\n    \t%s\n", line, usage)
+	})
+}
+
+// varInBrackets is the " (RECON_TZ)" a flag's usage ends with.
+var varInBrackets = regexp.MustCompile(` \((RECON|REPAIR)_[A-Z_]+\)`)
+
 // parseArgs loads the environment, then applies the flags over it. It
-// returns errFlagHelp after printing the help for -h.
+// returns errFlagHelp after printing the help for -h. An error in the
+// environment comes with the config read from the rest of it, so that a
+// caller can join it to the errors of its own checks (flagStop).
 func parseArgs(ctx context.Context, name string, args []string, env envconfig.Lookuper, stdout, stderr io.Writer) (config, error) {
 	c, rest, err := parseArgsWithOperands(ctx, name, args, env, stdout, stderr)
-	if err == nil && len(rest) > 0 {
-		return config{}, fmt.Errorf("unexpected argument %q: clickrecon %s takes flags only (see --help)", rest[0], name)
+	if !flagStop(err) && len(rest) > 0 {
+		return config{}, errors.Join(fmt.Errorf("unexpected argument %q: clickrecon %s takes flags only (see --help)", rest[0], name), err)
 	}
 	return c, err
 }
@@ -177,10 +209,11 @@ func parseArgs(ctx context.Context, name string, args []string, env envconfig.Lo
 // after its flags (merge); it returns them.
 func parseArgsWithOperands(ctx context.Context, name string, args []string, env envconfig.Lookuper, stdout, stderr io.Writer) (config, []string, error) {
 	// The flags are parsed even when the environment does not load, over
-	// the built-in defaults then, so that -h works and a bad flag is
-	// reported first; the environment's error comes after.
+	// what did load (a bad variable keeps its default), so that -h works
+	// and a bad flag is reported first; the environment's errors come
+	// after, with the config.
 	c, envErr := loadConfig(ctx, env)
-	if envErr != nil {
+	if envErr != nil && c == (config{}) {
 		c, _ = loadConfig(ctx, envconfig.MapLookuper(nil))
 	}
 	fs := newFlagSet(name, &c, stdout)
@@ -194,9 +227,6 @@ func parseArgsWithOperands(ctx context.Context, name string, args []string, env 
 		fmt.Fprintf(stderr, "clickrecon %s: %v (run 'clickrecon %s --help')\n", name, err, name)
 		return config{}, nil, errFlagReported
 	}
-	if envErr != nil {
-		return config{}, nil, envErr
-	}
 	// A window given by flags replaces one given by variables whole:
 	// --date over RECON_FROM/RECON_TO, --from/--to over RECON_DATE.
 	set := map[string]bool{}
@@ -207,7 +237,14 @@ func parseArgsWithOperands(ctx context.Context, name string, args []string, env 
 	if (set["from"] || set["to"]) && !set["date"] {
 		c.Date = ""
 	}
-	return c, fs.Args(), nil
+	return c, fs.Args(), envErr
+}
+
+// flagStop reports whether parseArgs's err ends the command at once: help
+// was printed, or a bad flag was reported. Any other error is the
+// environment's, to be listed with the command's own checks.
+func flagStop(err error) bool {
+	return errors.Is(err, errFlagHelp) || errors.Is(err, errFlagReported)
 }
 
 var (
@@ -216,6 +253,8 @@ var (
 )
 
 // usageExit reports a usage or configuration error and returns exit 2.
+// Several errors (errors.Join) are listed one a line, so that one run
+// shows every mistake to fix.
 func usageExit(stderr io.Writer, err error) int {
 	switch {
 	case errors.Is(err, errFlagHelp):
@@ -223,8 +262,30 @@ func usageExit(stderr io.Writer, err error) int {
 	case errors.Is(err, errFlagReported):
 		return exitUsage
 	}
-	fmt.Fprintf(stderr, "clickrecon: %v\n", err)
+	errs := flatten(err)
+	if len(errs) == 1 {
+		fmt.Fprintf(stderr, "clickrecon: %v\n", errs[0])
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "clickrecon: %d configuration errors:\n", len(errs))
+	for _, e := range errs {
+		fmt.Fprintf(stderr, "  - %v\n", e)
+	}
 	return exitUsage
+}
+
+// flatten returns the errors errors.Join put together, nested or not, in
+// order; any other error is one.
+func flatten(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, flatten(e)...)
+	}
+	return out
 }
 
 // newLogger builds the run's logger on stderr (through the progress bar,
@@ -235,9 +296,24 @@ func newLogger(bar *job.Bar, format, level string) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: lvl}
 	var w io.Writer = bar
 	if strings.EqualFold(format, "text") || (format == "" && bar.Live()) {
+		opts.ReplaceAttr = plainMaps
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// plainMaps writes a map attribute of a text log line as its pairs,
+// requests="summary:1 timeseries:1", not in Go's map[…] syntax. (The
+// JSON handler writes a map as an object.)
+func plainMaps(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() != slog.KindAny {
+		return a
+	}
+	if v := a.Value.Any(); v != nil && reflect.TypeOf(v).Kind() == reflect.Map {
+		s := fmt.Sprint(v) // fmt sorts the keys
+		a.Value = slog.StringValue(strings.TrimSuffix(strings.TrimPrefix(s, "map["), "]"))
+	}
+	return a
 }
 
 func parseLevel(s string) (slog.Level, error) {

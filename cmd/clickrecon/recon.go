@@ -23,47 +23,27 @@ import (
 )
 
 // cmdRun is "clickrecon run": everything is checked before the first
-// request or query, so a usage error exits 2 having touched nothing.
+// request or query, so a usage error exits 2 having touched nothing, and
+// the store is probed before the first request to Elido.
 func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) int {
-	c, err := parseArgs(ctx, "run", args, env, stdout, stderr)
+	c, setup, err := configureRun(ctx, args, env, stdout, stderr, d)
 	if err != nil {
 		return usageExit(stderr, err)
 	}
-	window, err := c.validateRun(d.now())
-	if err != nil {
-		return usageExit(stderr, err)
-	}
-	query, err := store.LoadQuery(c.StorePreset, c.StoreQueryFile, c.StoreTotalFile)
-	if err != nil {
-		return usageExit(stderr, err)
-	}
-	tsZone, err := store.TimestampZone(c.StoreTSZone)
-	if err != nil {
-		return usageExit(stderr, err)
-	}
-	if err := store.CheckZone(c.StoreDSN, query, tsZone, false); err != nil {
-		return usageExit(stderr, err)
-	}
-	mon, err := job.NewMonitors(c.PushgatewayURL, c.HealthcheckURL, d.monitor...)
-	if err != nil {
-		return usageExit(stderr, err)
-	}
-	// Opening the destination reads its URL and credentials' settings; it
-	// sends nothing, so a bad RECON_REPORT_DIR stops the run before any
-	// request.
-	dest, err := report.Open(ctx, c.ReportDir)
-	if err != nil {
-		return usageExit(stderr, fmt.Errorf("--report-dir (RECON_REPORT_DIR): %w", err))
-	}
-	defer dest.Close()
-	repairInsert, err := c.validateRunRepair()
-	if err != nil {
-		return usageExit(stderr, err)
-	}
+	defer setup.dest.Close()
+	window, query, tsZone, mon, dest, repairInsert := setup.window, setup.query, setup.tsZone, setup.mon, setup.dest, setup.repairInsert
 	storeID := store.RedactDSN(c.StoreDSN) + " " + query.Name()
 	runKey := report.RunKey(c.WorkspaceID, window, storeID)
 	bar := job.NewBar(stderr)
 	log := newLogger(bar, c.LogFormat, c.LogLevel).With("run_key", runKey)
+	// The store and the history are probed before Elido is asked for
+	// anything: a query that does not fit exits 2 at once, and monitoring
+	// hears of it (a night that broke must not be a silent one).
+	if err := probeSources(ctx, c, setup); err != nil {
+		code := usageExit(stderr, err)
+		mon.Finish(ctx, log, c.WorkspaceID, code, report.Report{}, time.Now(), 0)
+		return code
+	}
 	elidoCfg := c.elido()
 	elidoCfg.Logger = log
 	client, err := elido.New(elidoCfg, d.elido...)

@@ -408,6 +408,11 @@ func TestRunRejectsBadInputBeforeAnyRequest(t *testing.T) {
 		{name: "zero_days_with_a_date", args: []string{"--date", "2026-11-26"}, env: map[string]string{"RECON_DAYS": "0"}, want: "RECON_DAYS"},
 		{name: "bad_log_format", env: map[string]string{"LOG_FORMAT": "xml"}, want: "LOG_FORMAT"},
 		{name: "key_and_key_file", env: map[string]string{"ELIDO_API_KEY_FILE": queryFile}, want: "both ELIDO_API_KEY and ELIDO_API_KEY_FILE"},
+		{name: "workspace_placeholder", env: map[string]string{"ELIDO_WORKSPACE_ID": "REPLACE_ME"}, want: `ELIDO_WORKSPACE_ID holds "REPLACE_ME" with the placeholder REPLACE_ME`},
+		{name: "store_password_placeholder", env: map[string]string{"STORE_DSN": "postgres://recon:REPLACE_ME@127.0.0.1:5432/clicks"}, want: "STORE_DSN holds a value with the placeholder REPLACE_ME"},
+		{name: "report_bucket_placeholder", env: map[string]string{"RECON_REPORT_DIR": "s3://REPLACE_ME-clickrecon-reports/clickrecon?region=eu-central-1"}, want: "RECON_REPORT_DIR"},
+		{name: "report_dir_url_with_one_slash", args: []string{"--report-dir", "s3:/bad"}, want: "--report-dir (RECON_REPORT_DIR) \"s3:/bad\" is neither a folder nor a URL: write s3://BUCKET/PREFIX"},
+		{name: "report_dir_url_without_slashes", env: map[string]string{"RECON_REPORT_DIR": "gs:bucket"}, want: "gs://BUCKET/PREFIX"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -641,9 +646,11 @@ func TestRunPostgresPasswordNeverShown(t *testing.T) {
 	}
 }
 
-// A store query that fails the same way on every day (here: no clicks
-// table) is logged once with the days it hit and a hint, not once a day,
-// and exits 2: a retry cannot mend it.
+// A store query that fails the same way on every day (here: a custom
+// query whose rows are not (link_id, clicks), which prepares fine and so
+// passes the probe) is logged once with the days it hit and a hint, not
+// once a day, though each day's error names its own date; and exits 2: a
+// retry cannot mend it.
 func TestRunRepeatedStoreErrorLoggedOnce(t *testing.T) {
 	api := dstWindowClicks()
 	f := newFixture(t, "sqlite", api, api)
@@ -652,11 +659,17 @@ func TestRunRepeatedStoreErrorLoggedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec("CREATE TABLE visits (ts TEXT)"); err != nil {
+	if _, err := db.Exec("CREATE TABLE visits (ts TEXT, page TEXT)"); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
+	query := filepath.Join(t.TempDir(), "count.sql")
+	if err := os.WriteFile(query, []byte(`-- test: the wrong columns
+SELECT page, count(*) AS clicks FROM visits WHERE julianday(ts) >= julianday(:from) AND julianday(ts) < julianday(:to) GROUP BY page`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	f.env["STORE_DSN"] = "sqlite:" + path
+	f.env["STORE_QUERY_FILE"] = query
 	f.env["LOG_FORMAT"] = "json"
 	r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
 	if r.code != exitUsage {
@@ -678,5 +691,95 @@ func TestRunRepeatedStoreErrorLoggedOnce(t *testing.T) {
 	}
 	if err, _ := rec["err"].(string); !strings.Contains(err, "STORE_PRESET") || !strings.Contains(err, "STORE_QUERY_FILE") {
 		t.Errorf("the error gives no hint: %q", err)
+	}
+}
+
+// A store that cannot serve the run as configured is found before the
+// first request to Elido, and said once: exit 2 naming what to fix, no
+// report, no table on stdout. A server that does not answer is left for
+// the run to meet (exit 3, a retry may help).
+func TestRunProbesTheStoreBeforeElido(t *testing.T) {
+	api := dstWindowClicks()
+	notMigrated := filepath.Join(t.TempDir(), "history.db")
+	if err := os.WriteFile(notMigrated, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		env  func(f *fixture)
+		want []string // in stderr
+	}{
+		{"daily_preset_on_an_events_database", func(f *fixture) { f.env["STORE_PRESET"] = "daily" }, []string{"STORE_PRESET=daily", "click_counts"}},
+		{"custom_query_names_a_missing_column", func(f *fixture) {
+			path := filepath.Join(t.TempDir(), "count.sql")
+			if err := os.WriteFile(path, []byte("SELECT link_id, count(*) AS clicks FROM clicks WHERE clicked_at >= :from GROUP BY link_id"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f.env["STORE_QUERY_FILE"] = path
+		}, []string{"STORE_QUERY_FILE", "clicked_at"}},
+		{"database_does_not_exist", func(f *fixture) {
+			f.env["STORE_DSN"] = "postgres://postgres@127.0.0.1:5432/no_such_database?sslmode=disable"
+		}, []string{"STORE_DSN", "no_such_database"}},
+		{"history_never_migrated", func(f *fixture) { f.env["HISTORY_DSN"] = "sqlite:" + notMigrated }, []string{"HISTORY_DSN", "clickrecon migrate"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, "sqlite", api, api)
+			tt.env(f)
+			// A year, as the user who met this ran it.
+			r := f.run("--from", "2025-10-27", "--to", "2026-10-26")
+			if r.code != exitUsage {
+				t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
+			}
+			if got := f.elido.Requests(); len(got) != 0 {
+				t.Errorf("Elido was asked %v before the store was probed", got)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("stderr does not name %q:\n%s", want, r.stderr)
+				}
+			}
+			if n := strings.Count(r.stderr, "\n"); n > 2 || r.stdout != "" {
+				t.Errorf("%d lines on stderr, stdout %q; want the reason said once", n, r.stdout)
+			}
+			if paths, _ := filepath.Glob(filepath.Join(f.reportDir, "*", "report.json")); len(paths) != 0 {
+				t.Errorf("a report was written: %v", paths)
+			}
+		})
+	}
+}
+
+// Every mistake in the flags and variables is listed in one go, so that a
+// newcomer fixes them all at once, not one run at a time; none is sent
+// anywhere, and no folder is made of a URL that lost a slash.
+func TestRunListsEveryConfigErrorAtOnce(t *testing.T) {
+	f := newFixture(t, "sqlite", nil, nil)
+	t.Chdir(t.TempDir())
+	f.env["ELIDO_API_KEY"] = ""
+	f.env["ELIDO_WORKSPACE_ID"] = "REPLACE_ME"
+	f.env["RECON_DAYS"] = "abc"
+	f.env["RECON_SETTLE"] = "soon"
+	r := f.run("--date", "2026-13-01", "--report-dir", "s3:/bad", "--fail-on", "sometimes")
+	if r.code != exitUsage {
+		t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{
+		"clickrecon: 7 configuration errors:\n",
+		`  - RECON_DAYS="abc" is not a whole number`,
+		`  - RECON_SETTLE="soon" is not a duration`,
+		"  - ELIDO_WORKSPACE_ID holds",
+		"  - ELIDO_API_KEY",
+		"  - --date",
+		"  - --report-dir (RECON_REPORT_DIR)",
+		"  - --fail-on",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if got := f.elido.Requests(); len(got) != 0 {
+		t.Errorf("requests sent: %v", got)
+	}
+	if entries, _ := os.ReadDir("."); len(entries) != 0 {
+		t.Errorf("the run made %v in its folder", entries)
 	}
 }

@@ -57,9 +57,19 @@ func explain(err error, t reflect.Type, env envconfig.Lookuper) error {
 		case f.Type.Kind() == reflect.Bool:
 			want = fmt.Sprintf("true or false (e.g. %s=true)", name)
 		default:
-			return fmt.Errorf("%s: %s", name, strings.TrimSpace(strings.TrimPrefix(msg, f.Name+":")))
+			return &VarError{Name: name, msg: fmt.Sprintf("%s: %s", name, strings.TrimSpace(strings.TrimPrefix(msg, f.Name+":")))}
 		}
-		return fmt.Errorf("%s=%q is not %s", name, value, want)
+		return &VarError{Name: name, msg: fmt.Sprintf("%s=%q is not %s", name, value, want)}
 	}
 	return err
 }
+
+// VarError is a variable whose value cannot be read. Name lets a caller
+// set the variable aside and load the rest, so that every bad variable is
+// reported at once.
+type VarError struct {
+	Name string // the variable, as the environment spells it
+	msg  string
+}
+
+func (e *VarError) Error() string { return e.msg }

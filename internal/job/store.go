@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/clickrecon/clickrecon/reconcile"
@@ -43,8 +44,12 @@ func readTotals(ctx context.Context, d Deps, o Options, st *store.Store, openErr
 	}
 	var first error
 	// A failure that hits every day (a missing table, a query that does
-	// not fit) is logged once with the days it hit, not once a day.
+	// not fit) is logged once with the days it hit, not once a day: the
+	// days are told apart by their error with the day's own date taken
+	// out ("count clicks for 2026-01-01: ..."), and the first day's error
+	// is the one shown.
 	failed := map[string][]reconcile.Date{}
+	shown := map[string]string{}
 	var causes []string
 	started := time.Now()
 	size := chunkDays(o.Query, len(days))
@@ -60,10 +65,12 @@ func readTotals(ctx context.Context, d Deps, o Options, st *store.Store, openErr
 			local[day] = r
 			if r.Err != nil {
 				msg := r.Err.Error()
-				if _, seen := failed[msg]; !seen {
-					causes = append(causes, msg)
+				key := strings.ReplaceAll(msg, day.String(), "")
+				if _, seen := failed[key]; !seen {
+					causes = append(causes, key)
+					shown[key] = msg
 				}
-				failed[msg] = append(failed[msg], day)
+				failed[key] = append(failed[key], day)
 				continue
 			}
 			clicks += r.Clicks
@@ -74,9 +81,9 @@ func readTotals(ctx context.Context, d Deps, o Options, st *store.Store, openErr
 		}
 	}
 	d.Progress.Step("store", chunks, chunks)
-	for _, msg := range causes {
-		hit := failed[msg]
-		d.Log.Error("store read failed", "days", len(hit), "from", hit[0].String(), "to", hit[len(hit)-1].String(), "err", msg)
+	for _, key := range causes {
+		hit := failed[key]
+		d.Log.Error("store read failed", "days", len(hit), "from", hit[0].String(), "to", hit[len(hit)-1].String(), "err", shown[key])
 	}
 	d.Log.Info("store read", "days", len(local), "duration_ms", time.Since(started).Milliseconds())
 	return local, first

@@ -9,6 +9,7 @@ package elidotest
 import (
 	"fmt"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -58,7 +59,29 @@ type Server struct {
 // NewServer starts a fake serving clicks for one workspace, to clients that
 // send apiKey as their bearer token. Close it when done.
 func NewServer(workspaceID, apiKey string, clicks []Click) *Server {
-	s := &Server{
+	s := newServer(workspaceID, apiKey, clicks)
+	s.srv = httptest.NewServer(s)
+	return s
+}
+
+// Serve starts a fake, as NewServer does, listening on addr (host:port;
+// port 0 picks a free one): `clickrecon demo --serve` runs it on its own
+// so that a user can point a real run at it. Close it when done.
+func Serve(addr, workspaceID, apiKey string, clicks []Click) (*Server, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s := newServer(workspaceID, apiKey, clicks)
+	s.srv = httptest.NewUnstartedServer(s)
+	s.srv.Listener.Close()
+	s.srv.Listener = l
+	s.srv.Start()
+	return s, nil
+}
+
+func newServer(workspaceID, apiKey string, clicks []Click) *Server {
+	return &Server{
 		workspaceID: workspaceID,
 		apiKey:      apiKey,
 		done:        make(chan struct{}),
@@ -67,8 +90,6 @@ func NewServer(workspaceID, apiKey string, clicks []Click) *Server {
 		now:         time.Now,
 		arrived:     map[string]chan struct{}{},
 	}
-	s.srv = httptest.NewServer(s)
-	return s
 }
 
 // URL returns the API's base URL, ending in /v1, as Elido's does.

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/clickrecon/clickrecon/internal/dsn"
+	"github.com/clickrecon/clickrecon/internal/job"
+	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/history"
+	"github.com/clickrecon/clickrecon/sources/store"
+)
+
+// runSetup is what a run's configuration resolves to before it reads
+// anything: the window, the store's query and timestamp zone, the
+// monitors, the report destination and the repair's insert.
+type runSetup struct {
+	window       reconcile.Window
+	query        store.Query
+	tsZone       *time.Location
+	mon          job.Monitors
+	dest         *report.Dest
+	repairInsert string
+}
+
+// configureRun parses run's flags and variables and checks all of them,
+// listing every mistake at once (a missing ELIDO_API_KEY does not hide a
+// bad --date). Nothing here touches the network or a database; opening the
+// report destination reads its URL and credentials' settings and sends
+// nothing. The caller closes setup.dest.
+func configureRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) (config, runSetup, error) {
+	var s runSetup
+	c, envErr := parseArgs(ctx, "run", args, env, stdout, stderr)
+	if flagStop(envErr) {
+		return c, s, envErr
+	}
+	errs := []error{envErr}
+	var err error
+	s.window, err = c.validateRun(d.now())
+	errs = append(errs, err)
+	s.query, err = store.LoadQuery(c.StorePreset, c.StoreQueryFile, c.StoreTotalFile)
+	errs = append(errs, err)
+	s.tsZone, err = store.TimestampZone(c.StoreTSZone)
+	errs = append(errs, err)
+	if err == nil && c.StoreDSN != "" {
+		errs = append(errs, store.CheckZone(c.StoreDSN, s.query, s.tsZone, false))
+	}
+	s.mon, err = job.NewMonitors(c.PushgatewayURL, c.HealthcheckURL, d.monitor...)
+	errs = append(errs, err)
+	s.repairInsert, err = c.validateRunRepair()
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return c, s, err
+	}
+	if s.dest, err = report.Open(ctx, c.ReportDir); err != nil {
+		return c, s, fmt.Errorf("--report-dir (RECON_REPORT_DIR): %w", err)
+	}
+	return c, s, nil
+}
+
+// probeTimeout bounds the probe; one that has not answered by then is left
+// for the run to meet.
+const probeTimeout = 30 * time.Second
+
+// probeSources checks, before the first request to Elido, that the store
+// opens and its query fits it (store.Probe), and that the history, if
+// HISTORY_DSN is set, opens and is migrated. It returns a mistake that
+// only the configuration can mend (exit 2), naming what to fix. A failure
+// a retry may mend (a refused or lost connection, a timeout) is not
+// returned: the run goes on, meets it where it reads, marks the days
+// unverifiable and exits 3, as it would without the probe.
+func probeSources(ctx context.Context, c config, s runSetup) error {
+	ctx, cancel := context.WithTimeout(ctx, min(c.Timeout, probeTimeout))
+	defer cancel()
+	var errs []error
+	err := store.Probe(ctx, c.StoreDSN, store.Options{TimestampZone: s.tsZone}, s.query, s.window.From, s.window.Loc)
+	switch {
+	case errors.Is(err, store.ErrBadQuery):
+		errs = append(errs, badQuery(c, s.query, err))
+	case errors.Is(err, store.ErrRefused):
+		errs = append(errs, fmt.Errorf("STORE_DSN: %w", err))
+	}
+	if c.HistoryDSN != "" {
+		h, err := history.Open(ctx, c.HistoryDSN)
+		switch {
+		case err == nil:
+			h.Close()
+		case errors.Is(err, history.ErrNotMigrated), dsn.Refused(err):
+			errs = append(errs, fmt.Errorf("HISTORY_DSN: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// badQuery says which variable to fix when the store query does not fit
+// the database.
+func badQuery(c config, q store.Query, err error) error {
+	if c.StoreQueryFile != "" {
+		return fmt.Errorf("STORE_QUERY_FILE %s (or STORE_TOTAL_QUERY_FILE) does not fit the database at STORE_DSN: %w", c.StoreQueryFile, err)
+	}
+	return fmt.Errorf("STORE_PRESET=%s does not fit the database at STORE_DSN (events reads table clicks, one row per click; daily reads table click_counts, a counter per link and day; "+
+		"or write a query for your own schema in STORE_QUERY_FILE): %w", q.Name(), err)
+}
