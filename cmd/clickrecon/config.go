@@ -138,7 +138,6 @@ func (c config) validateCommon() error {
 			errs = append(errs, err)
 		}
 	}
-	add(c.placeholders())
 	add(c.tolerance().Validate())
 	switch c.FailOn {
 	case "none", "warn", "fail":
@@ -246,6 +245,7 @@ func (c config) validateRun(now time.Time) (reconcile.Window, error) {
 			errs = append(errs, err)
 		}
 	}
+	add(c.placeholders())
 	add(c.validateCommon())
 	add(c.elido().Validate())
 	if c.StoreDSN == "" {

@@ -13,10 +13,15 @@ import (
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
 
-// brokenLinkQuery is a custom per-link count query over a table that does
-// not exist: any per-link read fails, and says so in the log, which is how
-// the tests below see whether a run asked the store for per-link counts.
-const brokenLinkQuery = "SELECT link_id, count(*) AS clicks FROM per_link_counts_never_read WHERE day = :day GROUP BY link_id"
+// brokenLinkQueries are custom per-link count queries, per backend, whose
+// rows are not (link_id, clicks): they prepare, so the store's probe
+// passes them, but any per-link read fails and says so in the log, naming
+// the column, which is how the tests below see whether a run asked the
+// store for per-link counts.
+var brokenLinkQueries = map[string]string{
+	"postgres": "SELECT link_id AS per_link_counts_never_read, count(*) AS clicks FROM clicks WHERE ts >= :from AND ts < :to GROUP BY link_id",
+	"sqlite":   "SELECT link_id AS per_link_counts_never_read, count(*) AS clicks FROM clicks WHERE julianday(ts) >= julianday(:from) AND julianday(ts) < julianday(:to) GROUP BY link_id",
+}
 
 // totalQueries count one day of the reference events table, per backend.
 var totalQueries = map[string]string{
@@ -64,7 +69,7 @@ func TestCleanRunReadsTotalsOnly(t *testing.T) {
 				f := newFixture(t, backend, api, local)
 				dir := t.TempDir()
 				linkFile, totalFile := filepath.Join(dir, "links.sql"), filepath.Join(dir, "total.sql")
-				if err := os.WriteFile(linkFile, []byte(brokenLinkQuery), 0o644); err != nil {
+				if err := os.WriteFile(linkFile, []byte(brokenLinkQueries[backend]), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				if err := os.WriteFile(totalFile, []byte(totalQueries[backend]), 0o644); err != nil {
