@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -110,14 +111,24 @@ func runWithStore(t *testing.T, dsn, pw string) result {
 	f := newFixture(t, "sqlite", dstWindowClicks(), dstWindowClicks())
 	f.env["STORE_DSN"] = dsn
 	r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
-	rep := f.readReport()
-	for _, d := range rep.Days {
-		if d.Status != "unverifiable" || d.Local != nil {
-			t.Errorf("%s: status %s, local %v; want unverifiable", d.Date, d.Status, d.Local)
+	outs := []string{r.stdout, r.stderr}
+	if r.code == exitUsage {
+		// The probe found a mistake only the configuration can mend:
+		// nothing was read or written, so there is no report.
+		if paths, _ := filepath.Glob(filepath.Join(f.reportDir, "*", "report.json")); len(paths) != 0 {
+			t.Errorf("exit %d wrote a report: %v", r.code, paths)
 		}
+	} else {
+		rep := f.readReport()
+		for _, d := range rep.Days {
+			if d.Status != "unverifiable" || d.Local != nil {
+				t.Errorf("%s: status %s, local %v; want unverifiable", d.Date, d.Status, d.Local)
+			}
+		}
+		b, _ := json.Marshal(rep)
+		outs = append(outs, string(b))
 	}
-	b, _ := json.Marshal(rep)
-	for _, out := range []string{r.stdout, r.stderr, string(b)} {
+	for _, out := range outs {
 		if strings.Contains(out, pw) {
 			t.Errorf("the store password appears in:\n%s", out)
 		}
