@@ -105,7 +105,8 @@ func TestRunMySQLStoreErrorsExitAsPostgres(t *testing.T) {
 }
 
 // runWithStore runs the window of dstWindowClicks against STORE_DSN=dsn,
-// checks every day is unverifiable and that pw appears nowhere.
+// checks that a run stopped by the probe (exit 2) wrote no report, that
+// any other run's days are all unverifiable, and that pw appears nowhere.
 func runWithStore(t *testing.T, dsn, pw string) result {
 	t.Helper()
 	f := newFixture(t, "sqlite", dstWindowClicks(), dstWindowClicks())
