@@ -64,21 +64,12 @@ func addSum(sum, n int64, over bool) (int64, bool) {
 // to it show which side's numbers disagree with themselves.
 func (t *LinkTally) Sums() (api, local *int64) {
 	if !t.apiOver {
-		api = &t.apiSum
+		api = ptr(t.apiSum)
 	}
 	if !t.localOver {
-		local = &t.localSum
+		local = ptr(t.localSum)
 	}
-	return ptrOf(api), ptrOf(local)
-}
-
-// ptrOf copies *p into a new pointer, so that the tally's sums are not
-// shared with a caller.
-func ptrOf(p *int64) *int64 {
-	if p == nil {
-		return nil
-	}
-	return ptr(*p)
+	return api, local
 }
 
 func (t *LinkTally) id(i uint32) []byte {

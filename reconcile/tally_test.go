@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -171,5 +172,29 @@ func TestLinkTallyAgreesWithCompareLinks(t *testing.T) {
 		if len(kept) > len(want) || len(keptLocal) > len(want) {
 			t.Fatalf("day %d: kept %d and %d links for %d rows", i, len(kept), len(keptLocal), len(want))
 		}
+	}
+}
+
+// Sums adds up each side's rows, a link Elido names twice once (the
+// second is refused), for each to be held against its own day total.
+func TestLinkTallySums(t *testing.T) {
+	var tally LinkTally
+	tally.AddLocal("a", 2)
+	tally.AddLocal("b", 3)
+	tally.AddLocal("a", 4)
+	tally.Add("a", 6)
+	tally.Add("c", 5)
+	if tally.Add("c", 5) {
+		t.Fatal("a link named twice was taken")
+	}
+	api, local := tally.Sums()
+	if api == nil || local == nil || *api != 11 || *local != 9 {
+		t.Errorf("sums %v, %v; want 11, 9", api, local)
+	}
+	var over LinkTally
+	over.AddLocal("a", math.MaxInt64)
+	over.AddLocal("b", 1)
+	if _, local := over.Sums(); local != nil {
+		t.Errorf("a sum past an int64: %d, want nil", *local)
 	}
 }
