@@ -24,7 +24,6 @@ import (
 	"gocloud.dev/blob/gcsblob"
 	"gocloud.dev/blob/s3blob"
 	"gocloud.dev/gcp"
-	"golang.org/x/oauth2/google"
 
 	"github.com/clickrecon/clickrecon/internal/safehttp"
 )
@@ -128,22 +127,22 @@ func safeAWSClient(c aws.HTTPClient) *http.Client {
 // Unlike gcsblob's default, missing credentials are an error here, not a
 // warning on stdout.
 func openGCS(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
-	var creds *google.Credentials
-	var err error
+	var client *gcp.HTTPClient
+	var ts gcp.TokenSource
 	if os.Getenv("STORAGE_EMULATOR_HOST") != "" {
-		creds, err = google.CredentialsFromJSON(ctx, []byte(`{"type": "service_account", "project_id": "emulator"}`))
+		client = gcp.NewAnonymousHTTPClient(gcp.DefaultTransport()) // an emulator takes no credentials
 	} else {
-		creds, err = gcp.DefaultCredentials(ctx)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("no Google credentials (set GOOGLE_APPLICATION_CREDENTIALS or give the workload an identity): %w", err)
-	}
-	client, err := gcp.NewHTTPClient(gcp.DefaultTransport(), creds.TokenSource)
-	if err != nil {
-		return nil, err
+		creds, err := gcp.DefaultCredentials(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("no Google credentials (set GOOGLE_APPLICATION_CREDENTIALS or give the workload an identity): %w", err)
+		}
+		ts = gcp.CredentialsTokenSource(creds)
+		if client, err = gcp.NewHTTPClient(gcp.DefaultTransport(), ts); err != nil {
+			return nil, err
+		}
 	}
 	client.Client = *safehttp.Client(&client.Client, safehttp.SameOriginSameMethod)
-	opener := &gcsblob.URLOpener{Client: client, TokenSource: gcp.CredentialsTokenSource(creds)}
+	opener := &gcsblob.URLOpener{Client: client, TokenSource: ts}
 	return opener.OpenBucketURL(ctx, u)
 }
 

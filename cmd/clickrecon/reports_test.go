@@ -174,7 +174,10 @@ func TestRunPrunesOldReports(t *testing.T) {
 			t.Errorf("a folder that is not clickrecon's was removed: %v", err)
 		}
 	}
-	f.readReport() // this run's report is kept
+	// This run's report is kept (readReport takes the one report.json
+	// there is: the other tool's goes first).
+	os.RemoveAll(theirs)
+	f.readReport()
 }
 
 // A RECON_REPORT_DIR or RECON_REPORT_URL that cannot work stops the run
