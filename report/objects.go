@@ -160,6 +160,7 @@ func openAzure(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
 func azureClient(svcURL azureblob.ServiceURL, name azureblob.ContainerName) (*container.Client, error) {
 	opts := &container.ClientOptions{}
 	opts.Transport = safehttp.Client(nil, safehttp.SameOriginSameMethod)
+	opts.Retry.ShouldRetry = azureShouldRetry
 	containerURL, err := url.JoinPath(string(svcURL), string(name))
 	if err != nil {
 		return nil, err
@@ -198,4 +199,19 @@ type redirectFinal struct{ aws.RetryerV2 }
 
 func (r redirectFinal) IsErrorRetryable(err error) bool {
 	return !errors.Is(err, safehttp.ErrRedirect) && r.RetryerV2.IsErrorRetryable(err)
+}
+
+// azureShouldRetry is azcore's default retry decision (a transport error,
+// or 408, 429, 500, 502, 503, 504), except that a refused redirect is
+// never retried: the same answer would come again, after the backoff.
+func azureShouldRetry(resp *http.Response, err error) bool {
+	if err != nil {
+		return !errors.Is(err, safehttp.ErrRedirect)
+	}
+	switch resp.StatusCode {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
 }
