@@ -2,10 +2,13 @@ package report
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path"
@@ -15,12 +18,7 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
-	// The object stores RECON_REPORT_DIR accepts. file:// is a local folder
-	// (written by Dest itself, which replaces a run's folder as a whole), so
-	// fileblob is not needed.
-	_ "gocloud.dev/blob/azureblob"
-	_ "gocloud.dev/blob/gcsblob"
-	_ "gocloud.dev/blob/s3blob"
+	"gocloud.dev/gcerrors"
 )
 
 // File is one rendered report file.
@@ -92,7 +90,10 @@ func Open(ctx context.Context, dirOrURL string) (*Dest, error) {
 	prefix := strings.Trim(u.Path, "/")
 	bucketURL := *u
 	bucketURL.Path, bucketURL.RawPath = "", ""
-	b, err := blob.OpenBucket(ctx, bucketURL.String())
+	// The object stores RECON_REPORT_DIR accepts. file:// is a local
+	// folder (written by Dest itself, which replaces a run's folder as a
+	// whole), so fileblob is not needed.
+	b, err := openBucket(ctx, &bucketURL)
 	if err != nil {
 		return nil, fmt.Errorf("open report destination %s: %w", redactURL(dirOrURL), err)
 	}
@@ -147,14 +148,14 @@ func (d *Dest) URL(runKey, name string) string {
 	return d.base + "/" + runKey + "/" + name
 }
 
-// Write writes files as the run runKey's folder. In a local folder the
-// folder is replaced as a whole: the files go to a new folder beside it,
-// are synced to disk, and it takes the old one's place in one rename, so
-// a reader sees the previous run's files or this run's, never a mix, and
-// a disk that fills mid-write leaves the previous report as it was. In an
-// object store, where nothing renames a prefix, every file is written
-// before report.json: report.json is the one to trust, and a file newer
-// than it belongs to a run that did not finish writing.
+// Write writes files as the run runKey's folder, and replaces a report
+// there as a whole or not at all. In a local folder the folder is replaced
+// in one step: the files go to a new folder beside it, are synced to disk,
+// and it takes the old one's place in one rename, so a reader sees the
+// previous run's files or this run's, never a mix, and a disk that fills
+// mid-write leaves the previous report as it was. In an object store,
+// where nothing renames a prefix, see writeObjects. A failure is a
+// *NotStoredError.
 func (d *Dest) Write(ctx context.Context, runKey string, files []File) error {
 	if err := checkName(runKey); err != nil {
 		return fmt.Errorf("write report: run key: %w", err)
@@ -164,23 +165,163 @@ func (d *Dest) Write(ctx context.Context, runKey string, files []File) error {
 			return fmt.Errorf("write report: file name: %w", err)
 		}
 	}
+	var err error
 	if d.bucket == nil {
-		return replaceFolder(d.dir, runKey, files)
+		err = replaceFolder(d.dir, runKey, files)
+	} else {
+		err = d.writeObjects(ctx, runKey, files)
+	}
+	if err != nil {
+		return d.notStored(err)
+	}
+	return nil
+}
+
+// The objects' metadata key that names the write they belong to: every
+// object of one write carries the same random value.
+const attemptKey = "clickrecon-write"
+
+// htmlPage is the file a report's link opens.
+const htmlPage = "report.html"
+
+// writeObjects writes files under runKey/ in an object store, so that a
+// reader can always tell a complete report from a partial one:
+//
+//  1. report.json and report.html, the file readers trust and the file a
+//     link opens, are deleted first: until step 4 the folder holds no
+//     report, never half of one;
+//  2. the other files are written, then report.html;
+//  3. the files of an earlier write that this one does not write are
+//     deleted (only clickrecon's: a name it writes, or its metadata);
+//  4. report.json is written last, and then every file is checked to be
+//     this write's, each carrying the write's id in its metadata.
+//
+// A write that dies midway leaves no report.json (a reader sees no
+// report), and the next write gives a whole one. Two writers at once are
+// told apart by the id: the one whose files were overwritten fails, and
+// ReadReport refuses a report.json whose folder mixes two writes.
+func (d *Dest) writeObjects(ctx context.Context, runKey string, files []File) error {
+	id, err := newWriteID()
+	if err != nil {
+		return err
+	}
+	dir := runKey + "/"
+	for _, name := range []string{manifest, htmlPage} {
+		if err := d.bucket.Delete(ctx, dir+name); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+			return fmt.Errorf("remove %s before writing anew: %w", d.URL(runKey, name), err)
+		}
 	}
 	ordered := slices.Clone(files)
-	slices.SortStableFunc(ordered, func(a, b File) int {
-		switch {
-		case a.Name == manifest && b.Name != manifest:
+	rank := func(f File) int {
+		switch f.Name {
+		case manifest:
+			return 2
+		case htmlPage:
 			return 1
-		case b.Name == manifest && a.Name != manifest:
-			return -1
 		}
 		return 0
-	})
-	for _, f := range ordered {
-		opts := &blob.WriterOptions{ContentType: contentType(f.Name)}
-		if err := d.bucket.WriteAll(ctx, runKey+"/"+f.Name, f.Data, opts); err != nil {
-			return fmt.Errorf("write report %s: %w", d.URL(runKey, f.Name), err)
+	}
+	slices.SortStableFunc(ordered, func(a, b File) int { return rank(a) - rank(b) })
+	written := map[string]bool{}
+	for i, f := range ordered {
+		if f.Name == manifest {
+			if err := d.removeStale(ctx, runKey, written); err != nil {
+				return err
+			}
+		}
+		opts := &blob.WriterOptions{ContentType: contentType(f.Name), Metadata: map[string]string{attemptKey: id}}
+		if err := d.bucket.WriteAll(ctx, dir+f.Name, f.Data, opts); err != nil {
+			return fmt.Errorf("write %s (%d of %d files written): %w", d.URL(runKey, f.Name), i, len(ordered), err)
+		}
+		written[f.Name] = true
+	}
+	if !written[manifest] {
+		return nil
+	}
+	return d.checkWrite(ctx, runKey, id)
+}
+
+// newWriteID returns a random id for one write.
+func newWriteID() (string, error) {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// objects lists the objects directly under dir (runKey/) that clickrecon wrote
+// (a name it writes, or its write id in their metadata), with that id ("")
+// when they have none: an object that is not clickrecon's is not listed,
+// so it is never removed nor taken for part of a report.
+func (d *Dest) objects(ctx context.Context, dir string) (map[string]string, error) {
+	out := map[string]string{}
+	it := d.bucket.List(&blob.ListOptions{Prefix: dir, Delimiter: "/"})
+	for {
+		obj, err := it.Next(ctx)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list %s/%s: %w", d.base, dir, err)
+		}
+		name := strings.TrimPrefix(obj.Key, dir)
+		if obj.IsDir || name == "" || strings.Contains(name, "/") {
+			continue
+		}
+		a, err := d.bucket.Attributes(ctx, obj.Key)
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			continue // removed since it was listed
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the attributes of %s/%s: %w", d.base, obj.Key, err)
+		}
+		id, ours := a.Metadata[attemptKey]
+		if ours || slices.Contains(Files, name) {
+			out[name] = id
+		}
+	}
+}
+
+// removeStale deletes clickrecon's objects under runKey/ that this write
+// did not write.
+func (d *Dest) removeStale(ctx context.Context, runKey string, written map[string]bool) error {
+	objs, err := d.objects(ctx, runKey+"/")
+	if err != nil {
+		return err
+	}
+	for name := range objs {
+		if written[name] || name == manifest {
+			continue
+		}
+		if err := d.bucket.Delete(ctx, runKey+"/"+name); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+			return fmt.Errorf("remove %s, left by an earlier write: %w", d.URL(runKey, name), err)
+		}
+	}
+	return nil
+}
+
+// ErrConcurrentWrite matches a report folder in an object store that two
+// writes wrote at once: it holds files of both.
+var ErrConcurrentWrite = errors.New("another write of the same report ran at the same time")
+
+// checkWrite reports whether every file of clickrecon's under runKey/ is
+// the write id's.
+func (d *Dest) checkWrite(ctx context.Context, runKey, id string) error {
+	return d.checkWhole(ctx, runKey+"/", id)
+}
+
+// checkWhole reports whether every file of clickrecon's under dir is of
+// the write id, the one that wrote report.json.
+func (d *Dest) checkWhole(ctx context.Context, dir, id string) error {
+	objs, err := d.objects(ctx, dir)
+	if err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(objs)) {
+		if objs[name] != id {
+			return fmt.Errorf("%s/%s%s is of another write than %s: %w (run the report again once it has finished)",
+				d.base, dir, name, manifest, ErrConcurrentWrite)
 		}
 	}
 	return nil
@@ -221,19 +362,23 @@ func (d *Dest) WriteReport(ctx context.Context, r Report) (string, error) {
 	return d.Location(r.RunKey), nil
 }
 
-// Prune removes the local report folders last written more than keep
-// before now, except the folder of the run current, and the temporary
-// folders of writes that never finished (after an hour). It removes only folders that hold a
-// report.json, so a RECON_REPORT_DIR shared with other files loses
-// nothing else. An object store is left alone: give its bucket a
-// lifecycle rule instead. It returns the folders it removed.
+// Prune removes the local report folders of clickrecon's runs last
+// written more than keep before now, except the folder of the run current,
+// and the temporary folders of writes that never finished (after an
+// hour). A RECON_REPORT_DIR may be shared with other files, so a folder is
+// removed only when clickrecon's mark is on it: its name is a run key and
+// it holds a report.json of clickrecon's (see isOwnReport); a temporary
+// folder only under the exact name replaceFolder gives it (isLeftover).
+// Nothing else is ever removed, nor followed: a symbolic link is left
+// alone. An object store is left alone: give its bucket a lifecycle rule
+// instead. It returns the folders it removed.
 func (d *Dest) Prune(now time.Time, keep time.Duration, current string) ([]string, error) {
 	if d.bucket != nil || keep <= 0 {
 		return nil, nil
 	}
 	entries, err := os.ReadDir(d.dir)
 	if err != nil {
-		return nil, fmt.Errorf("prune reports: %w", err)
+		return nil, fmt.Errorf("prune reports in %s: %w", d.dir, err)
 	}
 	cutoff := now.Add(-keep)
 	var removed []string
@@ -247,19 +392,19 @@ func (d *Dest) Prune(now time.Time, keep time.Duration, current string) ([]strin
 		if err != nil {
 			continue
 		}
-		if isLeftover(e.Name()) {
+		switch {
+		case isLeftover(e.Name()):
 			// A write takes seconds: an hour-old temporary folder is
 			// one a killed run left.
 			if !fi.ModTime().Before(now.Add(-time.Hour)) {
 				continue
 			}
-		} else {
-			if !fi.ModTime().Before(cutoff) {
+		case isRunKey(e.Name()):
+			if !fi.ModTime().Before(cutoff) || !isOwnReport(p, e.Name()) {
 				continue
 			}
-			if _, err := os.Stat(filepath.Join(p, manifest)); err != nil {
-				continue // not a report folder
-			}
+		default:
+			continue
 		}
 		if err := os.RemoveAll(p); err != nil {
 			errs = append(errs, err)
@@ -271,6 +416,58 @@ func (d *Dest) Prune(now time.Time, keep time.Duration, current string) ([]strin
 		return removed, fmt.Errorf("prune reports: %w", err)
 	}
 	return removed, nil
+}
+
+// isOwnReport reports whether the folder dir, named runKey, holds a
+// report.json that clickrecon wrote for that run: a regular file whose
+// "tool" is Tool, whose schema version is one of clickrecon's and whose
+// run key is the folder's name. Another tool's report.json, or a report
+// copied into another folder, is not.
+func isOwnReport(dir, runKey string) bool {
+	p := filepath.Join(dir, manifest)
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxReportJSON {
+		return false
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return false
+	}
+	var mark struct {
+		SchemaVersion int    `json:"schema_version"`
+		Tool          string `json:"tool"`
+		RunKey        string `json:"run_key"`
+	}
+	if json.Unmarshal(b, &mark) != nil {
+		return false
+	}
+	return mark.Tool == Tool && mark.SchemaVersion >= 1 && mark.SchemaVersion <= SchemaVersion && mark.RunKey == runKey
+}
+
+// maxReportJSON bounds the report.json Prune reads to recognise a folder:
+// a year's report is well under it.
+const maxReportJSON = 256 << 20
+
+// runKeyLen is the length of every run key: yyyymmdd_yyyymmdd_ and 12 hex
+// digits.
+const runKeyLen = 8 + 1 + 8 + 1 + 12
+
+// isRunKey reports whether name has the shape RunKey gives every key.
+func isRunKey(name string) bool {
+	if len(name) != runKeyLen || name[8] != '_' || name[17] != '_' {
+		return false
+	}
+	for i := range len(name) {
+		c := name[i]
+		switch {
+		case i == 8 || i == 17:
+		case i < 17 && '0' <= c && c <= '9':
+		case i > 17 && ('0' <= c && c <= '9' || 'a' <= c && c <= 'f'):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // ReadReport reads a report.json: a file, the folder holding one, or
@@ -298,12 +495,7 @@ func ReadReport(ctx context.Context, pathOrURL string) (Report, error) {
 		}
 		defer d.Close()
 		where = d.base + "/" + name
-		r, err := d.bucket.NewReader(ctx, name, nil)
-		if err != nil {
-			return Report{}, fmt.Errorf("read report %s: %w", where, err)
-		}
-		defer r.Close()
-		if b, err = io.ReadAll(r); err != nil {
+		if b, err = d.readWhole(ctx, name); err != nil {
 			return Report{}, fmt.Errorf("read report %s: %w", where, err)
 		}
 	default:
@@ -329,6 +521,30 @@ func ReadReport(ctx context.Context, pathOrURL string) (Report, error) {
 		return Report{}, fmt.Errorf("%s is not a clickrecon report.json: %w", where, err)
 	}
 	return r, nil
+}
+
+// readWhole reads the report.json name of an object store's folder, and
+// checks that the folder is whole: every other file of clickrecon's there
+// is of the write that wrote report.json. A report.json written before
+// writes were marked is read as it is.
+func (d *Dest) readWhole(ctx context.Context, name string) ([]byte, error) {
+	a, err := d.bucket.Attributes(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	b, err := d.bucket.ReadAll(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if again, err := d.bucket.Attributes(ctx, name); err != nil || again.ETag != a.ETag {
+		return nil, fmt.Errorf("%s/%s changed while it was read: %w", d.base, name, ErrConcurrentWrite)
+	}
+	if id, ok := a.Metadata[attemptKey]; ok {
+		if err := d.checkWhole(ctx, "", id); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // HTMLURL returns the link to a run's report.html where the reports are

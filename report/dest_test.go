@@ -117,6 +117,46 @@ func TestFailedWriteLeavesThePreviousReport(t *testing.T) {
 	}
 }
 
+// Two writes of one run's folder at once, locally: every swap is whole,
+// so the folder ends as one write's files, never a mix, with nothing left
+// beside it; a write that finds the folder created under it by the other
+// exchanges with it instead of failing.
+func TestConcurrentWritesOfOneFolder(t *testing.T) {
+	dir := t.TempDir()
+	d := openDest(t, dir)
+	sets := map[string][]File{
+		"A": {{"report.json", []byte("A")}, {"a.csv", []byte("A")}},
+		"B": {{"report.json", []byte("B")}, {"b.csv", []byte("B")}, {"report.html", []byte("B")}},
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for _, name := range []string{"A", "B"} {
+		wg.Go(func() {
+			for range 20 {
+				if err := d.Write(context.Background(), "key", sets[name]); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("a write failed: %v", err)
+	}
+	got := folder(t, filepath.Join(dir, "key"))
+	want := map[string]string{}
+	for _, f := range sets[got["report.json"]] {
+		want[f.Name] = string(f.Data)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the folder is not one write's (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"key"}, names(t, dir)); diff != "" {
+		t.Errorf("left beside the folder (-want +got):\n%s", diff)
+	}
+}
+
 // The two-rename fallback, for file systems without an atomic exchange,
 // also replaces the folder and leaves nothing behind.
 func TestSwapRenames(t *testing.T) {
@@ -164,17 +204,24 @@ func TestWriteRefusesNamesOutsideTheFolder(t *testing.T) {
 	}
 }
 
-func TestPruneRemovesOnlyOldReportFolders(t *testing.T) {
+// Pruning removes only what clickrecon made: folders named by a run key
+// that hold clickrecon's report.json for that run, and its temporary
+// folders under their exact names. A RECON_REPORT_DIR shared with other
+// files loses nothing else, however old and however named.
+func TestPruneRemovesOnlyItsOwnFolders(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
-	mk := func(name string, age time.Duration, report bool) {
+	ours := func(key string) string {
+		return `{"schema_version": 1, "tool": "clickrecon", "run_key": "` + key + `"}`
+	}
+	mk := func(name string, age time.Duration, files map[string]string) {
 		t.Helper()
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(p, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if report {
-			if err := os.WriteFile(filepath.Join(p, "report.json"), []byte("{}"), 0o644); err != nil {
+		for n, content := range files {
+			if err := os.WriteFile(filepath.Join(p, n), []byte(content), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -183,33 +230,86 @@ func TestPruneRemovesOnlyOldReportFolders(t *testing.T) {
 		}
 	}
 	day := 24 * time.Hour
-	mk("old_report", 31*day, true)
-	mk("recent_report", 29*day, true)
-	mk("current_report", 90*day, true) // this run's: never removed
-	mk("not_a_report", 90*day, false)  // someone else's folder
-	mk(".stale"+newSuffix+"123", 2*time.Hour, false)
-	mk(".fresh"+newSuffix+"456", time.Minute, false) // a write under way
+	const (
+		oldKey     = "20260801_20260803_0123456789ab"
+		recentKey  = "20261101_20261101_0123456789ab"
+		currentKey = "20260701_20260701_0123456789ab"
+		otherKey   = "20260802_20260802_0123456789ab"
+		copiedKey  = "20260803_20260803_0123456789ab"
+		legacyKey  = "20260804_20260804_0123456789ab"
+	)
+	mk(oldKey, 31*day, map[string]string{"report.json": ours(oldKey), "report.html": "<html>"})
+	mk(recentKey, 29*day, map[string]string{"report.json": ours(recentKey)})
+	mk(currentKey, 90*day, map[string]string{"report.json": ours(currentKey)}) // this run's
+	// Another tool's report in a folder that happens to be named like a run.
+	mk(otherKey, 90*day, map[string]string{"report.json": `{"schema_version": 1, "run_key": "` + otherKey + `"}`, "report.html": "theirs"})
+	mk(copiedKey, 90*day, map[string]string{"report.json": ours(oldKey)}) // a copy, not this run's folder
+	mk(legacyKey, 90*day, map[string]string{"report.json": `{"schema_version": 1}`})
+	mk("old_report", 90*day, map[string]string{"report.json": ours("old_report")}) // not a run key
+	mk("not_a_report", 90*day, nil)
+	mk("."+oldKey+newSuffix+"123", 2*time.Hour, nil)
+	mk("."+oldKey+oldSuffix+"77", 2*time.Hour, map[string]string{"report.json": ours(oldKey)})
+	mk("."+recentKey+newSuffix+"456", time.Minute, nil) // a write under way
+	for _, foreign := range []string{".git.old-backup", ".photos" + oldSuffix + "2019", "." + oldKey + oldSuffix + "x1", ".old_report" + newSuffix + "1"} {
+		mk(foreign, 90*day, map[string]string{"keep": "me"})
+	}
 	if err := os.WriteFile(filepath.Join(dir, "old_file.json"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A link named like a run, to an old report of ours elsewhere: neither
+	// it nor what it points to is removed.
+	elsewhere := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.MkdirAll(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(elsewhere, "report.json"), []byte(ours("20260805_20260805_0123456789ab")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(dir, "20260805_20260805_0123456789ab")); err != nil {
+		t.Fatal(err)
+	}
+	before := names(t, dir)
 
 	d := openDest(t, dir)
-	removed, err := d.Prune(now, 30*day, "current_report")
+	removed, err := d.Prune(now, 30*day, currentKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{filepath.Join(dir, ".stale"+newSuffix+"123"), filepath.Join(dir, "old_report")}
+	gone := []string{"." + oldKey + newSuffix + "123", "." + oldKey + oldSuffix + "77", oldKey}
+	var want []string
+	for _, n := range gone {
+		want = append(want, filepath.Join(dir, n))
+	}
 	slices.Sort(removed)
+	slices.Sort(want)
 	if diff := cmp.Diff(want, removed); diff != "" {
 		t.Errorf("removed (-want +got):\n%s", diff)
 	}
-	left := []string{".fresh" + newSuffix + "456", "current_report", "not_a_report", "old_file.json", "recent_report"}
+	left := slices.DeleteFunc(before, func(n string) bool { return slices.Contains(gone, n) })
 	if diff := cmp.Diff(left, names(t, dir)); diff != "" {
 		t.Errorf("left (-want +got):\n%s", diff)
 	}
+	if _, err := os.Stat(filepath.Join(elsewhere, "report.json")); err != nil {
+		t.Errorf("the link's target was touched: %v", err)
+	}
 
-	if removed, err := d.Prune(now, 0, "current_report"); err != nil || len(removed) > 0 {
+	if removed, err := d.Prune(now, 0, currentKey); err != nil || len(removed) > 0 {
 		t.Errorf("keep 0 removed %v, %v: want nothing (keep everything)", removed, err)
+	}
+}
+
+// Every report.json clickrecon writes carries its mark, whatever Report
+// it was given: the mark Prune looks for.
+func TestReportJSONCarriesTheToolMark(t *testing.T) {
+	dir := t.TempDir()
+	r := sample(t)
+	r.Tool = ""
+	out, err := Write(dir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !isOwnReport(out, r.RunKey) {
+		t.Errorf("the report just written is not recognised as clickrecon's:\n%s", folder(t, out)["report.json"])
 	}
 }
 
@@ -262,9 +362,14 @@ func TestHTMLURL(t *testing.T) {
 // PUTs whose key ends with failSuffix.
 type s3Server struct {
 	url        string
+	backend    *s3mem.Backend
+	fake       http.Handler
 	mu         sync.Mutex
 	puts       []string
 	failSuffix string
+	// beforePut, when set, runs before a PUT reaches the store; it
+	// returns true when it answered the request itself.
+	beforePut func(w http.ResponseWriter, r *http.Request) bool
 }
 
 func newS3(t *testing.T) *s3Server {
@@ -273,14 +378,18 @@ func newS3(t *testing.T) *s3Server {
 	if err := backend.CreateBucket("reports"); err != nil {
 		t.Fatal(err)
 	}
-	s := &s3Server{}
 	fake := gofakes3.New(backend).Server()
+	s := &s3Server{backend: backend, fake: fake}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPut {
 			s.mu.Lock()
 			s.puts = append(s.puts, r.URL.Path)
 			fail := s.failSuffix != "" && strings.HasSuffix(r.URL.Path, s.failSuffix)
+			hook := s.beforePut
 			s.mu.Unlock()
+			if hook != nil && hook(w, r) {
+				return
+			}
 			if fail {
 				w.WriteHeader(http.StatusForbidden)
 				w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>denied</Message></Error>`))

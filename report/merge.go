@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -12,7 +13,10 @@ import (
 // Merge combines the reports of a sharded backfill (--shard I/N) into one
 // report over their whole window. The shards must be of one workspace and
 // zone, of this schema version, and their windows must tile a range of
-// days with no gap and no overlap; they may come in any order.
+// days with no gap and no overlap; they may come in any order. A merged
+// report is only as true as its shards' days, so each shard must pass
+// CheckDays: a shard whose days were edited (a day removed, copied from
+// another shard or listed twice) is refused, never merged.
 func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 	if len(shards) == 0 {
 		return Report{}, fmt.Errorf("no report to merge")
@@ -22,7 +26,12 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 	first := sorted[0]
 	var keys []string
 	for i, s := range sorted {
+		if err := s.CheckDays(); err != nil {
+			return Report{}, fmt.Errorf("shard %s (%s..%s): %w", s.RunKey, s.Window.From, s.Window.To, err)
+		}
 		switch {
+		case s.Tool != "" && s.Tool != Tool:
+			return Report{}, fmt.Errorf("report %s was written by %q, not by clickrecon", s.RunKey, s.Tool)
 		case s.SchemaVersion != SchemaVersion:
 			return Report{}, fmt.Errorf("report %s has schema_version %d; this clickrecon merges version %d", s.RunKey, s.SchemaVersion, SchemaVersion)
 		case s.WorkspaceID != first.WorkspaceID:
@@ -60,6 +69,7 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 
 	m := Report{
 		SchemaVersion: SchemaVersion,
+		Tool:          Tool,
 		RunKey:        RunKey(first.WorkspaceID, reconcile.Window{From: from, To: to, Loc: loc}, "merge:"+strings.Join(keys, ",")),
 		WorkspaceID:   first.WorkspaceID,
 		StoreID:       first.StoreID,
@@ -111,6 +121,61 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 	m.Coverage = coverageOf(m.Days)
 	m.Status = status(m.Coverage, m.Interrupted)
 	return m, nil
+}
+
+// CheckDays reports whether r's days are the days of its window, each
+// once and in order, whether each day's delta is its local count less its
+// API count, and whether r's totals are the sum of its days. A report that
+// fails it was edited or cut after clickrecon wrote it: its numbers
+// cannot be trusted, and the error names the first day that is wrong.
+func (r Report) CheckDays() error {
+	from, err1 := reconcile.ParseDate(r.Window.From)
+	to, err2 := reconcile.ParseDate(r.Window.To)
+	if err1 != nil || err2 != nil || to.Before(from) {
+		return fmt.Errorf("malformed window %q..%q", r.Window.From, r.Window.To)
+	}
+	want := from
+	for i, d := range r.Days {
+		date, err := reconcile.ParseDate(d.Date)
+		switch {
+		case err != nil:
+			return fmt.Errorf("day %d has a malformed date %q", i+1, d.Date)
+		case date.Before(from) || date.After(to):
+			return fmt.Errorf("day %s is outside its window %s..%s", d.Date, r.Window.From, r.Window.To)
+		case date.Before(want):
+			return fmt.Errorf("day %s is listed twice (or out of order)", d.Date)
+		case date.After(want):
+			return fmt.Errorf("day %s is missing: the report has no row for it", want)
+		}
+		if err := checkDelta(d); err != nil {
+			return fmt.Errorf("day %s: %w", d.Date, err)
+		}
+		want = want.AddDays(1)
+	}
+	if !want.After(to) {
+		return fmt.Errorf("day %s is missing: the report has no row for it", want)
+	}
+	sum := totalsOf(slices.Clone(r.Days))
+	if sum.API != r.Totals.API || sum.Local != r.Totals.Local || sum.Delta != r.Totals.Delta {
+		return fmt.Errorf("totals api %d, local %d, delta %d are not the sum of its days (api %d, local %d, delta %d)",
+			r.Totals.API, r.Totals.Local, r.Totals.Delta, sum.API, sum.Local, sum.Delta)
+	}
+	return nil
+}
+
+// checkDelta reports whether a day's delta is its local count less its
+// API count, when it has one.
+func checkDelta(d Day) error {
+	if d.Delta == nil {
+		return nil
+	}
+	if d.API == nil || d.Local == nil {
+		return fmt.Errorf("a delta of %d without both counts", *d.Delta)
+	}
+	if !reconcile.CountInRange(*d.API) || !reconcile.CountInRange(*d.Local) || *d.Local-*d.API != *d.Delta {
+		return fmt.Errorf("delta %d is not local %d less api %d", *d.Delta, *d.Local, *d.API)
+	}
+	return nil
 }
 
 // totalsOf sums the days both sides of which were read and trusted, as

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -116,10 +117,79 @@ func TestMergeRefuses(t *testing.T) {
 	}
 }
 
-// Shards holding counts no day can hold (from a clickrecon that let them
-// through, or edited by hand) merge into a report whose totals never wrap:
-// the days that do not fit are unverifiable and left out of the totals.
-func TestMergeNeverWraps(t *testing.T) {
+// A merged report is only as true as its days: a shard whose days were
+// edited after clickrecon wrote it is refused, naming the shard and the
+// day, and nothing is merged.
+func TestMergeRefusesEditedDays(t *testing.T) {
+	t.Parallel()
+	a := shardReport(t, "48213", "Europe/Warsaw", "2026-10-01", "2026-10-04")
+	b := shardReport(t, "48213", "Europe/Warsaw", "2026-10-05", "2026-10-07")
+	edit := func(r Report, f func(*Report)) Report {
+		r.Days = append([]Day(nil), r.Days...)
+		f(&r)
+		return r
+	}
+	without := func(days []Day, dates ...string) []Day {
+		var out []Day
+		for _, d := range days {
+			if !slices.Contains(dates, d.Date) {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		shards []Report
+		want   string
+	}{
+		// The gap of 2026-10-03 goes with them, and the totals are
+		// made to agree with what is left.
+		{"two_days_deleted", []Report{edit(a, func(r *Report) {
+			r.Days = without(r.Days, "2026-10-02", "2026-10-03")
+			r.Totals = totalsOf(slices.Clone(r.Days))
+		}), b}, "day 2026-10-02 is missing"},
+		{"last_day_deleted", []Report{a, edit(b, func(r *Report) {
+			r.Days = r.Days[:len(r.Days)-1]
+			r.Totals = totalsOf(slices.Clone(r.Days))
+		})}, "day 2026-10-07 is missing"},
+		{"day_copied_from_the_next_shard", []Report{edit(a, func(r *Report) {
+			r.Days = append(r.Days, b.Days[0])
+			r.Totals = totalsOf(slices.Clone(r.Days))
+		}), b}, "day 2026-10-05 is outside its window 2026-10-01..2026-10-04"},
+		{"day_listed_twice", []Report{a, edit(b, func(r *Report) {
+			r.Days = append(r.Days[:2], r.Days[1:]...)
+			r.Days = r.Days[:len(r.Days)-1]
+			r.Totals = totalsOf(slices.Clone(r.Days))
+		})}, "day 2026-10-06 is listed twice"},
+		{"totals_not_the_sum_of_the_days", []Report{edit(a, func(r *Report) {
+			r.Totals.Local += 7
+			r.Totals.Delta += 7
+		}), b}, "are not the sum of its days"},
+		{"delta_edited", []Report{edit(a, func(r *Report) {
+			zero := int64(0)
+			r.Days[2].Delta = &zero
+		}), b}, "day 2026-10-03: delta 0 is not local 96 less api 103"},
+		{"malformed_date", []Report{edit(a, func(r *Report) { r.Days[0].Date = "1 Oct" }), b}, "malformed date"},
+		{"another_tool", []Report{edit(a, func(r *Report) { r.Tool = "othertool" }), b}, "not by clickrecon"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Merge(tt.shards, time.Now())
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want one containing %q", err, tt.want)
+			}
+			if tt.name != "another_tool" && !strings.Contains(err.Error(), "shard ") {
+				t.Errorf("the error does not name the shard: %v", err)
+			}
+		})
+	}
+}
+
+// A shard holding counts no day can hold (from a clickrecon that let them
+// through, or edited by hand) is refused: its totals cannot be the sum of
+// its days, and a merged total that wraps around is never written.
+func TestMergeRefusesCountsOutOfRange(t *testing.T) {
 	huge := func(r Report, day int) Report {
 		r.Days = append([]Day(nil), r.Days...)
 		d := r.Days[day]
@@ -131,33 +201,35 @@ func TestMergeNeverWraps(t *testing.T) {
 		return r
 	}
 	a := huge(shardReport(t, "48213", "UTC", "2026-10-01", "2026-10-04"), 0)
-	b := huge(shardReport(t, "48213", "UTC", "2026-10-05", "2026-10-07"), 1)
+	b := shardReport(t, "48213", "UTC", "2026-10-05", "2026-10-07")
+	_, err := Merge([]Report{a, b}, time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC))
+	if err == nil || !strings.Contains(err.Error(), "day 2026-10-01") {
+		t.Errorf("err = %v, want the shard refused at 2026-10-01", err)
+	}
+}
+
+// The merged totals sum the days: an unverifiable day (out of range in a
+// day that has no delta) is left out of them, and they never wrap.
+func TestMergeTotalsAreTheSumOfTheDays(t *testing.T) {
+	a := shardReport(t, "48213", "UTC", "2026-10-01", "2026-10-04")
+	b := shardReport(t, "48213", "UTC", "2026-10-05", "2026-10-07")
 	got, err := Merge([]Report{a, b}, time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole := shardReport(t, "48213", "UTC", "2026-10-01", "2026-10-07")
-	var wantAPI, wantLocal int64
-	for _, d := range whole.Days {
-		if d.Status != "unverifiable" && d.Date != "2026-10-01" && d.Date != "2026-10-06" {
-			wantAPI += *d.API
-			wantLocal += *d.Local
-		}
-	}
-	want := Totals{API: wantAPI, Local: wantLocal, Delta: wantLocal - wantAPI}
-	if diff := cmp.Diff(want, got.Totals); diff != "" {
-		t.Errorf("totals (-want +got):\n%s", diff)
-	}
+	var want Totals
 	for _, d := range got.Days {
-		if d.Date != "2026-10-01" && d.Date != "2026-10-06" {
-			continue
-		}
-		if d.Status != "unverifiable" || d.Delta != nil || !strings.Contains(d.Reason, "out of range") {
-			t.Errorf("%s: status %s, delta %v, reason %q; want unverifiable, no delta, out of range", d.Date, d.Status, d.Delta, d.Reason)
+		if d.Status != "unverifiable" {
+			want.API += *d.API
+			want.Local += *d.Local
 		}
 	}
-	if got.Coverage.Unverifiable != 2 || got.Coverage.Missing != 1 || got.Status != StatusDiscrepancies {
-		t.Errorf("coverage %+v, status %s; want the 2 misread days unverifiable, the gap kept", got.Coverage, got.Status)
+	want.Delta = want.Local - want.API
+	if diff := cmp.Diff(want, got.Totals, cmpopts.IgnoreFields(Totals{}, "APISummary")); diff != "" {
+		t.Errorf("totals (-sum of the days +got):\n%s", diff)
+	}
+	if want.API != a.Totals.API+b.Totals.API || want.Local != a.Totals.Local+b.Totals.Local {
+		t.Errorf("merged totals %+v are not the shards' %+v + %+v", got.Totals, a.Totals, b.Totals)
 	}
 }
 

@@ -71,10 +71,21 @@ const (
 	oldSuffix = ".old-"
 )
 
-// isLeftover reports whether a folder name is one of replaceFolder's
-// temporary folders.
+// isLeftover reports whether a folder name is exactly one of
+// replaceFolder's temporary folders for a run key: "." + run key +
+// ".new-" or ".old-" + the digits os.MkdirTemp adds. A name that merely
+// contains ".old-" (someone's .photos.old-2019) is not one.
 func isLeftover(name string) bool {
-	return strings.HasPrefix(name, ".") && (strings.Contains(name, newSuffix) || strings.Contains(name, oldSuffix))
+	rest, ok := strings.CutPrefix(name, ".")
+	if !ok || len(rest) < runKeyLen {
+		return false
+	}
+	key, suffix := rest[:runKeyLen], rest[runKeyLen:]
+	digits, ok := strings.CutPrefix(suffix, newSuffix)
+	if !ok {
+		digits, ok = strings.CutPrefix(suffix, oldSuffix)
+	}
+	return ok && isRunKey(key) && digits != "" && strings.Trim(digits, "0123456789") == ""
 }
 
 // swapRenames puts tmp at final with two renames, for a file system that

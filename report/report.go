@@ -24,6 +24,10 @@ import (
 // are only ever added within a version.
 const SchemaVersion = 1
 
+// Tool is report.json's "tool": it marks a report (and its run folder) as
+// clickrecon's, so that pruning never removes another tool's report.json.
+const Tool = "clickrecon"
+
 // Report statuses.
 const (
 	StatusOK            = "ok"            // every day verified, none a gap
@@ -34,6 +38,7 @@ const (
 // Report is report.json. Counts that are not known are null, never 0.
 type Report struct {
 	SchemaVersion int            `json:"schema_version"`
+	Tool          string         `json:"tool"` // always Tool when clickrecon wrote it
 	RunKey        string         `json:"run_key"`
 	WorkspaceID   string         `json:"workspace_id"`
 	StoreID       string         `json:"store_id"` // an opaque id of the store and query read (no secret)
@@ -267,6 +272,7 @@ type Meta struct {
 func New(res reconcile.Result, w reconcile.Window, meta Meta) Report {
 	r := Report{
 		SchemaVersion: SchemaVersion,
+		Tool:          Tool,
 		RunKey:        meta.RunKey,
 		WorkspaceID:   meta.WorkspaceID,
 		StoreID:       meta.StoreID,

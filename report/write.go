@@ -51,8 +51,10 @@ func Render(r Report) ([]File, error) {
 	return files, nil
 }
 
-// JSON renders report.json, indented, with a final newline.
+// JSON renders report.json, indented, with a final newline. Its "tool" is
+// always Tool: the mark Prune looks for before it removes a folder.
 func JSON(r Report) ([]byte, error) {
+	r.Tool = Tool
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/sethvargo/go-envconfig"
 
@@ -16,7 +17,8 @@ import (
 // sharded backfill (each a report.json, or the folder holding one, as a
 // path or an s3://, gs://, azblob:// or file:// URL) into
 // one report over the whole window, written like a run's. It reads no
-// API and no database.
+// API and no database. A shard that cannot be read (a refused redirect
+// included), or whose days were edited, exits 2 with nothing written.
 func cmdMerge(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) int {
 	c, paths, err := parseArgsWithOperands(ctx, "merge", args, env, stdout, stderr)
 	if err != nil {
@@ -33,6 +35,11 @@ func cmdMerge(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 		r, err := report.ReadReport(ctx, path)
 		if err != nil {
 			return usageExit(stderr, err)
+		}
+		// A merged report is only as true as its shards' days: one whose
+		// days were edited is refused before anything is written.
+		if err := r.CheckDays(); err != nil {
+			return usageExit(stderr, fmt.Errorf("shard %s cannot be merged: %w", withoutQuery(path), err))
 		}
 		shards = append(shards, r)
 	}
@@ -52,4 +59,11 @@ func cmdMerge(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 		return exitGaps
 	}
 	return exitOK
+}
+
+// withoutQuery returns a path or URL without its query, which may
+// configure credentials.
+func withoutQuery(path string) string {
+	before, _, _ := strings.Cut(path, "?")
+	return before
 }

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +18,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/internal/pgtest"
+	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 )
 
@@ -79,6 +83,133 @@ func TestMergeShardsOfARun(t *testing.T) {
 	}
 	if code, _, stderr := runMerge(t, keys[0], filepath.Join(t.TempDir(), "nothing")); code != exitUsage || !strings.Contains(stderr, "read report") {
 		t.Errorf("a missing report: exit %d, %q", code, stderr)
+	}
+}
+
+// shard writes the report of one shard over from..to under dir, as a
+// run would, with a loss of 7 clicks on 2026-10-03; it returns its folder.
+func shard(t *testing.T, dir, from, to string) string {
+	t.Helper()
+	f, _ := reconcile.ParseDate(from)
+	l, _ := reconcile.ParseDate(to)
+	w := reconcile.Window{From: f, To: l, Loc: time.UTC}
+	api, local := map[reconcile.Date]reconcile.Reading{}, map[reconcile.Date]reconcile.Reading{}
+	for _, d := range w.Days() {
+		api[d], local[d] = reconcile.Known(100), reconcile.Known(100)
+		if d.String() == "2026-10-03" {
+			local[d] = reconcile.Known(93)
+		}
+	}
+	res := reconcile.Compare(reconcile.Input{Window: w, Now: testNow, Tolerance: reconcile.Tolerance{FailAbs: 5}, API: api, Local: local})
+	r := report.New(res, w, report.Meta{RunKey: report.RunKey("48213", w, "store"), WorkspaceID: "48213",
+		StoreID: report.StoreID("store"), GeneratedAt: testNow, Drilldown: report.Drilldown{Mode: report.DrillOff}})
+	out, err := report.Write(dir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// editShard rewrites the report.json in folder after edit.
+func editShard(t *testing.T, folder string, edit func(*report.Report)) {
+	t.Helper()
+	r, err := report.ReadReport(t.Context(), folder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(&r)
+	b, err := report.JSON(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(folder, "report.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// merge refuses shards whose days were edited after they were written:
+// exit 2, the shard and the day named, no merged report written.
+func TestMergeRefusesEditedShards(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(first, second *report.Report)
+		bad  int // which shard is named: 0 or 1
+		want string
+	}{
+		{"two_days_and_their_gap_deleted", func(a, _ *report.Report) {
+			a.Days = append(a.Days[:1], a.Days[3:]...)
+			a.Totals.API, a.Totals.Local, a.Totals.Delta = 200, 200, 0
+			a.Coverage.Days, a.Coverage.Missing = 2, 0
+		}, 0, "day 2026-10-02 is missing"},
+		{"day_copied_from_the_next_shard", func(a, b *report.Report) {
+			a.Days = append(a.Days, b.Days[0])
+			a.Totals.API += 100
+			a.Totals.Local += 100
+		}, 0, "day 2026-10-05 is outside its window"},
+		{"day_listed_twice", func(_, b *report.Report) {
+			b.Days = append([]report.Day{b.Days[0]}, b.Days...)
+		}, 1, "day 2026-10-05 is listed twice"},
+		{"totals_edited", func(a, _ *report.Report) {
+			a.Totals.Local, a.Totals.Delta = a.Totals.API, 0
+		}, 0, "not the sum of its days"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			shards := []string{shard(t, dir, "2026-10-01", "2026-10-04"), shard(t, dir, "2026-10-05", "2026-10-07")}
+			var a, b report.Report
+			editShard(t, shards[0], func(r *report.Report) { a = *r })
+			editShard(t, shards[1], func(r *report.Report) { b = *r })
+			tt.edit(&a, &b)
+			editShard(t, shards[0], func(r *report.Report) { *r = a })
+			editShard(t, shards[1], func(r *report.Report) { *r = b })
+			merged := filepath.Join(t.TempDir(), "merged")
+			code, stdout, stderr := runMerge(t, "--report-dir", merged, shards[0], shards[1])
+			if code != exitUsage || !strings.Contains(stderr, "shard "+shards[tt.bad]) || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, want 2 naming shard %s and %q\nstdout: %s\nstderr: %s", code, shards[tt.bad], tt.want, stdout, stderr)
+			}
+			if _, err := os.Stat(merged); !os.IsNotExist(err) {
+				t.Errorf("a merged report was written (%v)", err)
+			}
+		})
+	}
+}
+
+// merge reading s3:// shards from an endpoint that answers 307 to another
+// origin (another port of the same host): nothing reaches that origin,
+// the AWS signature least of all, its answer is never read as a shard,
+// and merge exits 2 with nothing written.
+func TestMergeFromS3RedirectedElsewhere(t *testing.T) {
+	newS3(t, "x") // the AWS settings of the test
+	var mu sync.Mutex
+	var reached []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		reached = append(reached, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Write([]byte(`{"schema_version":1,"window":{"from":"2026-10-01","to":"2026-10-01","tz":"UTC"},"days":[]}`))
+	}))
+	t.Cleanup(other.Close)
+	s3 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(s3.Close)
+	q := url.Values{"endpoint": {s3.URL}, "use_path_style": {"true"}, "region": {"eu-central-1"}}.Encode()
+	merged := filepath.Join(t.TempDir(), "merged")
+	code, stdout, stderr := runMerge(t, "--report-dir", merged, "s3://reports/a?"+q, "s3://reports/b?"+q)
+	if code != exitUsage || !strings.Contains(stderr, "redirect") {
+		t.Errorf("exit %d, want 2 naming the redirect\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if strings.Contains(stderr, "AWS4-HMAC") || strings.Contains(stdout, "AWS4-HMAC") {
+		t.Errorf("the signature is in the output:\n%s%s", stdout, stderr)
+	}
+	mu.Lock()
+	if len(reached) != 0 {
+		t.Errorf("the other origin got %d requests, the first with Authorization %q", len(reached), reached[0])
+	}
+	mu.Unlock()
+	if _, err := os.Stat(merged); !os.IsNotExist(err) {
+		t.Errorf("a merged report was written (%v)", err)
 	}
 }
 

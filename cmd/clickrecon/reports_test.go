@@ -124,22 +124,32 @@ func TestRunWritesToS3AndSlackLinksToIt(t *testing.T) {
 }
 
 // Local report folders older than RECON_REPORT_KEEP_DAYS are removed after
-// a run writes its own; 0 keeps them all.
+// a run writes its own, and only clickrecon's; 0 keeps them all.
 func TestRunPrunesOldReports(t *testing.T) {
 	api := dstWindowClicks()
 	f := newFixture(t, "sqlite", api, api)
 	old := filepath.Join(f.reportDir, "20260801_20260803_0123456789ab")
 	other := filepath.Join(f.reportDir, "not-a-report")
-	for _, d := range []string{old, other} {
+	// Another tool's report, in a folder named like a run, and a
+	// dot-folder named like a leftover of a write but not one.
+	theirs := filepath.Join(f.reportDir, "20260802_20260803_0123456789ab")
+	dotOld := filepath.Join(f.reportDir, ".cache.old-1")
+	for _, d := range []string{old, other, theirs, dotOld} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(old, "report.json"), []byte("{}"), 0o644); err != nil {
+	mark := `{"schema_version": 1, "tool": "clickrecon", "run_key": "20260801_20260803_0123456789ab"}`
+	if err := os.WriteFile(filepath.Join(old, "report.json"), []byte(mark), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	for name, content := range map[string]string{"report.json": `{"schema_version": 1}`, "report.html": "<html>"} {
+		if err := os.WriteFile(filepath.Join(theirs, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	long := testNow.AddDate(0, -3, 0)
-	for _, d := range []string{old, other} {
+	for _, d := range []string{old, other, theirs, dotOld} {
 		if err := os.Chtimes(d, long, long); err != nil {
 			t.Fatal(err)
 		}
@@ -159,10 +169,15 @@ func TestRunPrunesOldReports(t *testing.T) {
 	if _, err := os.Stat(old); !os.IsNotExist(err) {
 		t.Errorf("a report three months old is still there (%v)", err)
 	}
-	if _, err := os.Stat(other); err != nil {
-		t.Errorf("a folder that holds no report was removed: %v", err)
+	for _, d := range []string{other, theirs, dotOld} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("a folder that is not clickrecon's was removed: %v", err)
+		}
 	}
-	f.readReport() // this run's report is kept
+	// This run's report is kept (readReport takes the one report.json
+	// there is: the other tool's goes first).
+	os.RemoveAll(theirs)
+	f.readReport()
 }
 
 // A RECON_REPORT_DIR or RECON_REPORT_URL that cannot work stops the run

@@ -1,9 +1,11 @@
 // Package safehttp holds the one redirect policy of every request
-// clickrecon sends: to Elido, to Slack and to the monitoring endpoints.
+// clickrecon sends: to Elido, to Slack, to the monitoring endpoints and to
+// the object store that holds the reports.
 //
 // Each of those requests carries a credential: Elido's API key in
 // Authorization, Pushgateway basic auth, or a URL that is itself the
-// secret (a Slack webhook, a healthcheck ping URL). net/http, left to
+// secret (a Slack webhook, a healthcheck ping URL), or an object store's
+// signature (AWS Signature V4, a bearer token). net/http, left to
 // itself, follows redirects: it forwards Authorization to another port of
 // the same host and from https to plain http, and it adds a Referer header
 // that quotes the URL it came from. The policy here is therefore:
@@ -42,6 +44,12 @@ const (
 	SameOrigin Policy = iota
 	// NoRedirects refuses every redirect: a 3xx is an error.
 	NoRedirects
+	// SameOriginSameMethod is SameOrigin for a client whose requests must
+	// keep their method and body, as an object store's PUT: within the
+	// origin it follows only 307 and 308, and hands any other 3xx back as
+	// the answer (net/http would turn a PUT redirected by 301, 302 or 303
+	// into a GET, whose 200 would read as a write done).
+	SameOriginSameMethod
 )
 
 // ErrRedirect matches (with errors.Is) every redirect the policy refused.
@@ -121,6 +129,8 @@ func CheckRedirect(policy Policy) func(req *http.Request, via []*http.Request) e
 		case len(via) > maxRedirects:
 			e.tooMany = true
 			return e
+		case policy == SameOriginSameMethod && e.Status != http.StatusTemporaryRedirect && e.Status != http.StatusPermanentRedirect:
+			return http.ErrUseLastResponse
 		}
 		return nil
 	}

@@ -188,3 +188,59 @@ func TestOrigin(t *testing.T) {
 		}
 	}
 }
+
+// SameOriginSameMethod follows a 307 within the origin with the PUT and
+// its body, and hands a 301, 302 or 303 back as the answer instead of
+// turning the PUT into a GET; another origin is refused as by SameOrigin.
+func TestSameOriginSameMethod(t *testing.T) {
+	var mu sync.Mutex
+	var methods []string
+	srv := newRecorder(t, false, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		methods = append(methods, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/307":
+			http.Redirect(w, r, "/put", http.StatusTemporaryRedirect)
+		case "/302":
+			http.Redirect(w, r, "/put", http.StatusFound)
+		default:
+			ok(w, r)
+		}
+	})
+	other := newRecorder(t, false, ok)
+	put := func(path string) (*http.Response, error) {
+		req, _ := http.NewRequest(http.MethodPut, srv.URL+path, strings.NewReader("body"))
+		req.Header.Set("Authorization", key)
+		return Client(nil, SameOriginSameMethod).Do(req)
+	}
+	resp, err := put("/307")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("307 within the origin: %v", err)
+	}
+	resp.Body.Close()
+	resp, err = put("/302")
+	if err != nil {
+		t.Fatalf("302 within the origin: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound {
+		t.Errorf("302 within the origin answered %d, want the 302 itself", resp.StatusCode)
+	}
+	want := []string{"PUT /307", "PUT /put", "PUT /302"}
+	mu.Lock()
+	if strings.Join(methods, ",") != strings.Join(want, ",") {
+		t.Errorf("requests %q, want %q", methods, want)
+	}
+	mu.Unlock()
+
+	far := newRecorder(t, false, redirectTo(other.URL+"/put", http.StatusTemporaryRedirect))
+	req, _ := http.NewRequest(http.MethodPut, far.URL+"/x", strings.NewReader("body"))
+	req.Header.Set("Authorization", key)
+	if _, err := Client(nil, SameOriginSameMethod).Do(req); !errors.Is(err, ErrRedirect) {
+		t.Errorf("307 to another origin: error %v, want ErrRedirect", err)
+	}
+	if n := len(other.requests()); n != 0 {
+		t.Errorf("the other origin got %d requests", n)
+	}
+}
