@@ -250,6 +250,7 @@ func TestRunReportsLossAndDuplicateExactly(t *testing.T) {
 			got := f.readReport()
 			want := report.Report{
 				SchemaVersion: 1,
+				Tool:          report.Tool,
 				WorkspaceID:   testWorkspace,
 				Window:        report.Window{From: "2026-10-24", To: "2026-10-26", TZ: "Europe/Warsaw"},
 				GeneratedAt:   testNow,
