@@ -535,7 +535,7 @@ func TestConfigMapAndImage(t *testing.T) {
 	}
 }
 
-// secretVariables are the variables that hold secrets (DESIGN.md); each
+// secretVariables are the variables that hold secrets (docs/contract.md); each
 // is read from NAME_FILE in the cluster.
 var secretVariables = []string{"ELIDO_API_KEY", "STORE_DSN", "HISTORY_DSN", "SLACK_WEBHOOK_URL", "SLACK_BOT_TOKEN", "HEALTHCHECK_URL"}
 
