@@ -862,8 +862,6 @@ func names(cs []corev1.Container) []string {
 	return out
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // deref0 returns a pointer's value, or the zero value for nil.
 func deref0[T any](p *T) T {
 	var zero T
