@@ -49,9 +49,14 @@ LABEL org.opencontainers.image.title="clickrecon" \
       org.opencontainers.image.revision="${COMMIT}"
 
 COPY --from=build /out/clickrecon /clickrecon
-# The reference schemas and the job's migrations, for users who want to
-# read or apply them by hand (docker cp, kubectl cp). The binary embeds the
-# same files (embed.go), so migrate and the demo do not need them.
+# The reference schemas, the set-up SQL and the job's migrations of the
+# release, for users who apply them by hand. The image has no shell and no
+# tar, so kubectl cp cannot fetch them; copy them out of a container that
+# is created and never started:
+#   docker create --name clickrecon-sql IMAGE
+#   docker cp clickrecon-sql:/sql ./sql && docker rm clickrecon-sql
+# The binary embeds the same files (embed.go): migrate and the demo do not
+# read these.
 COPY sql/ /sql/
 
 USER 65532:65532

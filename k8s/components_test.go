@@ -9,9 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
@@ -93,7 +96,25 @@ func decodeObject(doc []byte) (any, error) {
 // which the result is decoded strictly again.
 func withComponent(t *testing.T, dir string) (*base, []any) {
 	t.Helper()
+	return withComponents(t, dir)
+}
+
+// withComponents is withComponent for several components, applied in the
+// order given, as an overlay's components list applies them.
+func withComponents(t *testing.T, dirs ...string) (*base, []any) {
+	t.Helper()
 	b := load(t)
+	var extra []any
+	for _, dir := range dirs {
+		extra = append(extra, b.applyComponent(t, dir)...)
+	}
+	return b, extra
+}
+
+// applyComponent applies the component in dir to b and returns the
+// objects it adds.
+func (b *base) applyComponent(t *testing.T, dir string) []any {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +157,7 @@ func withComponent(t *testing.T, dir string) (*base, []any) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	return b, extra
+	return extra
 }
 
 // patch merges one strategic-merge patch into the base object it names.
@@ -377,34 +398,121 @@ func TestEgressPrivateComponent(t *testing.T) {
 
 func TestNoHistoryComponent(t *testing.T) {
 	b, _ := withComponent(t, "components/no-history")
+	base := load(t)
 	if v, ok := b.configMap.Data["HISTORY_DSN_FILE"]; ok {
 		t.Errorf("HISTORY_DSN_FILE is still set (%q)", v)
 	}
-	for name, s := range map[string]batchv1.JobSpec{
-		"CronJob": b.cronJob.Spec.JobTemplate.Spec,
-		"Job":     b.job.Spec,
+	for name, s := range map[string][2]batchv1.JobSpec{
+		"CronJob": {base.cronJob.Spec.JobTemplate.Spec, b.cronJob.Spec.JobTemplate.Spec},
+		"Job":     {base.job.Spec, b.job.Spec},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if ic := s.Template.Spec.InitContainers; len(ic) > 0 {
+			if ic := s[1].Template.Spec.InitContainers; len(ic) > 0 {
 				t.Errorf("init containers %v: migrate would exit 2 without HISTORY_DSN", names(ic))
 			}
-			checkFailurePolicyNamesContainers(t, s)
-			// The run's own rules are kept.
-			var kept int
-			for _, r := range s.PodFailurePolicy.Rules {
-				if r.OnExitCodes != nil && deref0(r.OnExitCodes.ContainerName) == containerName && slices.Equal(r.OnExitCodes.Values, []int32{1, 2}) {
-					kept++
-				}
-				if len(r.OnPodConditions) == 1 && r.OnPodConditions[0].Type == corev1.DisruptionTarget {
-					kept++
-				}
-			}
-			if kept != 2 {
-				t.Errorf("podFailurePolicy %+v lost the run's rules", s.PodFailurePolicy.Rules)
+			checkFailurePolicyNamesContainers(t, s[1])
+			// The run's own rules are kept as they are.
+			if diff := cmp.Diff(s[0].PodFailurePolicy, s[1].PodFailurePolicy); diff != "" {
+				t.Errorf("podFailurePolicy changed (-base +component):\n%s", diff)
 			}
 		})
 	}
 	checkBackfillIsTheNightlyPod(t, b)
+}
+
+// TestBackfillShardedComponent checks the sliced backfill: an Indexed Job
+// whose slices match --shard, each with its own retries and a full budget
+// of time, where a slice that finds gaps (exit 1) fails its own index and
+// not the Job, and a usage error (exit 2) still fails the Job at once. It
+// holds with and without run history, in either order of components.
+func TestBackfillShardedComponent(t *testing.T) {
+	for name, dirs := range map[string][]string{
+		"alone":                 {"components/backfill-sharded"},
+		"after_no_history":      {"components/no-history", "components/backfill-sharded"},
+		"before_no_history":     {"components/backfill-sharded", "components/no-history"},
+		"with_reports_on_claim": {"components/reports-pvc", "components/backfill-sharded"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b, _ := withComponents(t, dirs...)
+			checkShardedBackfill(t, b)
+		})
+	}
+}
+
+func checkShardedBackfill(t *testing.T, b *base) {
+	t.Helper()
+	s := b.job.Spec
+	if s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion {
+		t.Errorf("completionMode %v, want Indexed", deref(s.CompletionMode))
+	}
+	if s.Parallelism == nil || *s.Parallelism != 1 {
+		t.Errorf("parallelism %v, want 1: slices side by side share one rate limit and one run lock", deref(s.Parallelism))
+	}
+	args := containerArgs(t, s.Template.Spec)
+	index, n, ok := strings.Cut(flagValue(args, "--shard"), "/")
+	if !ok || index != "$(JOB_COMPLETION_INDEX)" {
+		t.Fatalf("--shard %q, want $(JOB_COMPLETION_INDEX)/N", flagValue(args, "--shard"))
+	}
+	if s.Completions == nil || fmt.Sprint(*s.Completions) != n {
+		t.Errorf("completions %v, but --shard slices the window in %s", deref(s.Completions), n)
+	}
+	// Retries count per slice: the Job-wide backoffLimit is left to its
+	// default, which backoffLimitPerIndex makes unlimited.
+	if s.BackoffLimit != nil {
+		t.Errorf("backoffLimit %d: one slice's retries would use up the others'", *s.BackoffLimit)
+	}
+	if s.BackoffLimitPerIndex == nil || *s.BackoffLimitPerIndex < 0 || *s.BackoffLimitPerIndex > 3 {
+		t.Fatalf("backoffLimitPerIndex %v, want 0 to 3", deref(s.BackoffLimitPerIndex))
+	}
+	if s.PodReplacementPolicy == nil || *s.PodReplacementPolicy != batchv1.Failed {
+		t.Errorf("podReplacementPolicy %v, want Failed (podFailurePolicy requires it)", deref(s.PodReplacementPolicy))
+	}
+	checkFailurePolicyNamesContainers(t, s)
+
+	// What happens to a slice's pod for each way it can end.
+	action := func(code int32) batchv1.PodFailurePolicyAction {
+		for _, r := range s.PodFailurePolicy.Rules {
+			if r.OnExitCodes != nil && r.OnExitCodes.Operator == batchv1.PodFailurePolicyOnExitCodesOpIn && slices.Contains(r.OnExitCodes.Values, code) {
+				return r.Action
+			}
+		}
+		return "" // counted against backoffLimitPerIndex: retried
+	}
+	for code, want := range map[int32]batchv1.PodFailurePolicyAction{
+		1: batchv1.PodFailurePolicyActionFailIndex, // gaps: this slice is done, the others go on
+		2: batchv1.PodFailurePolicyActionFailJob,   // usage: every slice would meet it
+		3: "",                                      // could not complete: retried
+	} {
+		if got := action(code); got != want {
+			t.Errorf("exit %d: podFailurePolicy action %q, want %q", code, got, want)
+		}
+	}
+	var disruption bool
+	for _, r := range s.PodFailurePolicy.Rules {
+		if len(r.OnPodConditions) == 1 && r.OnPodConditions[0].Type == corev1.DisruptionTarget {
+			disruption = r.Action == batchv1.PodFailurePolicyActionIgnore
+		}
+	}
+	if !disruption {
+		t.Error("a disrupted pod is not ignored: a drain would count as a failure")
+	}
+
+	// Slices run one after the other, each with the single Job's budget.
+	pod := s.Template.Spec
+	attempts := int(*s.BackoffLimitPerIndex) + 1
+	perPod := b.timeout(t) + time.Duration(deref0(pod.TerminationGracePeriodSeconds))*time.Second + podStartAllowance
+	if len(pod.InitContainers) > 0 {
+		perPod += migrateTimeout(t, pod)
+	}
+	perSlice := time.Duration(attempts) * perPod
+	for i := range attempts - 1 {
+		perSlice += jobBackoff << i
+	}
+	slicesN, _ := strconv.Atoi(n)
+	if need := time.Duration(slicesN) * perSlice; s.ActiveDeadlineSeconds == nil || time.Duration(*s.ActiveDeadlineSeconds)*time.Second < need {
+		t.Errorf("activeDeadlineSeconds %v leaves the last of %d slices less than a full run: want at least %s", deref(s.ActiveDeadlineSeconds), slicesN, need)
+	}
+	checkBackfillPod(t, b)
 }
 
 // TestComponentsBuildWithKubectl builds an overlay of the base with every
@@ -443,6 +551,7 @@ func TestComponentsBuildWithKubectl(t *testing.T) {
 	}
 	kinds := map[string]int{}
 	var cronJob *batchv1.CronJob
+	var job *batchv1.Job
 	for i, doc := range splitDocuments(out) {
 		obj, err := decodeObject(doc)
 		if err != nil {
@@ -450,8 +559,11 @@ func TestComponentsBuildWithKubectl(t *testing.T) {
 			continue
 		}
 		kinds[fmt.Sprintf("%T", obj)]++
-		if c, ok := obj.(*batchv1.CronJob); ok {
-			cronJob = c
+		switch o := obj.(type) {
+		case *batchv1.CronJob:
+			cronJob = o
+		case *batchv1.Job:
+			job = o
 		}
 	}
 	want := map[string]int{
@@ -461,11 +573,195 @@ func TestComponentsBuildWithKubectl(t *testing.T) {
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("objects built (-want +got):\n%s", diff)
 	}
+	if job == nil || job.Spec.CompletionMode == nil || *job.Spec.CompletionMode != batchv1.IndexedCompletion || len(job.Spec.Template.Spec.InitContainers) > 0 {
+		t.Errorf("the built backfill Job is not sliced, or still migrates without history: %+v", job)
+	} else {
+		checkFailurePolicyNamesContainers(t, job.Spec)
+	}
 	if cronJob != nil {
 		for _, v := range cronJob.Spec.JobTemplate.Spec.Template.Spec.Volumes {
 			if v.Name == "reports" && (v.PersistentVolumeClaim == nil || v.EmptyDir != nil) {
 				t.Errorf("the built CronJob's reports volume is %+v, want the claim alone", v)
 			}
 		}
+	}
+}
+
+// overlayFile is the overlay the documentation tells a user to copy.
+const overlayFile = "../docs/overlay/kustomization.yaml"
+
+// overlay is the part of an overlay's kustomization.yaml the documented
+// one uses, decoded strictly.
+type overlay struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Namespace  string   `json:"namespace"`
+	Resources  []string `json:"resources"`
+	Components []string `json:"components"`
+	Images     []struct {
+		Name    string `json:"name"`
+		NewName string `json:"newName,omitempty"`
+		NewTag  string `json:"newTag,omitempty"`
+	} `json:"images"`
+	Patches []struct {
+		Patch  string `json:"patch"`
+		Target *struct {
+			Kind string `json:"kind"`
+			Name string `json:"name"`
+		} `json:"target,omitempty"`
+	} `json:"patches"`
+	Replacements []struct {
+		Source struct {
+			Kind      string `json:"kind"`
+			Name      string `json:"name"`
+			FieldPath string `json:"fieldPath"`
+		} `json:"source"`
+		Targets []struct {
+			Select struct {
+				Kind string `json:"kind"`
+				Name string `json:"name"`
+			} `json:"select"`
+			FieldPaths []string `json:"fieldPaths"`
+		} `json:"targets"`
+	} `json:"replacements"`
+}
+
+// TestOverlay checks the documented overlay without kustomize: it uses
+// this base and its components by the path a copy beside k8s/ would, and
+// it copies RECON_TZ to the CronJob's timeZone, so the zone is set once.
+func TestOverlay(t *testing.T) {
+	raw, err := os.ReadFile(overlayFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o overlay
+	if err := decodeStrict(raw, &o); err != nil {
+		t.Fatalf("%s: %v", overlayFile, err)
+	}
+	here, _ := filepath.Abs(".")
+	for _, r := range o.Resources {
+		if got, _ := filepath.Abs(filepath.Join(filepath.Dir(overlayFile), r)); got != here {
+			t.Errorf("the overlay's resource %s is not k8s/", r)
+		}
+	}
+	for _, c := range o.Components {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(overlayFile), c, "kustomization.yaml")); err != nil {
+			t.Errorf("the overlay's component %s: %v", c, err)
+		}
+	}
+	b := load(t)
+	images := map[string]bool{}
+	for _, img := range b.kustomization.Images {
+		images[img.NewName] = true
+	}
+	for _, img := range o.Images {
+		if !images[img.Name] {
+			t.Errorf("the overlay's image %s is not the name the base sets", img.Name)
+		}
+	}
+	var deletesSecret, setsZone bool
+	for _, p := range o.Patches {
+		deletesSecret = deletesSecret || strings.Contains(p.Patch, "$patch: delete") && strings.Contains(p.Patch, "kind: Secret")
+		setsZone = setsZone || strings.Contains(p.Patch, "kind: ConfigMap") && strings.Contains(p.Patch, "RECON_TZ:")
+	}
+	if !deletesSecret {
+		t.Error("the overlay does not delete the base's example Secret: applying it would overwrite the real one")
+	}
+	if !setsZone {
+		t.Error("the overlay does not set RECON_TZ in the ConfigMap")
+	}
+	var copiesZone bool
+	for _, r := range o.Replacements {
+		if r.Source.Kind != "ConfigMap" || r.Source.Name != b.configMap.Name || r.Source.FieldPath != "data.RECON_TZ" {
+			continue
+		}
+		for _, tg := range r.Targets {
+			if tg.Select.Kind == "CronJob" && tg.Select.Name == b.cronJob.Name && slices.Equal(tg.FieldPaths, []string{"spec.timeZone"}) {
+				copiesZone = true
+			}
+		}
+	}
+	if !copiesZone {
+		t.Error("the overlay does not copy the ConfigMap's RECON_TZ to the CronJob's spec.timeZone")
+	}
+}
+
+// TestOverlayBuildsWithKubectl builds the documented overlay with
+// kustomize itself, as it is and with another zone: the CronJob runs in
+// the zone the ConfigMap counts days in, and the example Secret is gone.
+func TestOverlayBuildsWithKubectl(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not installed: the overlay was checked by TestOverlay alone")
+	}
+	raw, err := os.ReadFile(overlayFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseZone := load(t).configMap.Data["RECON_TZ"]
+	for _, zone := range []string{"", "Asia/Kolkata"} {
+		name := zone
+		if name == "" {
+			name = "as_documented"
+		}
+		t.Run(strings.ReplaceAll(name, "/", "_"), func(t *testing.T) {
+			dir := filepath.Dir(overlayFile)
+			if zone != "" {
+				// The same overlay with another zone, in the same place
+				// relative to k8s/.
+				dir = filepath.Join(t.TempDir(), "deploy", "clickrecon")
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				abs, _ := filepath.Abs(".")
+				if err := os.Symlink(abs, filepath.Join(dir, "..", "..", "k8s")); err != nil {
+					t.Fatal(err)
+				}
+				text := regexp.MustCompile(`RECON_TZ: "[^"]*"`).ReplaceAllString(string(raw), `RECON_TZ: "`+zone+`"`)
+				if n := strings.Count(text, zone); n != 1 {
+					t.Fatalf("the overlay sets RECON_TZ %d times, want once", n)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var stderr bytes.Buffer
+			cmd := exec.Command(kubectl, "kustomize", dir)
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, stderr.String())
+			}
+			var cronJob *batchv1.CronJob
+			var configMap *corev1.ConfigMap
+			for i, doc := range splitDocuments(out) {
+				obj, err := decodeObject(doc)
+				if err != nil {
+					t.Errorf("document %d of the build: %v", i+1, err)
+					continue
+				}
+				switch o := obj.(type) {
+				case *batchv1.CronJob:
+					cronJob = o
+				case *corev1.ConfigMap:
+					configMap = o
+				case *corev1.Secret:
+					t.Errorf("the build holds the Secret %s: applying it would overwrite the real one", o.Name)
+				}
+			}
+			if cronJob == nil || configMap == nil {
+				t.Fatal("the build has no CronJob or no ConfigMap")
+			}
+			tz := configMap.Data["RECON_TZ"]
+			if zone != "" && tz != zone {
+				t.Errorf("RECON_TZ %q, want %q", tz, zone)
+			}
+			if tz == baseZone {
+				t.Errorf("RECON_TZ is the base's %q: the build cannot show that the zone follows it", tz)
+			}
+			if got := deref(cronJob.Spec.TimeZone); got != tz {
+				t.Errorf("the CronJob's timeZone is %s, RECON_TZ %s: the schedule would run in another zone than the days", got, tz)
+			}
+		})
 	}
 }

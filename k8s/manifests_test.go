@@ -31,8 +31,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// containerName is the job's container: podFailurePolicy's exit-code rule
-// names it.
+// containerName is the job's container: the run whose args the tests read.
 const containerName = "clickrecon"
 
 // migrateContainerName is the init container that creates the history's
@@ -384,19 +383,13 @@ func TestJobSpecs(t *testing.T) {
 			if deadline >= 20*time.Hour {
 				t.Errorf("activeDeadlineSeconds %s: a stuck Job would hold back the next night's run", deadline)
 			}
+			// No rule names a container, so that the policy holds for
+			// the pod with or without its migrate init container.
 			want := &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
 				Action: batchv1.PodFailurePolicyActionFailJob,
 				OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
-					ContainerName: ptr(containerName),
-					Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
-					Values:        []int32{1, 2},
-				},
-			}, {
-				Action: batchv1.PodFailurePolicyActionFailJob,
-				OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
-					ContainerName: ptr(migrateContainerName),
-					Operator:      batchv1.PodFailurePolicyOnExitCodesOpIn,
-					Values:        []int32{2},
+					Operator: batchv1.PodFailurePolicyOnExitCodesOpIn,
+					Values:   []int32{1, 2},
 				},
 			}, {
 				Action: batchv1.PodFailurePolicyActionIgnore,
@@ -535,7 +528,7 @@ func TestConfigMapAndImage(t *testing.T) {
 	}
 }
 
-// secretVariables are the variables that hold secrets (DESIGN.md); each
+// secretVariables are the variables that hold secrets (docs/contract.md); each
 // is read from NAME_FILE in the cluster.
 var secretVariables = []string{"ELIDO_API_KEY", "STORE_DSN", "HISTORY_DSN", "SLACK_WEBHOOK_URL", "SLACK_BOT_TOKEN", "HEALTHCHECK_URL"}
 
@@ -694,7 +687,24 @@ func checkWritableDirectories(t *testing.T, b *base) {
 // the CronJob's pod, with only its args changed.
 func TestBackfillIsTheNightlyPod(t *testing.T) { checkBackfillIsTheNightlyPod(t, load(t)) }
 
+// checkBackfillIsTheNightlyPod checks that the backfill Job's pod is the
+// CronJob's but for its args, and its spec the CronJob's Job spec but
+// for suspend and its TTL.
 func checkBackfillIsTheNightlyPod(t *testing.T, b *base) {
+	t.Helper()
+	checkBackfillPod(t, b)
+	want := b.cronJob.Spec.JobTemplate.Spec.DeepCopy()
+	got := b.job.Spec.DeepCopy()
+	want.Template, got.Template = corev1.PodTemplateSpec{}, corev1.PodTemplateSpec{}
+	got.Suspend, got.TTLSecondsAfterFinished = nil, nil
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the backfill Job spec differs from the CronJob's beyond suspend and its TTL (-cronjob +job):\n%s", diff)
+	}
+}
+
+// checkBackfillPod checks that the backfill Job is suspended and runs the
+// CronJob's pod with only its args changed, to a window of dates.
+func checkBackfillPod(t *testing.T, b *base) {
 	t.Helper()
 	nightly := b.cronJob.Spec.JobTemplate.Spec.Template.DeepCopy()
 	backfill := b.job.Spec.Template.DeepCopy()
@@ -725,14 +735,6 @@ func checkBackfillIsTheNightlyPod(t *testing.T, b *base) {
 	quantities := cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })
 	if diff := cmp.Diff(nightly, backfill, quantities); diff != "" {
 		t.Errorf("the backfill pod template differs from the CronJob's beyond args (-cronjob +job):\n%s", diff)
-	}
-
-	want := b.cronJob.Spec.JobTemplate.Spec.DeepCopy()
-	got := b.job.Spec.DeepCopy()
-	want.Template, got.Template = corev1.PodTemplateSpec{}, corev1.PodTemplateSpec{}
-	got.Suspend, got.TTLSecondsAfterFinished = nil, nil
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("the backfill Job spec differs from the CronJob's beyond suspend and its TTL (-cronjob +job):\n%s", diff)
 	}
 }
 
@@ -859,8 +861,6 @@ func names(cs []corev1.Container) []string {
 	}
 	return out
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // deref0 returns a pointer's value, or the zero value for nil.
 func deref0[T any](p *T) T {

@@ -11,7 +11,7 @@ import (
 // Status is the verdict on one day.
 type Status string
 
-// The day statuses of DESIGN.md. Only Missing and Surplus are gaps; a day
+// The day statuses of docs/contract.md. Only Missing and Surplus are gaps; a day
 // that is Unverifiable is never reported as one.
 const (
 	Match        Status = "match"        // within tolerance

@@ -49,7 +49,7 @@ type WindowSpec struct {
 	Shard    string // --shard I/N: only the I-th of N slices; "" for all
 }
 
-// NewWindow checks spec against the rules of DESIGN.md and returns the
+// NewWindow checks spec against the window rules of docs/contract.md and returns the
 // window it names in loc, given the current time now. Every error says
 // what to fix.
 func NewWindow(spec WindowSpec, loc *time.Location, now time.Time) (Window, error) {

@@ -87,7 +87,7 @@ func sample(t *testing.T) Report {
 	})
 }
 
-// The fields DESIGN.md lists are all there, under their names, and a count
+// The fields docs/contract.md lists are all there, under their names, and a count
 // that is not known is null rather than 0.
 func TestJSONSchema(t *testing.T) {
 	b, err := JSON(sample(t))

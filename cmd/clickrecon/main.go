@@ -28,7 +28,7 @@ import (
 	"github.com/clickrecon/clickrecon/sources/elido"
 )
 
-// Exit codes (DESIGN.md).
+// Exit codes (docs/contract.md).
 const (
 	exitOK         = 0 // the run completed
 	exitGaps       = 1 // the run completed and found gaps at or above --fail-on

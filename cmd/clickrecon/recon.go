@@ -148,7 +148,7 @@ func runJob(ctx context.Context, o job.Options, d job.Deps, failOn reconcile.Sev
 	return code, out.Report
 }
 
-// exitCode maps a run's Outcome to DESIGN.md's exit codes, in one place.
+// exitCode maps a run's Outcome to the exit codes of docs/contract.md, in one place.
 // lockErr is why the run lock could not be taken, if it could not.
 func exitCode(out job.Outcome, failOn reconcile.Severity, lockErr error) int {
 	if out.Interrupted != "" {

@@ -30,7 +30,7 @@ type Metrics struct {
 	// DaysUnverifiable those whose two sides could not both be read and
 	// trusted.
 	DaysChecked, DaysDiscrepant, DaysUnverifiable int
-	// ExitCode is the process's exit code (DESIGN.md: 0 to 3).
+	// ExitCode is the process's exit code (docs/contract.md: 0 to 3).
 	ExitCode int
 }
 

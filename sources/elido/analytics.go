@@ -108,7 +108,7 @@ func (c *Client) days(ctx context.Context, op string, from, to reconcile.Date, l
 // UTC), oldest first: 24 entries, or 23 or 25 on a DST day. linkID
 // restricts them to one link; "" means the whole workspace.
 //
-// elido-api.md does not fix the items of interval=hour. This project
+// Elido does not document the items of interval=hour. This project
 // assumes {"ts": "<RFC 3339 instant the hour starts, in UTC>", "clicks": n},
 // one item per hour from the day's first instant in loc, zero hours
 // included; anything else is an error (see hourItem in wire.go).

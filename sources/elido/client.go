@@ -1,5 +1,5 @@
 // Package elido is clickrecon's client for Elido's click analytics API
-// (see elido-api.md): summary, daily and hourly timeseries and the link and
+// (see docs/elido.md): summary, daily and hourly timeseries and the link and
 // country breakdowns of one workspace.
 //
 // The client is strict. A response that lacks a field the contract

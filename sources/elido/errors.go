@@ -9,7 +9,7 @@ import (
 
 // ErrNotFound matches (with errors.Is) an APIError with status 404. A caller
 // branches on it where an endpoint may not exist, as breakdown/link, whose
-// link dimension elido-api.md only assumes.
+// link dimension Elido does not document (docs/elido.md).
 var ErrNotFound = errors.New("elido: not found")
 
 // APIError is an answer from Elido with an error status, after any retries.

@@ -154,7 +154,7 @@ type dayItem struct {
 	Clicks *int64          `json:"clicks"`
 }
 
-// hourItem is an interval=hour item. elido-api.md fixes no shape for it;
+// hourItem is an interval=hour item. Elido documents no shape for it;
 // this project assumes {"ts": "2026-03-29T01:00:00.000Z", "clicks": 12}:
 // one item per hour of the requested days in tz, oldest first, zero hours
 // included, "ts" the RFC 3339 instant at which the hour starts (written in
@@ -226,7 +226,7 @@ func decodeClicks(data []byte) (clickPage, error) {
 	return p, nil
 }
 
-// errorBody accepts both error shapes of elido-api.md:
+// errorBody accepts both error shapes Elido sends (docs/elido.md):
 //
 //	{"error": "human-readable message", "code": "machine_code", "request_id": "req_…"}
 //	{"error": "rate_limited", "message": "…", "retry_after_seconds": 12}

@@ -34,7 +34,7 @@ const (
 	// Forbidden answers 403: the key lacks the analytics:read scope.
 	Forbidden
 	// NotFound answers 404, as an API without the endpoint would; with
-	// Endpoint "breakdown/link" it is the case elido-api.md tells clients
+	// Endpoint "breakdown/link" it is the case docs/elido.md tells clients
 	// to fall back from.
 	NotFound
 

@@ -1,5 +1,5 @@
 // Package elidotest is a fake Elido analytics API: an HTTP server on the
-// loopback interface that speaks the contract of elido-api.md, computed from
+// loopback interface that speaks the API of docs/elido.md, computed from
 // a list of clicks, and that misbehaves on demand (rate limits, server
 // errors, truncated or incomplete bodies, slow answers). Tests run the real
 // client against it, and `clickrecon demo` runs the whole pipeline on it

@@ -1,0 +1,281 @@
+package clickrecon_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/clickrecon/clickrecon"
+	"github.com/clickrecon/clickrecon/internal/pgtest"
+	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report/history"
+	"github.com/clickrecon/clickrecon/sources/store"
+)
+
+// The set-up SQL of sql/setup/postgres is applied as a user would apply it,
+// and each role is then used by clickrecon's own code: the files are
+// checked to run, and to give each role what it needs and no more.
+//
+// Roles belong to the whole server, not to a schema, so each test renames
+// the file's role to a name of its own (and the schema public to its
+// pgtest schema) and drops the role when it ends.
+
+// setupSQL returns the embedded set-up file name with each key of rename
+// replaced by its value; a key the file does not hold fails the test, so a
+// renamed role in a file cannot go unnoticed.
+func setupSQL(t *testing.T, name string, rename map[string]string) string {
+	t.Helper()
+	b, err := clickrecon.SQL.ReadFile("sql/setup/postgres/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	for old, new := range rename {
+		if !strings.Contains(text, old) {
+			t.Fatalf("%s does not hold %q", name, old)
+		}
+		text = strings.ReplaceAll(text, old, new)
+	}
+	return text
+}
+
+// uniqueRole returns a role name no other test uses, and drops the role
+// (and its grants in the test database) when t ends.
+func uniqueRole(t *testing.T, admin *sqlx.DB, prefix string) string {
+	t.Helper()
+	role := fmt.Sprintf("%s_%08x", prefix, rand.Uint32())
+	t.Cleanup(func() {
+		for _, q := range []string{"DROP OWNED BY " + role, "DROP ROLE " + role} {
+			if _, err := admin.Exec(q); err != nil {
+				t.Errorf("%s: %v", q, err)
+			}
+		}
+	})
+	return role
+}
+
+// asRole returns dsn with its user replaced by role (the test server
+// trusts local connections, so no password is needed), and with its
+// search_path kept only when keepPath is set.
+func asRole(t *testing.T, dsn, role string, keepPath bool) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	if !keepPath {
+		q := u.Query()
+		q.Del("search_path")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// currentSchema is the schema the pgtest handle's search_path names.
+func currentSchema(t *testing.T, db *sqlx.DB) string {
+	t.Helper()
+	var s string
+	if err := db.Get(&s, "SELECT current_schema()"); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// eventsStore creates the reference events table in the test's schema,
+// with one click on 2026-11-25 (UTC).
+func eventsStore(t *testing.T, admin *sqlx.DB) {
+	t.Helper()
+	schema, err := clickrecon.SQL.ReadFile("sql/store/postgres/events.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(string(schema)); err != nil {
+		t.Fatalf("events.sql: %v", err)
+	}
+	if _, err := admin.Exec(`INSERT INTO clicks (ts, link_id, country_code) VALUES ('2026-11-25T10:00:00Z', 'lnk_a', 'PL')`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// refused runs q in its own READ WRITE transaction on db and fails the
+// test unless PostgreSQL refuses it for want of a privilege.
+func refused(t *testing.T, db *sqlx.DB, q string) {
+	t.Helper()
+	tx, err := db.BeginTxx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec("SET TRANSACTION READ WRITE"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tx.Exec(q)
+	var pqErr *pq.Error
+	if !errors.As(err, &pqErr) || pqErr.Code != "42501" {
+		t.Errorf("%s: got %v, want insufficient_privilege (42501)", q, err)
+	}
+}
+
+// allowed runs q in its own transaction on db, rolled back, and fails the
+// test if it errs.
+func allowed(t *testing.T, db *sqlx.DB, q string) {
+	t.Helper()
+	tx, err := db.BeginTxx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(q); err != nil {
+		t.Errorf("%s: %v", q, err)
+	}
+}
+
+func connectAs(t *testing.T, dsn string) *sqlx.DB {
+	t.Helper()
+	db, err := sqlx.Connect("postgres", dsn)
+	if err != nil {
+		t.Fatalf("connect as the role: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestSetupStoreReader(t *testing.T) {
+	admin, dsn := pgtest.New(t)
+	eventsStore(t, admin)
+	role := uniqueRole(t, admin, "clickrecon_ro")
+	text := setupSQL(t, "store-reader.sql", map[string]string{
+		"clickrecon_ro": role,
+		"SCHEMA public": "SCHEMA " + pq.QuoteIdentifier(currentSchema(t, admin)),
+	})
+	if _, err := admin.Exec(text); err != nil {
+		t.Fatalf("store-reader.sql: %v", err)
+	}
+	readerDSN := asRole(t, dsn, role, true)
+
+	// clickrecon counts through it, and knows the store by its cluster.
+	s, err := store.Open(t.Context(), readerDSN)
+	if err != nil {
+		t.Fatalf("open the store as %s: %v", role, err)
+	}
+	defer s.Close()
+	q, err := store.PresetQuery(store.PresetEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	day, _ := reconcile.ParseDate("2026-11-25")
+	got, err := s.Totals(t.Context(), q, []reconcile.Date{day}, time.UTC)
+	if err != nil || got[day].Err != nil || got[day].Clicks != 1 {
+		t.Errorf("Totals as the reader: %+v, %v; want 1 click", got[day], err)
+	}
+	if id, err := s.Identity(t.Context()); err != nil || !strings.HasPrefix(id, "postgres:cluster=") {
+		t.Errorf("Identity as the reader: %q, %v; want the cluster's identifier", id, err)
+	}
+
+	db := connectAs(t, readerDSN)
+	// The run lock works in the role's read-only sessions.
+	allowed(t, db, "SELECT pg_try_advisory_lock(42)")
+	// A session is read-only by default...
+	if _, err := db.Exec("INSERT INTO clicks (ts, link_id) VALUES (now(), 'x')"); err == nil {
+		t.Error("the reader inserted a click in a default session")
+	}
+	// ...and a READ WRITE one still may not write.
+	for _, q := range []string{
+		"INSERT INTO clicks (ts, link_id) VALUES (now(), 'x')",
+		"UPDATE clicks SET link_id = 'x'",
+		"DELETE FROM clicks",
+		"TRUNCATE clicks",
+		"LOCK TABLE clicks IN SHARE MODE",
+		"CREATE TABLE reader_table (x int)",
+	} {
+		refused(t, db, q)
+	}
+}
+
+func TestSetupStoreWriter(t *testing.T) {
+	admin, dsn := pgtest.New(t)
+	eventsStore(t, admin)
+	role := uniqueRole(t, admin, "clickrecon_writer")
+	text := setupSQL(t, "store-writer.sql", map[string]string{
+		"clickrecon_writer": role,
+		"SCHEMA public":     "SCHEMA " + pq.QuoteIdentifier(currentSchema(t, admin)),
+	})
+	if _, err := admin.Exec(text); err != nil {
+		t.Fatalf("store-writer.sql: %v", err)
+	}
+	writerDSN := asRole(t, dsn, role, true)
+
+	// clickrecon's repair writer re-counts an hour and inserts through it.
+	w, err := store.OpenWriter(t.Context(), writerDSN, "")
+	if err != nil {
+		t.Fatalf("open the store for writing as %s: %v", role, err)
+	}
+	defer w.Close()
+	hour := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	n, err := w.Insert(t.Context(),
+		[]store.HourCheck{{From: hour, To: hour.Add(time.Hour), Clicks: 1}},
+		[]store.Click{{TS: hour.Add(time.Minute), LinkID: "lnk_a", CountryCode: "PL"}}, nil)
+	if err != nil || n != 1 {
+		t.Errorf("Insert as the writer: %d, %v; want 1 click", n, err)
+	}
+	var rows int
+	if err := admin.Get(&rows, "SELECT count(*) FROM clicks"); err != nil || rows != 2 {
+		t.Errorf("the store holds %d rows (%v), want 2", rows, err)
+	}
+
+	db := connectAs(t, writerDSN)
+	// The lock a repair takes around an hour's re-count and insert.
+	allowed(t, db, "LOCK TABLE clicks IN SHARE MODE")
+	// A repair never deletes: the role cannot.
+	for _, q := range []string{
+		"DELETE FROM clicks",
+		"TRUNCATE clicks",
+		"CREATE TABLE writer_table (x int)",
+	} {
+		refused(t, db, q)
+	}
+}
+
+func TestSetupHistory(t *testing.T) {
+	admin, dsn := pgtest.New(t)
+	role := uniqueRole(t, admin, "clickrecon_history")
+	text := setupSQL(t, "history.sql", map[string]string{"clickrecon_history": role})
+	if _, err := admin.Exec(text); err != nil {
+		t.Fatalf("history.sql: %v", err)
+	}
+	t.Cleanup(func() { // before the role is dropped
+		if _, err := admin.Exec("DROP SCHEMA " + role + " CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", role, err)
+		}
+	})
+	// The DSN names no search_path: the role's own setting finds its schema.
+	historyDSN := asRole(t, dsn, role, false)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	applied, err := history.Migrate(ctx, historyDSN)
+	if err != nil || len(applied) == 0 {
+		t.Fatalf("migrate as %s: applied %v, %v", role, applied, err)
+	}
+	var tables int
+	if err := admin.Get(&tables, "SELECT count(*) FROM pg_tables WHERE schemaname = $1 AND tableowner = $1", role); err != nil || tables == 0 {
+		t.Errorf("the role's schema holds %d tables it owns (%v), want the history's", tables, err)
+	}
+	if again, err := history.Migrate(ctx, historyDSN); err != nil || len(again) != 0 {
+		t.Errorf("a second migrate applied %v, %v; want nothing", again, err)
+	}
+	h, err := history.Open(ctx, historyDSN)
+	if err != nil {
+		t.Fatalf("open the history as %s: %v", role, err)
+	}
+	h.Close()
+}
