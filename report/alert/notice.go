@@ -27,12 +27,16 @@ type Cause struct {
 	Do   string // what to do about it
 }
 
-// What a run tells Slack about checking, the result of DecideNotice.
+// NoticeAction is what a run tells Slack about checking, the result of
+// DecideNotice.
+type NoticeAction string
+
+// The notice actions.
 const (
-	NoticeQuiet     = "quiet"     // nothing: all is well, or Slack was told already
-	NoticePost      = "post"      // a notice: the run could not check, for a cause not yet told
-	NoticeRemind    = "remind"    // the same notice again: a week passed since the last
-	NoticeRecovered = "recovered" // "checking again": a run checked everything after a notice
+	NoticeQuiet     NoticeAction = "quiet"     // nothing: all is well, or Slack was told already
+	NoticePost      NoticeAction = "post"      // a notice: the run could not check, for a cause not yet told
+	NoticeRemind    NoticeAction = "remind"    // the same notice again: a week passed since the last
+	NoticeRecovered NoticeAction = "recovered" // "checking again": a run checked everything after a notice
 )
 
 // RemindAfter is how long a failure that lasts stays quiet before its
@@ -58,7 +62,7 @@ type NoticeInput struct {
 // message or nothing. A cause already told stays quiet for RemindAfter; a
 // new cause is told at once; the first run that checks everything after a
 // notice says so, once.
-func DecideNotice(in NoticeInput) string {
+func DecideNotice(in NoticeInput) NoticeAction {
 	open := in.Remembered && in.HadLast && in.Last.Open()
 	switch {
 	case len(in.Causes) == 0 && open:

@@ -29,7 +29,7 @@ func TestDecideNotice(t *testing.T) {
 	tests := []struct {
 		name string
 		in   NoticeInput
-		want string
+		want NoticeAction
 	}{
 		{"all_checked_nothing_told", NoticeInput{Remembered: true, Now: night}, NoticeQuiet},
 		{"all_checked_after_a_recovery", NoticeInput{Remembered: true, HadLast: true, Last: resolved, Now: night.AddDate(0, 0, 3)}, NoticeQuiet},
