@@ -20,7 +20,6 @@ import (
 	"github.com/clickrecon/clickrecon/sources/store"
 )
 
-
 // failures lists what kept the run from checking what it was asked to, or
 // from keeping what it found: Elido or the store unreadable, the history
 // down, the deadline passed, the report not stored, settled days
@@ -137,4 +136,3 @@ func distinct(ss []string) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
-
