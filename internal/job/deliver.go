@@ -132,7 +132,7 @@ func (t teller) notice(ctx context.Context, dec Decision, rep report.Report) (po
 		}
 		return nil, nil
 	}
-	m := alert.RenderNotice(rep, dec.Causes, dec.Notice == alert.NoticeRemind, mem.Last.FirstPosted, mem.Remembered)
+	m := alert.RenderNotice(rep, dec.Causes, alert.NoticeOf{Action: dec.Notice, First: mem.Last.FirstPosted, Remembered: mem.Remembered})
 	if err := t.slack.PostNotice(ctx, m); err != nil {
 		t.log.Error("slack notice failed", "causes", fp, "err", err)
 		return err, nil

@@ -161,7 +161,15 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	if interrupted != nil {
 		why = interrupted.Error()
 	}
-	rep := newReport(o, d, res, sid, why, drill)
+	rep := newReport(log, res, w, report.Meta{
+		RunKey:      o.RunKey,
+		WorkspaceID: o.WorkspaceID,
+		StoreID:     sid,
+		GeneratedAt: d.Now(),
+		Interrupted: why,
+		Requests:    d.Elido.Requests(),
+		Drilldown:   drill,
+	}, o.ReportURL)
 	rep.Findings = append(rep.Findings, repairMissing(ctx, d, o, st, res, why)...)
 	d.Progress.Done()
 	out := Outcome{Report: rep, Result: res, Interrupted: interrupted}.
@@ -170,7 +178,8 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		Failed(PartIdentity, identityErr).
 		Failed(PartHistoryDown, historyErr).
 		Failed(PartHistory, reviseErr)
-	dir, reportErr := writeReport(ctx, d, o, rep)
+	keep := time.Duration(o.KeepDays) * 24 * time.Hour
+	dir, reportErr := writeReport(ctx, log, d.Reports, o.ReportDir, keep, d.Now(), rep)
 	out.Dir = dir
 	out = out.Failed(PartReport, reportErr)
 	if h != nil && reviseErr == nil && identity != "" && identity != o.StoreID && interrupted == nil && !o.DryRun && !o.Unlocked {
@@ -191,23 +200,15 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	return out, reportErr
 }
 
-// newReport builds the run's report from the comparison, with the run's
-// metadata and, when RECON_REPORT_URL serves reports, its link.
-func newReport(o Options, d Deps, res reconcile.Result, storeID, interrupted string, drill report.Drilldown) report.Report {
-	rep := report.New(res, o.Window, report.Meta{
-		RunKey:      o.RunKey,
-		WorkspaceID: o.WorkspaceID,
-		StoreID:     storeID,
-		GeneratedAt: d.Now(),
-		Interrupted: interrupted,
-		Requests:    d.Elido.Requests(),
-		Drilldown:   drill,
-	})
-	if o.ReportURL != "" {
+// newReport builds the run's report from the comparison, with its
+// metadata and, when RECON_REPORT_URL (baseURL) serves reports, its link.
+func newReport(log *slog.Logger, res reconcile.Result, w reconcile.Window, meta report.Meta, baseURL string) report.Report {
+	rep := report.New(res, w, meta)
+	if baseURL != "" {
 		// cmd checked the base URL; a run key is always one path segment.
 		var err error
-		if rep.Link, err = report.HTMLURL(o.ReportURL, rep.RunKey); err != nil {
-			d.Log.Warn("the report will not be linked", "err", err)
+		if rep.Link, err = report.HTMLURL(baseURL, rep.RunKey); err != nil {
+			log.Warn("the report will not be linked", "err", err)
 		}
 	}
 	return rep
@@ -263,16 +264,15 @@ func (readSide) Done() {}
 // report of an interrupted run is still written, within this.
 const reportGrace = 20 * time.Second
 
-// writeReport writes rep to d.Reports (or o.ReportDir), under the run's
-// deadline, or within reportGrace when the run was stopped, then removes
-// local reports older than RECON_REPORT_KEEP_DAYS. A prune that fails is
-// a warning: this run's report is written.
-func writeReport(ctx context.Context, d Deps, o Options, rep report.Report) (string, error) {
-	dest := d.Reports
+// writeReport writes rep to dest (or, when dest is nil, to dirOrURL,
+// RECON_REPORT_DIR), under the run's deadline, or within reportGrace when
+// the run was stopped, then removes local reports older than keep (0:
+// none). A prune that fails is a warning: this run's report is written.
+func writeReport(ctx context.Context, log *slog.Logger, dest *report.Dest, dirOrURL string, keep time.Duration, now time.Time, rep report.Report) (string, error) {
 	if dest == nil {
 		var err error
-		if dest, err = report.Open(ctx, o.ReportDir); err != nil {
-			d.Log.Error("report not stored", "err", err)
+		if dest, err = report.Open(ctx, dirOrURL); err != nil {
+			log.Error("report not stored", "err", err)
 			return "", err
 		}
 		defer dest.Close()
@@ -284,16 +284,16 @@ func writeReport(ctx context.Context, d Deps, o Options, rep report.Report) (str
 	}
 	dir, err := dest.WriteReport(ctx, rep)
 	if err != nil {
-		d.Log.Error("report not stored", "err", err)
+		log.Error("report not stored", "err", err)
 		return "", err
 	}
-	d.Log.Info("report written", "report", dir, "link", rep.Link)
-	if o.KeepDays > 0 {
-		removed, err := dest.Prune(d.Now(), time.Duration(o.KeepDays)*24*time.Hour, rep.RunKey)
+	log.Info("report written", "report", dir, "link", rep.Link)
+	if keep > 0 {
+		removed, err := dest.Prune(now, keep, rep.RunKey)
 		if err != nil {
-			d.Log.Warn("old reports not all removed", "keep_days", o.KeepDays, "removed", len(removed), "err", err)
+			log.Warn("old reports not all removed", "keep_days", int(keep.Hours()/24), "removed", len(removed), "err", err)
 		} else if len(removed) > 0 {
-			d.Log.Info("old reports removed", "keep_days", o.KeepDays, "removed", len(removed))
+			log.Info("old reports removed", "keep_days", int(keep.Hours()/24), "removed", len(removed))
 		}
 	}
 	return dir, nil

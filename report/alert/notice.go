@@ -124,13 +124,20 @@ const (
 	maxWhy         = 600
 )
 
+// NoticeOf is how a notice stands to the ones before it.
+type NoticeOf struct {
+	Action NoticeAction // NoticePost, or NoticeRemind: a failure told before
+	First  time.Time    // when a reminder's failure was first told
+	// Remembered says the history keeps the notice; false (the history
+	// is down, or there is none) says nothing does, so every run posts it.
+	Remembered bool
+}
+
 // RenderNotice builds the short message a run posts when it could not
 // check what it was asked to: which days, each cause with its reason and
-// what to do, the command that checks again, and the report. reminder
-// marks a failure told before, since first. remembered false says that
-// nothing remembers the notice (the history is down, or there is none),
-// so every run posts it.
-func RenderNotice(rep report.Report, causes []Cause, reminder bool, first time.Time, remembered bool) Message {
+// what to do, the command that checks again, and the report.
+func RenderNotice(rep report.Report, causes []Cause, of NoticeOf) Message {
+	reminder, first, remembered := of.Action == NoticeRemind, of.First, of.Remembered
 	ws := clipRunes(rep.WorkspaceID, 60)
 	when := span(rep.Window.From, rep.Window.To)
 	title := fmt.Sprintf("⚠️ clickrecon could not check workspace %s: %s", ws, when)

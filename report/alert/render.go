@@ -50,17 +50,20 @@ type State struct {
 	Delta    int64
 }
 
-// What became of an alerted day, the Kind of a Change.
+// ChangeKind is what became of an alerted day, the Kind of a Change.
+type ChangeKind string
+
+// The kinds of change.
 const (
-	ChangeHealed  = "healed"  // it matches now
-	ChangeChanged = "changed" // still a gap, with other numbers
-	ChangeOpen    = "open"    // still a gap as alerted
+	ChangeHealed  ChangeKind = "healed"  // it matches now
+	ChangeChanged ChangeKind = "changed" // still a gap, with other numbers
+	ChangeOpen    ChangeKind = "open"    // still a gap as alerted
 )
 
 // Change is what became of a day Slack was told about earlier.
 type Change struct {
 	Date string
-	Kind string // ChangeHealed, ChangeChanged or ChangeOpen
+	Kind ChangeKind
 	Was  State  // as alerted
 	Now  *State // as read by this run; nil when this run did not read the day
 }
