@@ -291,9 +291,9 @@ func (s *Server) webhook(w http.ResponseWriter, r *http.Request, rec Request) {
 }
 
 // postMessage takes chat.postMessage's form, metadata included, into
-// the one channel.
+// the one channel, named by its ID or, as Slack allows, by a #name.
 func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, rec Request) {
-	if ch := rec.Form.Get("channel"); ch != s.channel {
+	if ch := rec.Form.Get("channel"); ch != s.channel && !strings.HasPrefix(ch, "#") {
 		answer(w, map[string]any{"ok": false, "error": "channel_not_found"})
 		return
 	}
