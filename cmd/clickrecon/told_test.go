@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
 
 // A report store that refuses every write does not silence the night: a
@@ -138,5 +141,24 @@ func TestZoneChangeIsSaid(t *testing.T) {
 	f.runs(1, exitOK, window...)
 	if got := hook.posted(); len(got) != 2 {
 		t.Errorf("a second run in the new zone posted %q", got[2:])
+	}
+}
+
+// A run stopped by its deadline tells Slack once over two nights: the
+// history is read for the last notice after the deadline too, so the
+// second run knows it was told.
+func TestDeadlineNoticeIsToldOnce(t *testing.T) {
+	api := dstWindowClicks()
+	f := uniqueFixture(t, api, api)
+	hook := withSlack(t, f, "postgres")
+	f.elido.SetFaults(elidotest.Fault{Kind: elidotest.Slow, Delay: time.Minute})
+	f.env["RECON_TIMEOUT"] = "300ms"
+	f.runs(2, exitIncomplete, window...)
+	got := hook.posted()
+	if len(got) != 1 || !strings.Contains(got[0], "RECON_TIMEOUT=300ms") {
+		t.Fatalf("two runs stopped by their deadline posted %q, want one notice naming the deadline", got)
+	}
+	if strings.Contains(got[0], "run history") {
+		t.Errorf("the notice blames the history, which is up: %s", got[0])
 	}
 }

@@ -42,7 +42,8 @@ type teller struct {
 
 // tell carries out dec for rep, in order: the gap alert (through the
 // notifier's outbox), the failure notice, then the run's record. It
-// returns what failed.
+// returns what failed. After the run's deadline ctx is the bounded
+// context Run gives the end of a stopped run (noticeTimeout).
 func (t teller) tell(ctx context.Context, dec Decision, rep report.Report) []Failure {
 	var fs []Failure
 	fail := func(p Part, err error) {
@@ -112,11 +113,6 @@ func (t teller) notice(ctx context.Context, dec Decision, rep report.Report) (po
 			t.log.Info("slack notice not repeated: Slack was told of this cause", "causes", fp, "last_posted", mem.Last.LastPosted)
 		}
 		return nil, nil
-	}
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), noticeTimeout)
-		defer cancel()
 	}
 	if dec.Notice == alert.NoticeRecovered {
 		if err := t.slack.PostNotice(ctx, alert.RenderRecovered(rep, mem.Last)); err != nil {

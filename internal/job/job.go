@@ -7,6 +7,7 @@ package job
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -187,16 +188,25 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		out = out.Failed(PartLock, lockErr).Failed(PartHistory, err)
 	}
 
+	// A run stopped by its deadline still tells Slack so, within
+	// noticeTimeout; one stopped by a signal posts nothing, and reads
+	// nothing for it.
+	endCtx := ctx
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		endCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), noticeTimeout)
+		defer cancel()
+	}
 	scope, chain := noticeScopes(identity, o.Query.Name(), o.StoreID)
 	var mem memory
-	if d.Notifier != nil && !o.DryRun {
-		mem = remember(ctx, log, h, o.WorkspaceID, chain, sid, w.Loc.String(), w.From.String(), w.To.String())
+	if d.Notifier != nil && !o.DryRun && (interrupted == nil || errors.Is(interrupted, context.DeadlineExceeded)) {
+		mem = remember(endCtx, log, h, o.WorkspaceID, chain, sid, w.Loc.String(), w.From.String(), w.To.String())
 	}
 	out.Told = decide(out, mem, policy{Slack: d.Notifier != nil, Always: d.Notifier.Always(), DryRun: o.DryRun,
 		Unlocked: o.Unlocked, History: h != nil, Secrets: o.Secrets, Now: d.Now()})
 	out = out.Failed(PartHistory, mem.ReadErr)
 	t := teller{slack: d.Notifier, history: h, guard: lockGuard(d.Held), log: log, now: d.Now, scope: scope}
-	out.Failures = append(out.Failures, t.tell(ctx, out.Told, rep)...)
+	out.Failures = append(out.Failures, t.tell(endCtx, out.Told, rep)...)
 	return out, reportErr
 }
 
