@@ -8,13 +8,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,6 +26,7 @@ import (
 	"github.com/clickrecon/clickrecon/internal/runlock"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
+	"github.com/clickrecon/clickrecon/report/alert/slacktest"
 	"github.com/clickrecon/clickrecon/report/history"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 	"github.com/clickrecon/clickrecon/sources/store"
@@ -50,139 +48,30 @@ func TestMain(m *testing.M) {
 // The delivery tests' window and the fake channel's ID.
 var outboxWindow = []string{"--from", "2026-10-24", "--to", "2026-10-26"}
 
-const fakeChannelID = "C0OUTBOX"
+const fakeChannelID = slacktest.ChannelID
 
-// fakeSlack is Slack for the delivery tests, as an incoming webhook or as
-// the Web API of a bot token (chat.postMessage with metadata,
-// conversations.history that returns it). Every post it receives is kept
-// before hook runs; hook may stall the answer, kill the poster, or stop
-// its history.
-type fakeSlack struct {
-	*httptest.Server
-	t *testing.T
+// fakeSlack is slacktest's Slack, with what the outbox tests ask of it.
+type fakeSlack struct{ *slacktest.Server }
 
-	mu    sync.Mutex
-	posts []fakePost
-	// hook runs on the i-th post (from 0) once it is kept, before the
-	// answer. It returns whether to withhold the answer until the poster
-	// gives up (its timeout, its death); the wait is bounded.
-	hook func(i int) (stall bool)
-}
+type fakePost = slacktest.Post
 
-type fakePost struct {
-	TS       string          `json:"ts"`
-	Text     string          `json:"text"`
-	Metadata json.RawMessage `json:"metadata,omitempty"`
-}
-
-func newFakeSlack(t *testing.T) *fakeSlack {
-	s := &fakeSlack{t: t}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
-	return s
-}
+func newFakeSlack(t *testing.T) *fakeSlack { return &fakeSlack{slacktest.New(t)} }
 
 // configure points f's runs at s through transport, webhook or bot.
 func (s *fakeSlack) configure(f *fixture, transport string) {
 	switch transport {
 	case "webhook":
-		f.env["SLACK_WEBHOOK_URL"] = s.URL + webhookPath
+		f.env["SLACK_WEBHOOK_URL"] = s.WebhookURL()
 	case "bot":
 		f.env["SLACK_BOT_TOKEN"] = "xoxb-outbox-test"
 		f.env["SLACK_CHANNEL"] = fakeChannelID
-		f.env["SLACK_API_URL"] = s.URL + "/api/"
+		f.env["SLACK_API_URL"] = s.APIURL()
 	}
 }
 
-func (s *fakeSlack) serve(w http.ResponseWriter, r *http.Request) {
-	var p fakePost
-	switch r.URL.Path {
-	case webhookPath:
-		if err := json.NewDecoder(r.Body).Decode(&p); err != nil || p.Text == "" {
-			http.Error(w, "invalid_payload", http.StatusBadRequest)
-			return
-		}
-	case "/api/chat.postMessage":
-		if err := r.ParseForm(); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		p.Text = r.Form.Get("text")
-		if md := r.Form.Get("metadata"); md != "" {
-			p.Metadata = json.RawMessage(md)
-		}
-	case "/api/conversations.history":
-		s.history(w, r)
-		return
-	default: // the CSV upload: a warning, never a failure
-		writeJSONAnswer(w, map[string]any{"ok": false, "error": "not_allowed_token_type"})
-		return
-	}
-	s.mu.Lock()
-	i := len(s.posts)
-	p.TS = fmt.Sprintf("%d.%06d", time.Now().Unix(), time.Now().Nanosecond()/1000+i)
-	s.posts = append(s.posts, p)
-	hook := s.hook
-	s.mu.Unlock()
-	if hook != nil && hook(i) {
-		select {
-		case <-r.Context().Done(): // the poster gave up or died
-		case <-time.After(30 * time.Second):
-			s.t.Errorf("the run waited 30s for the answer to post %d: a post's wait is not bounded", i)
-		}
-		return
-	}
-	if r.URL.Path == webhookPath {
-		io.WriteString(w, "ok")
-		return
-	}
-	writeJSONAnswer(w, map[string]any{"ok": true, "channel": fakeChannelID, "ts": p.TS})
-}
+func (s *fakeSlack) setHook(hook func(i int) bool) { s.SetHook(hook) }
 
-// history answers conversations.history: the posts, newest first, with
-// their metadata when include_all_metadata is set.
-func (s *fakeSlack) history(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	if r.Form.Get("channel") != fakeChannelID {
-		writeJSONAnswer(w, map[string]any{"ok": false, "error": "channel_not_found"})
-		return
-	}
-	oldest, _ := strconv.ParseFloat(r.Form.Get("oldest"), 64)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []fakePost
-	for i := len(s.posts) - 1; i >= 0; i-- {
-		p := s.posts[i]
-		if ts, _ := strconv.ParseFloat(p.TS, 64); ts < oldest {
-			continue
-		}
-		if r.Form.Get("include_all_metadata") != "1" {
-			p.Metadata = nil
-		}
-		out = append(out, p)
-	}
-	writeJSONAnswer(w, map[string]any{"ok": true, "messages": out, "has_more": false})
-}
-
-func writeJSONAnswer(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v)
-}
-
-func (s *fakeSlack) setHook(hook func(i int) bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.hook = hook
-}
-
-func (s *fakeSlack) received() []fakePost {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]fakePost(nil), s.posts...)
-}
+func (s *fakeSlack) received() []fakePost { return s.Posts() }
 
 // checkDelivered fails t unless Slack holds the alert as the transport
 // promises: with a bot token exactly one message; with a webhook the alert

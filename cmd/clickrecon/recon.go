@@ -83,7 +83,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 		jd.Held = lock.Held
 	}
 	code, rep := runJob(ctx, o, jd,
-		c.failOn(), lockErr, c.Format, false, stdout)
+		c.failOn(), lockErr, c.Format, hideSlack, stdout)
 	mon.Finish(ctx, log, c.WorkspaceID, code, rep, time.Now(), time.Since(started))
 	return code
 }
@@ -128,50 +128,61 @@ func releaseLock(log *slog.Logger, lock *runlock.Lock) {
 
 // runJob runs the pipeline, chooses the exit code from its Outcome and
 // prints the summary on stdout (and, for the demo, the Slack message the
-// run would send). run and demo both end here.
+// run would send). run and demo both end here. lockErr is why the run
+// lock could not be taken, if it could not: a failure of the run like
+// the others.
 func runJob(ctx context.Context, o job.Options, d job.Deps, failOn reconcile.Severity, lockErr error,
-	format string, showSlack bool, stdout io.Writer) (int, report.Report) {
+	format string, slackShown slackPreview, stdout io.Writer) (int, report.Report) {
 	started := d.Now()
 	out, err := job.Run(ctx, o, d)
-	if err != nil {
-		return exitIncomplete, out.Report
-	}
-	code := exitCode(out, failOn, lockErr)
+	out = out.Failed(job.PartLock, lockErr)
+	code := exitCode(out, failOn)
 	out.Finished(d.Log, code, d.Now().Sub(started))
+	if err != nil {
+		return code, out.Report // the summary would name a report that is not there
+	}
 	if err := job.PrintSummary(stdout, format, out.Report, out.Dir); err != nil {
 		d.Log.Error("summary not printed", "err", err)
 		return exitIncomplete, out.Report
 	}
-	if showSlack && format == "text" {
+	if slackShown == showSlack && format == "text" {
 		fmt.Fprintf(stdout, "\nThe Slack message this run would send:\n\n%s\n", alert.RenderMarkdown(alert.Render(out.Report, nil)))
 	}
 	return code, out.Report
 }
 
-// exitCode maps a run's Outcome to the exit codes of docs/contract.md, in one place.
-// lockErr is why the run lock could not be taken, if it could not.
-func exitCode(out job.Outcome, failOn reconcile.Severity, lockErr error) int {
-	if out.Interrupted != "" {
+// slackPreview says whether a run prints the Slack message it would send
+// (the demo does).
+type slackPreview bool
+
+const (
+	hideSlack slackPreview = false
+	showSlack slackPreview = true
+)
+
+// exitCode maps a run's Outcome to the exit codes of docs/contract.md, in one place: an
+// interrupted run or a report not stored is incomplete (3); a failure a
+// retry cannot mend is a usage error (2), any other failure incomplete
+// (3); else gaps at --fail-on (1), or 0.
+func exitCode(out job.Outcome, failOn reconcile.Severity) int {
+	if out.Interrupted != nil {
 		return exitIncomplete
 	}
 	// Elido redirecting to another origin answers the same way every
 	// time: ELIDO_API_BASE names the wrong place.
-	if errors.Is(out.ElidoErr, safehttp.ErrRedirect) {
+	if errors.Is(out.Err(job.PartElido), safehttp.ErrRedirect) {
 		return exitUsage
 	}
-	errs := out.Errs()
-	if lockErr != nil {
-		errs[2] = lockErr // in the history's place: the lock guards what it records
+	if out.Err(job.PartReport) != nil {
+		return exitIncomplete
 	}
-	for _, err := range errs {
-		if needsFixing(err) {
+	for _, f := range out.Failures {
+		if needsFixing(f.Err) {
 			return exitUsage
 		}
 	}
-	for _, err := range errs {
-		if err != nil {
-			return exitIncomplete
-		}
+	if len(out.Failures) > 0 {
+		return exitIncomplete
 	}
 	if failing(out.Report, failOn) {
 		return exitGaps

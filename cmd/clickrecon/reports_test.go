@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,6 +15,7 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/alert/slacktest"
 )
 
 // newS3 starts an in-process S3 (gofakes3, in memory) with the bucket
@@ -54,30 +54,12 @@ func newS3(t *testing.T, prefix string) (dir string, keys func() []string) {
 	}
 }
 
-// rawWebhook is a Slack incoming webhook that keeps each payload whole.
+// rawWebhook is slacktest's Slack, posted to through its webhook: its
+// URL, and each payload whole.
 func rawWebhook(t *testing.T) (string, func() []string) {
 	t.Helper()
-	var mu sync.Mutex
-	var bodies []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		bodies = append(bodies, string(b))
-		mu.Unlock()
-		io.WriteString(w, "ok")
-	}))
-	t.Cleanup(srv.Close)
-	// JSON writes < and > as \u003c and \u003e; Slack reads them back.
-	unescape := strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&")
-	return srv.URL + webhookPath, func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		out := make([]string, len(bodies))
-		for i, b := range bodies {
-			out[i] = unescape.Replace(b)
-		}
-		return out
-	}
+	s := slacktest.New(t)
+	return s.WebhookURL(), s.Bodies
 }
 
 // A run writes its reports to object storage and its Slack alert links

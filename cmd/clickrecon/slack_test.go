@@ -1,68 +1,31 @@
 package main
 
 import (
-	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/clickrecon/clickrecon/internal/pgtest"
+	"github.com/clickrecon/clickrecon/report/alert/slacktest"
 	"github.com/clickrecon/clickrecon/report/history"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
 
-// fakeWebhook is a Slack incoming webhook: it records every message
-// posted, or answers status when it is set.
-type fakeWebhook struct {
-	*httptest.Server
-	mu       sync.Mutex
-	status   int
-	messages []string // the "text" fallback of each message
-}
+// fakeWebhook is slacktest's Slack, posted to through its webhook.
+type fakeWebhook struct{ *slacktest.Server }
 
-func newFakeWebhook(t *testing.T) *fakeWebhook {
-	f := &fakeWebhook{status: http.StatusOK}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if f.status != http.StatusOK {
-			http.Error(w, "internal_error", f.status)
-			return
-		}
-		var msg struct {
-			Text   string            `json:"text"`
-			Blocks []json.RawMessage `json:"blocks"`
-		}
-		if err := json.Unmarshal(b, &msg); err != nil || msg.Text == "" || len(msg.Blocks) == 0 || len(msg.Blocks) > 50 {
-			http.Error(w, "invalid_blocks", http.StatusBadRequest)
-			return
-		}
-		f.messages = append(f.messages, msg.Text)
-		io.WriteString(w, "ok")
-	}))
-	t.Cleanup(f.Close)
-	return f
-}
+// posted returns the "text" fallback of each message posted.
+func (f *fakeWebhook) posted() []string { return f.Texts() }
 
-func (f *fakeWebhook) posted() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.messages...)
-}
-
-const webhookPath = "/services/T000/B000/SECRETPART"
+const webhookPath = slacktest.WebhookPath
 
 func withSlack(t *testing.T, f *fixture, historyBackend string) *fakeWebhook {
 	t.Helper()
-	hook := newFakeWebhook(t)
-	f.env["SLACK_WEBHOOK_URL"] = hook.URL + webhookPath
+	hook := &fakeWebhook{slacktest.New(t)}
+	f.env["SLACK_WEBHOOK_URL"] = hook.WebhookURL()
 	switch historyBackend {
 	case "sqlite":
 		f.env["HISTORY_DSN"] = "sqlite:" + filepath.Join(t.TempDir(), "history.db")
@@ -123,7 +86,7 @@ func TestSlackFailureKeepsTheReport(t *testing.T) {
 	api := dstWindowClicks()
 	f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
 	hook := withSlack(t, f, "")
-	hook.status = http.StatusInternalServerError
+	hook.SetStatus(http.StatusInternalServerError)
 	r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
 	if r.code != exitIncomplete {
 		t.Fatalf("exit %d, want 3\n%s", r.code, r.stderr)
@@ -195,7 +158,7 @@ func TestSlackWebhookGoneExits2(t *testing.T) {
 	api := dstWindowClicks()
 	f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
 	hook := withSlack(t, f, "")
-	hook.status = http.StatusNotFound
+	hook.SetStatus(http.StatusNotFound)
 	r := f.run("--from", "2026-10-24", "--to", "2026-10-26")
 	if r.code != exitUsage || !strings.Contains(r.stderr, "SLACK_WEBHOOK_URL") {
 		t.Fatalf("exit %d, want 2 naming SLACK_WEBHOOK_URL\n%s", r.code, r.stderr)

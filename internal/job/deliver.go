@@ -2,6 +2,8 @@ package job
 
 import (
 	"context"
+	"log/slog"
+	"time"
 
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
@@ -11,68 +13,148 @@ import (
 
 // revise adds to the result the days whose Elido count changed since an
 // earlier run recorded them (the provider revised it), so the report is
-// built once, complete. It returns the history's error, if any (openErr:
-// it could not be opened): without a readable history the run posts
-// nothing, so that it cannot repeat an alert.
-func revise(ctx context.Context, d Deps, o Options, h *history.History, openErr error, res reconcile.Result, interrupted string) (reconcile.Result, error) {
-	if openErr != nil {
-		d.Log.Error("history not opened: nothing will be posted to Slack", "err", openErr)
-		return res, openErr
-	}
-	if h == nil || interrupted != "" {
+// built once, complete. A history that cannot be read returns its error:
+// the run then posts no gap alert, so that it cannot repeat one.
+func revise(ctx context.Context, log *slog.Logger, h *history.History, workspaceID string, w reconcile.Window, res reconcile.Result) (reconcile.Result, error) {
+	if h == nil {
 		return res, nil
 	}
-	w := o.Window
-	earlier, err := h.LastCounts(ctx, o.WorkspaceID, w.Loc.String(), w.From, w.To)
+	earlier, err := h.LastCounts(ctx, workspaceID, w.Loc.String(), w.From, w.To)
 	if err != nil {
-		d.Log.Error("history not read: nothing will be posted to Slack", "err", err)
+		log.Error("history not read: nothing will be posted to Slack", "err", err)
 		return res, err
 	}
 	return reconcile.Revise(res, earlier), nil
 }
 
-// notify posts what Slack should hear of the report, once. It posts
-// nothing on a dry run, after an interruption (no half-finished post), or
-// when the history that de-duplicates alerts could not be read or the run
-// lock not taken (blocked).
-func notify(ctx context.Context, d Deps, o Options, h *history.History, rep report.Report, interrupted string, blocked error) error {
-	switch {
-	case d.Notifier == nil:
+// teller is what the last stage needs to carry out a Decision: Slack, the
+// history (nil without one, or when it could not be opened), the check of
+// the run lock, the log and the clock, and where the run's notices are
+// kept.
+type teller struct {
+	slack   *alert.Notifier
+	history *history.History
+	guard   alert.Guard
+	log     *slog.Logger
+	now     func() time.Time
+	scope   string // the notice scope this run saves under (noticeScopes)
+}
+
+// tell carries out dec for rep, in order: the gap alert (through the
+// notifier's outbox), the failure notice, then the run's record. It
+// returns what failed. After the run's deadline ctx is the bounded
+// context Run gives the end of a stopped run (noticeTimeout).
+func (t teller) tell(ctx context.Context, dec Decision, rep report.Report) []Failure {
+	var fs []Failure
+	fail := func(p Part, err error) {
+		if err != nil {
+			fs = append(fs, Failure{Part: p, Err: err})
+		}
+	}
+	slackErr := t.alertGaps(ctx, dec, rep)
+	fail(PartSlack, slackErr)
+	if slackErr != nil {
+		// A notice could not reach Slack either.
+		if len(dec.Causes) > 0 {
+			t.log.Warn("slack notice skipped: Slack itself failed", "causes", alert.Fingerprint(dec.Causes))
+		}
+	} else {
+		postErr, recordErr := t.notice(ctx, dec, rep)
+		fail(PartSlack, postErr)
+		fail(PartHistory, recordErr)
+	}
+	if dec.Record {
+		fail(PartHistory, t.record(ctx, rep))
+	}
+	return fs
+}
+
+// alertGaps runs the gap alert stage when dec says so: the notifier
+// settles earlier posts, reads what was alerted and posts an alert, an
+// update, a heal or nothing, once.
+func (t teller) alertGaps(ctx context.Context, dec Decision, rep report.Report) error {
+	if !dec.Gaps {
+		if dec.GapsWhy != "" && t.slack != nil {
+			t.log.Info("slack alert skipped", "why", dec.GapsWhy)
+		}
 		return nil
-	case o.DryRun:
-		d.Log.Info("slack skipped: --dry-run")
-		return nil
-	case interrupted != "":
-		d.Log.Warn("slack skipped: the run was stopped")
-		return nil
-	case blocked != nil:
-		return nil
+	}
+	if dec.Caveats.ReportNotStored != "" {
+		rep.Link = "" // there is nothing at the link to show
 	}
 	_, csv, err := report.SlackCSV(rep)
 	if err != nil {
 		return err
 	}
-	out, err := d.Notifier.Send(ctx, rep, csv, h, lockGuard(d))
+	out, err := t.slack.SendWith(ctx, rep, csv, t.history, dec.Caveats, t.guard)
 	if err != nil {
-		d.Log.Error("slack failed; the report is on disk", "err", err)
+		t.log.Error("slack failed", "err", err)
 		return err
 	}
-	d.Log.Info("slack", "outcome", out)
+	t.log.Info("slack", "outcome", out)
 	return nil
 }
 
-// record writes the run to the history, all or nothing; never on a dry
-// run, after an interruption, or without the run lock.
-func record(ctx context.Context, d Deps, o Options, h *history.History, rep report.Report, interrupted string) error {
-	if h == nil || o.DryRun || interrupted != "" || o.Unlocked {
-		return nil
+// noticeTimeout bounds the notice's post and record when the run's own
+// deadline has passed: a run stopped by RECON_TIMEOUT still says so.
+const noticeTimeout = 15 * time.Second
+
+// notice posts what dec says of the failure notice, once per cause
+// (alert.DecideNotice), and once when checking works again, and records
+// it when the history remembers. The run lock is not needed: a notice
+// repeated by two overlapping runs is harmless, and a lock that cannot be
+// taken is often the very failure to tell. It returns the error of the
+// post, and of the record separately.
+func (t teller) notice(ctx context.Context, dec Decision, rep report.Report) (postErr, recordErr error) {
+	mem, fp := dec.Memory, alert.Fingerprint(dec.Causes)
+	switch dec.Notice {
+	case alert.NoticeQuiet:
+		if dec.NoticeWhy == "" && len(dec.Causes) > 0 {
+			t.log.Info("slack notice not repeated: Slack was told of this cause", "causes", fp, "last_posted", mem.Last.LastPosted)
+		}
+		return nil, nil
 	}
-	if err := lockGuard(d)(ctx); err != nil {
-		d.Log.Error("run lock lost: the run is not recorded in the history", "err", err)
+	if dec.Notice == alert.NoticeRecovered {
+		if err := t.slack.PostNotice(ctx, alert.RenderRecovered(rep, mem.Last)); err != nil {
+			t.log.Error("slack recovery message failed", "err", err)
+			return err, nil
+		}
+		t.log.Info("slack notice", "action", dec.Notice, "was", mem.Last.Fingerprint)
+		for _, scope := range mem.Open {
+			if err := t.history.ResolveNotice(ctx, rep.WorkspaceID, scope, rep.RunKey, t.now()); err != nil {
+				t.log.Error("the recovery message was posted but not recorded: the next run posts it again", "err", err)
+				return nil, err
+			}
+		}
+		return nil, nil
+	}
+	m := alert.RenderNotice(rep, dec.Causes, alert.NoticeOf{Action: dec.Notice, First: mem.Last.FirstPosted, Remembered: mem.Remembered})
+	if err := t.slack.PostNotice(ctx, m); err != nil {
+		t.log.Error("slack notice failed", "causes", fp, "err", err)
+		return err, nil
+	}
+	t.log.Info("slack notice", "action", dec.Notice, "causes", fp, "remembered", mem.Remembered)
+	if !mem.Remembered {
+		return nil, nil
+	}
+	n := history.Notice{WorkspaceID: rep.WorkspaceID, StoreID: t.scope, Fingerprint: fp, Reason: alert.NoticeReason(dec.Causes),
+		RunKey: rep.RunKey, LastPosted: t.now()}
+	if err := t.history.SaveNotice(ctx, n); err != nil {
+		t.log.Error("the notice was posted but not recorded: the next run posts it again", "err", err)
+		return nil, err
+	}
+	return nil, nil
+}
+
+// record writes the run to the history, all or nothing, while the run
+// lock is still this run's.
+func (t teller) record(ctx context.Context, rep report.Report) error {
+	if err := t.guard(ctx); err != nil {
+		t.log.Error("run lock lost: the run is not recorded in the history", "err", err)
 		return err
 	}
-	if err := h.RecordRun(ctx, rep); err != nil {
-		d.Log.Error("run not recorded in the history", "err", err)
+	if err := t.history.RecordRun(ctx, rep); err != nil {
+		t.log.Error("run not recorded in the history", "err", err)
 		return err
 	}
 	return nil
@@ -80,12 +162,12 @@ func record(ctx context.Context, d Deps, o Options, h *history.History, rep repo
 
 // lockGuard checks, immediately before a post or a record, that the run
 // lock is still this run's: once it is lost another run may hold it, and
-// both would post.
-func lockGuard(d Deps) alert.Guard {
+// both would post. held nil: no lock to check.
+func lockGuard(held func(ctx context.Context) error) alert.Guard {
 	return func(ctx context.Context) error {
-		if d.Held == nil {
+		if held == nil {
 			return nil
 		}
-		return d.Held(ctx)
+		return held(ctx)
 	}
 }

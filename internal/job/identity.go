@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/clickrecon/clickrecon/report"
@@ -12,15 +13,15 @@ import (
 // identifyTimeout bounds reading the store's identity.
 const identifyTimeout = 10 * time.Second
 
-// storeID returns the store's id for the report and for de-duplicating
+// identify returns the store's id for the report and for de-duplicating
 // alerts: its identity (what the store is, not how STORE_DSN spells it)
 // with the query's name, so that an equivalent DSN keeps the alerts of
-// the same store. A store not opened, or that cannot say what it is,
-// keeps o.StoreID (its DSN's spelling) and returns the error: nothing is
+// the same store. A store not opened returns "": its own error already
+// says why. One that cannot say what it is returns the error: nothing is
 // posted then, since its alerts cannot be matched with certainty.
-func storeID(ctx context.Context, d Deps, o Options, st *store.Store) (string, error) {
+func identify(ctx context.Context, log *slog.Logger, st *store.Store, q store.Query) (string, error) {
 	if st == nil {
-		return o.StoreID, nil // the store's own error already blocks the run's gaps
+		return "", nil
 	}
 	// A run being stopped still names its store as a finished one does:
 	// two catalog reads, bounded on their own.
@@ -28,34 +29,84 @@ func storeID(ctx context.Context, d Deps, o Options, st *store.Store) (string, e
 	defer cancel()
 	id, err := st.Identity(ctx)
 	if err != nil {
-		d.Log.Error("store not identified: nothing will be posted to Slack", "err", err)
-		return o.StoreID, err
+		log.Error("store not identified: nothing will be posted to Slack", "err", err)
+		return "", err
 	}
-	return report.StoreID(id + " " + o.Query.Name()), nil
+	return report.StoreID(id + " " + q.Name()), nil
 }
 
 // adoptStoreID moves the alerts and pending posts an earlier version kept
-// under the store's DSN-spelled id (o.StoreID) to its identity id, once
-// per store, before the alerts are read: a history written before store
-// identities keeps its de-duplication. It writes nothing on a dry run,
-// without the lock, or when the lock was lost.
-func adoptStoreID(ctx context.Context, d Deps, o Options, h *history.History, id string) error {
-	if h == nil || o.DryRun || o.Unlocked || id == o.StoreID {
-		return nil
-	}
-	if d.Held != nil {
-		if err := d.Held(ctx); err != nil {
-			d.Log.Error("run lock lost: nothing will be posted or recorded", "err", err)
-			return err
+// under the store's DSN-spelled id (legacy) to its identity id, once per
+// store, before the alerts are read: a history written before store
+// identities keeps its de-duplication. The lock is checked first; its
+// loss is returned as lockErr, the history's failure as err.
+func adoptStoreID(ctx context.Context, log *slog.Logger, h *history.History, held func(context.Context) error,
+	workspaceID, legacy, id string) (lockErr, err error) {
+	if held != nil {
+		if err := held(ctx); err != nil {
+			log.Error("run lock lost: nothing will be posted or recorded", "err", err)
+			return err, nil
 		}
 	}
-	moved, err := h.AdoptStoreID(ctx, o.WorkspaceID, o.StoreID, id)
+	moved, err := h.AdoptStoreID(ctx, workspaceID, legacy, id)
 	if err != nil {
-		d.Log.Error("history not updated to the store's identity: nothing will be posted to Slack", "err", err)
-		return err
+		log.Error("history not updated to the store's identity: nothing will be posted to Slack", "err", err)
+		return nil, err
 	}
 	if moved > 0 {
-		d.Log.Info("history rows moved to the store's identity", "store_id", id, "legacy_store_id", o.StoreID, "rows", moved)
+		log.Info("history rows moved to the store's identity", "store_id", id, "legacy_store_id", legacy, "rows", moved)
 	}
-	return nil
+	return nil, nil
+}
+
+// noticeScopes names where the run's failure notice is kept (own) and
+// where an open notice it follows may be (chain, own first). A notice is
+// kept under what failed, not how STORE_DSN spells it: under the store's
+// identity when the run knows it (identity), else under the store not
+// identified, by its query's name. So a run whose corrected STORE_DSN
+// reaches the store hears the recovery of the notice its failure left,
+// and a failure under the old spelling is not taken as told. legacy is
+// the DSN-spelled id earlier versions kept notices under: its open notice
+// is followed, and resolved, like the others.
+func noticeScopes(identity, queryName, legacy string) (own string, chain []string) {
+	unidentified := "unidentified store, query " + queryName
+	if identity == "" {
+		return unidentified, []string{unidentified, legacy}
+	}
+	return identity, []string{identity, unidentified, legacy}
+}
+
+// remember reads what the decision weighs from the history: the open
+// notice among the scopes of chain (the first is the run's own), and the
+// zone the window's days were last alerted in under storeID if it is not
+// tz. h nil: nothing remembers.
+func remember(ctx context.Context, log *slog.Logger, h *history.History, workspaceID string, chain []string,
+	storeID, tz, from, to string) memory {
+	var mem memory
+	if h == nil {
+		return mem
+	}
+	for _, scope := range chain {
+		n, ok, err := h.LastNotice(ctx, workspaceID, scope)
+		if err != nil {
+			log.Error("history not read for the last notice", "err", err)
+			return memory{ReadErr: err}
+		}
+		if !ok || !n.Open() {
+			continue
+		}
+		if !mem.HadLast {
+			mem.Last, mem.HadLast = n, true
+		}
+		mem.Open = append(mem.Open, scope)
+	}
+	mem.Remembered = true
+	was, changed, err := h.OtherZone(ctx, workspaceID, storeID, tz, from, to)
+	if err != nil {
+		// Only the alert's word on the zone is lost.
+		log.Warn("history not read for an earlier zone", "err", err)
+	} else if changed {
+		mem.ZoneWas = was
+	}
+	return mem
 }

@@ -8,7 +8,6 @@ package job
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -113,29 +112,15 @@ type Progress interface {
 	Done()
 }
 
-// Outcome is what a run did: the report and where it went, the comparison
-// it came from, and what went wrong with each source. cmd/clickrecon maps
-// it to an exit code.
-type Outcome struct {
-	Report      report.Report
-	Dir         string // where the report was written; "" if it was not
-	Result      reconcile.Result
-	Interrupted string // why the run stopped early; "" if it did not
-
-	ElidoErr   error // the first Elido read that failed
-	StoreErr   error // the store could not be opened, or a day not counted
-	HistoryErr error // the history could not be opened, read or written
-	SlackErr   error // the alert could not be sent
-}
-
 // Run reconciles o.Window: every stage runs in order, each taking the
 // values the ones before it returned. Sources that fail leave their days
-// unverifiable rather than stopping the run. The error is set only when
-// the report could not be written; the Outcome is filled as far as the
-// run got.
+// unverifiable rather than stopping the run, and a report that cannot be
+// stored does not stop it either: every run ends with one decision of
+// what Slack hears (decide), carried out by one stage (tell). The Outcome
+// says what failed; the error is the report's, when it could not be
+// stored (also among the Outcome's failures).
 func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	d = d.withDefaults()
-	var err error
 	st, storeErr := store.OpenWith(ctx, o.StoreDSN, store.Options{TimestampZone: o.TimestampZone})
 	if st != nil {
 		defer st.Close()
@@ -148,6 +133,9 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	log := d.Log
 	log.Info("run started", "workspace_id", o.WorkspaceID, "from", w.From.String(), "to", w.To.String(),
 		"tz", w.Loc.String(), "days", w.Len())
+	if historyErr != nil {
+		log.Error("history not opened: nothing will be posted to Slack", "err", historyErr)
+	}
 
 	api, summaries, elidoErr, local, storeErr := readBoth(ctx, d, o, st, storeErr)
 	res := reconcile.Compare(reconcile.Input{
@@ -160,60 +148,80 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		Summaries: summaries,
 	})
 	res, drill, drillErr := drillDown(ctx, d, o, st, res)
-	elidoErr = firstErr(elidoErr, drillErr)
 	interrupted := interruption(ctx, o.Timeout)
-	res, historyErr = revise(ctx, d, o, h, historyErr, res, interrupted)
-	sid, identityErr := storeID(ctx, d, o, st)
-	rep := report.New(res, w, report.Meta{
+	var reviseErr error
+	if interrupted == nil {
+		res, reviseErr = revise(ctx, log, h, o.WorkspaceID, w, res)
+	}
+	identity, identityErr := identify(ctx, log, st, o.Query)
+	sid := identity
+	if sid == "" {
+		sid = o.StoreID
+	}
+	var why string // the report's words for the interruption
+	if interrupted != nil {
+		why = interrupted.Error()
+	}
+	rep := newReport(log, res, w, report.Meta{
 		RunKey:      o.RunKey,
 		WorkspaceID: o.WorkspaceID,
 		StoreID:     sid,
 		GeneratedAt: d.Now(),
-		Interrupted: interrupted,
+		Interrupted: why,
 		Requests:    d.Elido.Requests(),
 		Drilldown:   drill,
-	})
-	if o.ReportURL != "" {
+	}, o.ReportURL)
+	rep.Findings = append(rep.Findings, repairMissing(ctx, d, o, st, res, why)...)
+	d.Progress.Done()
+	out := Outcome{Report: rep, Result: res, Interrupted: interrupted}.
+		Failed(PartElido, firstErr(elidoErr, drillErr)).
+		Failed(PartStore, storeErr).
+		Failed(PartIdentity, identityErr).
+		Failed(PartHistoryDown, historyErr).
+		Failed(PartHistory, reviseErr)
+	keep := time.Duration(o.KeepDays) * 24 * time.Hour
+	dir, reportErr := writeReport(ctx, log, d.Reports, o.ReportDir, keep, d.Now(), rep)
+	out.Dir = dir
+	out = out.Failed(PartReport, reportErr)
+	if h != nil && reviseErr == nil && identity != "" && identity != o.StoreID && interrupted == nil && !o.DryRun && !o.Unlocked {
+		lockErr, err := adoptStoreID(ctx, log, h, d.Held, o.WorkspaceID, o.StoreID, identity)
+		out = out.Failed(PartLock, lockErr).Failed(PartHistory, err)
+	}
+
+	// A run stopped by its deadline still tells Slack so, within
+	// noticeTimeout; one stopped by a signal posts nothing, and reads
+	// nothing for it.
+	endCtx := ctx
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		endCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), noticeTimeout)
+		defer cancel()
+	}
+	scope, chain := noticeScopes(identity, o.Query.Name(), o.StoreID)
+	var mem memory
+	if d.Notifier != nil && !o.DryRun && (interrupted == nil || errors.Is(interrupted, context.DeadlineExceeded)) {
+		mem = remember(endCtx, log, h, o.WorkspaceID, chain, sid, w.Loc.String(), w.From.String(), w.To.String())
+	}
+	out.Told = decide(out, mem, policy{Slack: d.Notifier != nil, Always: d.Notifier.Always(), DryRun: o.DryRun,
+		Unlocked: o.Unlocked, History: h != nil, Secrets: o.Secrets, Now: d.Now()})
+	out = out.Failed(PartHistory, mem.ReadErr)
+	t := teller{slack: d.Notifier, history: h, guard: lockGuard(d.Held), log: log, now: d.Now, scope: scope}
+	out.Failures = append(out.Failures, t.tell(endCtx, out.Told, rep)...)
+	return out, reportErr
+}
+
+// newReport builds the run's report from the comparison, with its
+// metadata and, when RECON_REPORT_URL (baseURL) serves reports, its link.
+func newReport(log *slog.Logger, res reconcile.Result, w reconcile.Window, meta report.Meta, baseURL string) report.Report {
+	rep := report.New(res, w, meta)
+	if baseURL != "" {
 		// cmd checked the base URL; a run key is always one path segment.
-		if rep.Link, err = report.HTMLURL(o.ReportURL, rep.RunKey); err != nil {
+		var err error
+		if rep.Link, err = report.HTMLURL(baseURL, rep.RunKey); err != nil {
 			log.Warn("the report will not be linked", "err", err)
 		}
 	}
-	rep.Findings = append(rep.Findings, repairMissing(ctx, d, o, st, res, interrupted)...)
-	d.Progress.Done()
-	out := Outcome{Report: rep, Result: res, Interrupted: interrupted, ElidoErr: elidoErr, StoreErr: storeErr, HistoryErr: historyErr}
-	dir, err := writeReport(ctx, d, o, rep)
-	if err != nil {
-		log.Error("report not written", "err", err)
-		return out, err
-	}
-	out.Dir = dir
-	out.StoreErr = firstErr(out.StoreErr, identityErr)
-	if out.HistoryErr == nil && identityErr == nil && interrupted == "" {
-		out.HistoryErr = adoptStoreID(ctx, d, o, h, sid)
-	}
-	blocked := firstErr(out.HistoryErr, identityErr)
-	if o.Unlocked && blocked == nil {
-		blocked = errUnlocked
-	}
-	// A history that could not be opened cannot remember a notice.
-	historyDown := o.HistoryDSN != "" && h == nil
-	// Under SLACK_NOTIFY=always a run that could not check, with no gap
-	// to show, posts its notice as its message: an alert of zeros would
-	// hide the reason.
-	noticeInstead := d.Notifier.Always() && !alert.Alertable(rep) && len(failures(o, out, historyDown)) > 0
-	if !noticeInstead {
-		out.SlackErr = notify(ctx, d, o, h, rep, interrupted, blocked)
-	}
-	var nh noticeHistory
-	if h != nil {
-		nh = h
-	}
-	postErr, recordErr := notice(ctx, d, o, nh, out, historyDown, noticeInstead)
-	out.SlackErr = firstErr(out.SlackErr, postErr)
-	out.HistoryErr = firstErr(out.HistoryErr, recordErr)
-	out.HistoryErr = firstErr(out.HistoryErr, record(ctx, d, o, h, rep, interrupted))
-	return out, nil
+	return rep
 }
 
 // readBoth reads Elido and the store's totals at the same time, so a run
@@ -266,15 +274,15 @@ func (readSide) Done() {}
 // report of an interrupted run is still written, within this.
 const reportGrace = 20 * time.Second
 
-// writeReport writes rep to d.Reports (or o.ReportDir), under the run's
-// deadline, or within reportGrace when the run was stopped, then removes
-// local reports older than RECON_REPORT_KEEP_DAYS. A prune that fails is
-// a warning: this run's report is written.
-func writeReport(ctx context.Context, d Deps, o Options, rep report.Report) (string, error) {
-	dest := d.Reports
+// writeReport writes rep to dest (or, when dest is nil, to dirOrURL,
+// RECON_REPORT_DIR), under the run's deadline, or within reportGrace when
+// the run was stopped, then removes local reports older than keep (0:
+// none). A prune that fails is a warning: this run's report is written.
+func writeReport(ctx context.Context, log *slog.Logger, dest *report.Dest, dirOrURL string, keep time.Duration, now time.Time, rep report.Report) (string, error) {
 	if dest == nil {
 		var err error
-		if dest, err = report.Open(ctx, o.ReportDir); err != nil {
+		if dest, err = report.Open(ctx, dirOrURL); err != nil {
+			log.Error("report not stored", "err", err)
 			return "", err
 		}
 		defer dest.Close()
@@ -286,15 +294,16 @@ func writeReport(ctx context.Context, d Deps, o Options, rep report.Report) (str
 	}
 	dir, err := dest.WriteReport(ctx, rep)
 	if err != nil {
+		log.Error("report not stored", "err", err)
 		return "", err
 	}
-	d.Log.Info("report written", "report", dir, "link", rep.Link)
-	if o.KeepDays > 0 {
-		removed, err := dest.Prune(d.Now(), time.Duration(o.KeepDays)*24*time.Hour, rep.RunKey)
+	log.Info("report written", "report", dir, "link", rep.Link)
+	if keep > 0 {
+		removed, err := dest.Prune(now, keep, rep.RunKey)
 		if err != nil {
-			d.Log.Warn("old reports not all removed", "keep_days", o.KeepDays, "removed", len(removed), "err", err)
+			log.Warn("old reports not all removed", "keep_days", int(keep.Hours()/24), "removed", len(removed), "err", err)
 		} else if len(removed) > 0 {
-			d.Log.Info("old reports removed", "keep_days", o.KeepDays, "removed", len(removed))
+			log.Info("old reports removed", "keep_days", int(keep.Hours()/24), "removed", len(removed))
 		}
 	}
 	return dir, nil
@@ -306,38 +315,6 @@ func openHistory(ctx context.Context, dsn string) (*history.History, error) {
 		return nil, nil
 	}
 	return history.Open(ctx, dsn)
-}
-
-// errUnlocked stands for a lock that could not be taken, which cmd
-// reports itself: it only stops the post.
-var errUnlocked = errors.New("the run lock was not taken")
-
-// Finished logs the run's summary line with the exit code cmd chose.
-func (out Outcome) Finished(log *slog.Logger, code int, took time.Duration) {
-	rep := out.Report
-	log.Info("run finished", "status", rep.Status, "exit_code", code, "report", out.Dir,
-		"days", rep.Coverage.Days, "missing", rep.Coverage.Missing, "surplus", rep.Coverage.Surplus,
-		"provisional", rep.Coverage.Provisional, "unverifiable", rep.Coverage.Unverifiable,
-		"api", rep.Totals.API, "local", rep.Totals.Local, "delta", rep.Totals.Delta,
-		"requests", rep.Requests, "duration_ms", took.Milliseconds())
-}
-
-// Errs are the sources' errors, in the order the exit code weighs them:
-// Elido, the store, the history, Slack.
-func (out Outcome) Errs() []error {
-	return []error{out.ElidoErr, out.StoreErr, out.HistoryErr, out.SlackErr}
-}
-
-// interruption says why the run stopped early, or "" if it did not.
-func interruption(ctx context.Context, timeout time.Duration) string {
-	switch {
-	case ctx.Err() == nil:
-		return ""
-	case errors.Is(context.Cause(ctx), context.DeadlineExceeded):
-		return fmt.Sprintf("the run's deadline (RECON_TIMEOUT=%s) passed", timeout)
-	default:
-		return "the run was stopped (SIGTERM or interrupt)"
-	}
 }
 
 func firstErr(first, err error) error {

@@ -97,10 +97,8 @@ func TestRunWritesTheReport(t *testing.T) {
 	if diff := cmp.Diff(demoStatuses, statuses(out.Result)); diff != "" {
 		t.Errorf("days (-want +got):\n%s", diff)
 	}
-	for _, err := range out.Errs() {
-		if err != nil {
-			t.Errorf("unexpected error: %v", err)
-		}
+	for _, f := range out.Failures {
+		t.Errorf("unexpected failure of the %s: %v", f.Part, f.Err)
 	}
 	if _, err := os.Stat(filepath.Join(out.Dir, "report.json")); err != nil {
 		t.Errorf("report.json not written: %v", err)
@@ -119,8 +117,8 @@ func TestRunWithoutTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.StoreErr == nil || out.ElidoErr != nil {
-		t.Errorf("store error %v, elido error %v; want only the store's", out.StoreErr, out.ElidoErr)
+	if out.Err(PartStore) == nil || out.Err(PartElido) != nil {
+		t.Errorf("store error %v, elido error %v; want only the store's", out.Err(PartStore), out.Err(PartElido))
 	}
 	for _, day := range out.Result.Days {
 		if day.Status != reconcile.Unverifiable {
@@ -277,13 +275,13 @@ func TestRunReportsARevisedCount(t *testing.T) {
 	if _, err := history.Migrate(ctx, o.HistoryDSN); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := Run(ctx, o, d); err != nil || out.HistoryErr != nil {
-		t.Fatalf("first run: %v, history %v", err, out.HistoryErr)
+	if out, err := Run(ctx, o, d); err != nil || out.Err(PartHistory) != nil {
+		t.Fatalf("first run: %v, history %v", err, out.Err(PartHistory))
 	}
 	world.Elido.SetClicks(world.ElidoClicks[1:]) // Elido drops the first day's first click
 	out, err := Run(ctx, o, d)
-	if err != nil || out.HistoryErr != nil {
-		t.Fatalf("second run: %v, history %v", err, out.HistoryErr)
+	if err != nil || out.Err(PartHistory) != nil {
+		t.Fatalf("second run: %v, history %v", err, out.Err(PartHistory))
 	}
 	var revised []string
 	for _, f := range out.Report.Findings {

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/clickrecon/clickrecon/internal/secret"
 	"github.com/clickrecon/clickrecon/reconcile"
@@ -21,32 +20,33 @@ import (
 	"github.com/clickrecon/clickrecon/sources/store"
 )
 
-// noticeTimeout bounds the notice's post and record when the run's own
-// deadline has passed: a run stopped by RECON_TIMEOUT still says so.
-const noticeTimeout = 15 * time.Second
-
-// failures lists what kept the run from checking what it was asked to:
-// Elido or the store unreadable, the history down, the deadline passed,
-// settled days unverifiable for a reason of their own. Each reason is the
+// failures lists what kept the run from checking what it was asked to, or
+// from keeping what it found: Elido or the store unreadable, the history
+// down, the deadline passed, the report not stored, settled days
+// unverifiable for a reason of their own. Each reason is the
 // error's text with every secret of the run removed. Slack failing is not
 // one: a notice could not reach it either.
-func failures(o Options, out Outcome, historyDown bool) []alert.Cause {
+func failures(out Outcome, secrets []string) []alert.Cause {
 	redact := func(err error) string {
-		return secret.Redact(err.Error(), "[redacted]", o.Secrets...)
+		return secret.Redact(err.Error(), "[redacted]", secrets...)
 	}
 	var cs []alert.Cause
-	if out.Interrupted != "" {
-		cs = append(cs, alert.Cause{Key: "run:interrupted", What: "the rest of the run", Why: out.Interrupted,
+	if out.Interrupted != nil {
+		cs = append(cs, alert.Cause{Key: "run:interrupted", What: "the rest of the run", Why: out.Interrupted.Error(),
 			Do: "raise RECON_TIMEOUT or RECON_DRILLDOWN_MAX_REQUESTS, or check a shorter window; the CronJob retries"})
 	}
 	// A read cut short by the run's end is told by the interruption.
 	stopped := func(err error) bool {
-		return out.Interrupted != "" && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled))
+		return out.Interrupted != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled))
 	}
-	if err := out.ElidoErr; err != nil && !stopped(err) {
+	elidoErr, storeErr := out.Err(PartElido), out.Err(PartStore)
+	if storeErr == nil {
+		storeErr = out.Err(PartIdentity)
+	}
+	if err := elidoErr; err != nil && !stopped(err) {
 		cs = append(cs, elidoCause(err, redact(err)))
 	}
-	if err := out.StoreErr; err != nil && !stopped(err) {
+	if err := storeErr; err != nil && !stopped(err) {
 		c := alert.Cause{Key: "store:unavailable", What: "the store's daily counts", Why: redact(err),
 			Do: "check that the store is up and reachable at STORE_DSN; the CronJob retries, and the next run checks these days again"}
 		switch {
@@ -57,7 +57,7 @@ func failures(o Options, out Outcome, historyDown bool) []alert.Cause {
 		}
 		cs = append(cs, c)
 	}
-	if err := out.HistoryErr; err != nil && historyDown {
+	if err := out.Err(PartHistoryDown); err != nil {
 		c := alert.Cause{Key: "history:unavailable", What: "the run history (gap alerts are held back)", Why: redact(err),
 			Do: "check that the database at HISTORY_DSN is up; gap alerts are posted again once it is"}
 		if errors.Is(err, history.ErrNotMigrated) {
@@ -65,10 +65,16 @@ func failures(o Options, out Outcome, historyDown bool) []alert.Cause {
 		}
 		cs = append(cs, c)
 	}
+	// A report that could not be stored is told once, like a source: the
+	// run checked, but nothing of it is kept but what Slack hears.
+	if err := out.Err(PartReport); err != nil {
+		cs = append(cs, alert.Cause{Key: "report:unstored", What: "the report (it was not stored)", Why: redact(err),
+			Do: "check RECON_REPORT_DIR: the bucket exists and its credentials may write to it, or the folder can be created and written"})
+	}
 	// Days unverifiable on their own account (Elido's /summary disagrees,
 	// older than Elido keeps, a count out of range): when a source failed
 	// its cause already says why.
-	if out.ElidoErr == nil && out.StoreErr == nil {
+	if elidoErr == nil && storeErr == nil {
 		var reasons []string
 		for _, d := range out.Report.Days {
 			if d.Settled && reconcile.Status(d.Status) == reconcile.Unverifiable && d.Reason != "" {
@@ -77,7 +83,7 @@ func failures(o Options, out Outcome, historyDown bool) []alert.Cause {
 		}
 		if len(reasons) > 0 {
 			cs = append(cs, alert.Cause{Key: "days:" + reasonsKey(reasons), What: report.Plural(len(reasons), "settled day", "settled days"),
-				Why: secret.Redact(strings.Join(distinct(reasons), "; "), "[redacted]", o.Secrets...),
+				Why: secret.Redact(strings.Join(distinct(reasons), "; "), "[redacted]", secrets...),
 				Do:  "read each day's reason in the report; they are never alerted as gaps"})
 		}
 	}
@@ -129,96 +135,4 @@ func distinct(ss []string) []string {
 	out := slices.Clone(ss)
 	slices.Sort(out)
 	return slices.Compact(out)
-}
-
-// noticeHistory is what a notice needs of the run history.
-type noticeHistory interface {
-	LastNotice(ctx context.Context, workspaceID, storeID string) (history.Notice, bool, error)
-	SaveNotice(ctx context.Context, n history.Notice) error
-	ResolveNotice(ctx context.Context, workspaceID, storeID, runKey string, at time.Time) error
-}
-
-// notice tells Slack, apart from any gap alert, when the run could not
-// check what it was asked to, once per cause (alert.DecideNotice), and
-// once when checking works again. h is nil without a history or when it
-// could not be opened (historyDown): then nothing remembers, and every
-// run that could not check posts its notice. It posts nothing on a dry
-// run, after SIGTERM (no post once the pod is told to stop), or when the
-// gap alert itself could not reach Slack. The run lock is not needed: a
-// notice repeated by two overlapping runs is harmless, and a lock that
-// cannot be taken is often the very failure to tell. It returns the
-// error of the post, and of the record separately.
-func notice(ctx context.Context, d Deps, o Options, h noticeHistory, out Outcome, historyDown bool, alwaysMessage bool) (postErr, recordErr error) {
-	causes := failures(o, out, historyDown)
-	switch {
-	case d.Notifier == nil, o.DryRun:
-		return nil, nil
-	case out.SlackErr != nil:
-		if len(causes) > 0 {
-			d.Log.Warn("slack notice skipped: Slack itself failed", "causes", alert.Fingerprint(causes))
-		}
-		return nil, nil
-	case out.Interrupted != "" && !errors.Is(context.Cause(ctx), context.DeadlineExceeded):
-		return nil, nil
-	}
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), noticeTimeout)
-		defer cancel()
-	}
-	// Notices are kept under the store as STORE_DSN names it (o.StoreID):
-	// a store that is down cannot say what it is, and its recovery must
-	// find the notice its failure left.
-	rep := out.Report
-	in := alert.NoticeInput{Causes: causes, Always: alwaysMessage, Now: d.Now()}
-	if h != nil && !historyDown {
-		var err error
-		in.Last, in.HadLast, err = h.LastNotice(ctx, o.WorkspaceID, o.StoreID)
-		if err != nil {
-			// The history answered once and not now: say so, and post
-			// as if nothing remembered.
-			d.Log.Error("history not read for the last notice", "err", err)
-			recordErr = err
-			in.Causes = append(in.Causes, alert.Cause{Key: "history:unavailable", What: "the run history",
-				Why: secret.Redact(err.Error(), "[redacted]", o.Secrets...), Do: "check that the database at HISTORY_DSN is up"})
-		} else {
-			in.Remembered = true
-		}
-	}
-	action := alert.DecideNotice(in)
-	fp := alert.Fingerprint(in.Causes)
-	switch action {
-	case alert.NoticeQuiet:
-		if len(in.Causes) > 0 {
-			d.Log.Info("slack notice not repeated: Slack was told of this cause", "causes", fp, "last_posted", in.Last.LastPosted)
-		}
-		return nil, recordErr
-	case alert.NoticeRecovered:
-		if err := d.Notifier.PostNotice(ctx, alert.RenderRecovered(rep, in.Last)); err != nil {
-			d.Log.Error("slack recovery message failed", "err", err)
-			return err, recordErr
-		}
-		d.Log.Info("slack notice", "action", action, "was", in.Last.Fingerprint)
-		if err := h.ResolveNotice(ctx, o.WorkspaceID, o.StoreID, rep.RunKey, d.Now()); err != nil {
-			d.Log.Error("the recovery message was posted but not recorded: the next run posts it again", "err", err)
-			return nil, err
-		}
-		return nil, recordErr
-	}
-	m := alert.RenderNotice(rep, in.Causes, action == alert.NoticeRemind, in.Last.FirstPosted, in.Remembered)
-	if err := d.Notifier.PostNotice(ctx, m); err != nil {
-		d.Log.Error("slack notice failed", "causes", fp, "err", err)
-		return err, recordErr
-	}
-	d.Log.Info("slack notice", "action", action, "causes", fp, "remembered", in.Remembered)
-	if !in.Remembered {
-		return nil, recordErr
-	}
-	n := history.Notice{WorkspaceID: o.WorkspaceID, StoreID: o.StoreID, Fingerprint: fp, Reason: alert.NoticeReason(in.Causes),
-		RunKey: rep.RunKey, LastPosted: d.Now()}
-	if err := h.SaveNotice(ctx, n); err != nil {
-		d.Log.Error("the notice was posted but not recorded: the next run posts it again", "err", err)
-		return nil, err
-	}
-	return nil, recordErr
 }

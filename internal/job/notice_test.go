@@ -27,14 +27,12 @@ func unverifiableOn(dates []string, reason func(date string) string) report.Repo
 // ids and counts in its error; its reason never shows a secret.
 func TestFailureKeysStayTheSameAcrossNights(t *testing.T) {
 	const key = "sk_live_NEVER_PRINT_ME"
-	o := Options{Secrets: []string{key}}
+	secrets := []string{key}
 	night := func(n int) Outcome {
 		dates := []string{fmt.Sprintf("2026-11-%02d", n), fmt.Sprintf("2026-11-%02d", n+1)}
-		return Outcome{
-			ElidoErr: &elido.APIError{Endpoint: "timeseries", Status: 401, Message: "key " + key + " revoked", RequestID: fmt.Sprintf("req_%d", n)},
-			StoreErr: fmt.Errorf("count clicks for %s: %w", dates[0], store.ErrRefused),
-			Report:   unverifiableOn(dates, func(d string) string { return "elido failed for " + d }),
-		}
+		return Outcome{Report: unverifiableOn(dates, func(d string) string { return "elido failed for " + d })}.
+			Failed(PartElido, &elido.APIError{Endpoint: "timeseries", Status: 401, Message: "key " + key + " revoked", RequestID: fmt.Sprintf("req_%d", n)}).
+			Failed(PartStore, fmt.Errorf("count clicks for %s: %w", dates[0], store.ErrRefused))
 	}
 	keys := func(cs []alert.Cause) []string {
 		var ks []string
@@ -46,7 +44,7 @@ func TestFailureKeysStayTheSameAcrossNights(t *testing.T) {
 		}
 		return ks
 	}
-	first, second := keys(failures(o, night(10), false)), keys(failures(o, night(20), false))
+	first, second := keys(failures(night(10), secrets)), keys(failures(night(20), secrets))
 	if diff := cmp.Diff([]string{"elido:http_401", "store:refused"}, first); diff != "" {
 		t.Errorf("keys (-want +got):\n%s", diff)
 	}
@@ -59,22 +57,22 @@ func TestFailureKeysStayTheSameAcrossNights(t *testing.T) {
 	retention := func(d string) string {
 		return "the day is older than Elido keeps analytics (ELIDO_RETENTION_DAYS=29): " + d
 	}
-	a := failures(o, Outcome{Report: unverifiableOn([]string{"2026-10-01"}, retention)}, false)
-	b := failures(o, Outcome{Report: unverifiableOn([]string{"2026-10-02", "2026-10-03"}, retention)}, false)
-	c := failures(o, Outcome{Report: unverifiableOn([]string{"2026-10-02"}, func(d string) string { return "/summary disagrees on " + d })}, false)
+	a := failures(Outcome{Report: unverifiableOn([]string{"2026-10-01"}, retention)}, secrets)
+	b := failures(Outcome{Report: unverifiableOn([]string{"2026-10-02", "2026-10-03"}, retention)}, secrets)
+	c := failures(Outcome{Report: unverifiableOn([]string{"2026-10-02"}, func(d string) string { return "/summary disagrees on " + d })}, secrets)
 	if len(a) != 1 || len(b) != 1 || len(c) != 1 || a[0].Key != b[0].Key || a[0].Key == c[0].Key {
 		t.Errorf("day causes %v, %v, %v: want one each, the first two alike, the third not", keys(a), keys(b), keys(c))
 	}
 
 	// A history that could not be opened is a cause; one never set is not.
-	down := Outcome{HistoryErr: fmt.Errorf("open history: %w", history.ErrNotMigrated)}
-	if got := keys(failures(o, down, true)); !cmp.Equal(got, []string{"history:not_migrated"}) {
+	down := Outcome{}.Failed(PartHistoryDown, fmt.Errorf("open history: %w", history.ErrNotMigrated))
+	if got := keys(failures(down, secrets)); !cmp.Equal(got, []string{"history:not_migrated"}) {
 		t.Errorf("history down: keys %v", got)
 	}
-	if got := failures(o, Outcome{HistoryErr: errors.New("read failed")}, false); len(got) != 0 {
+	if got := failures(Outcome{}.Failed(PartHistory, errors.New("read failed")), secrets); len(got) != 0 {
 		t.Errorf("a history read error with the history open: %v, want no cause of its own", got)
 	}
-	if got := failures(o, Outcome{}, false); len(got) != 0 {
+	if got := failures(Outcome{}, secrets); len(got) != 0 {
 		t.Errorf("a run that checked everything: causes %v", got)
 	}
 }

@@ -2,64 +2,33 @@ package alert
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/slack-go/slack"
 
+	"github.com/clickrecon/clickrecon/report/alert/slacktest"
 	"github.com/clickrecon/clickrecon/report/history"
 )
 
-// webhookFake is an incoming webhook that answers status, and keeps the
-// text of every message it took.
-type webhookFake struct {
-	srv    *httptest.Server
-	mu     sync.Mutex
-	status int
-	texts  []string
-}
+// webhookFake is slacktest's Slack, posted to through its webhook.
+type webhookFake struct{ *slacktest.Server }
 
-func newWebhookFake(t *testing.T) *webhookFake {
-	f := &webhookFake{status: http.StatusOK}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var m struct {
-			Text string `json:"text"`
-		}
-		b, _ := io.ReadAll(r.Body)
-		json.Unmarshal(b, &m)
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if f.status != http.StatusOK {
-			http.Error(w, "no_service", f.status)
-			return
-		}
-		f.texts = append(f.texts, m.Text)
-		io.WriteString(w, "ok")
-	}))
-	t.Cleanup(f.srv.Close)
-	return f
-}
+func newWebhookFake(t *testing.T) *webhookFake { return &webhookFake{slacktest.New(t)} }
 
 func (f *webhookFake) notifier(t *testing.T) *Notifier {
 	t.Helper()
-	n, err := New(Config{WebhookURL: f.srv.URL + "/services/T0/B0/secret"})
+	n, err := New(Config{WebhookURL: f.WebhookURL()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return n
 }
 
-func (f *webhookFake) got() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.texts...)
-}
+// got returns the text of every message the webhook took.
+func (f *webhookFake) got() []string { return f.Texts() }
 
 func pendingOf(t *testing.T, h *history.History, n *Notifier) []history.Intent {
 	t.Helper()
@@ -78,14 +47,14 @@ func TestDeliverRefusedPostIsAbandoned(t *testing.T) {
 	h := outboxHistory(t)
 	f := newWebhookFake(t)
 	n := f.notifier(t)
-	f.status = http.StatusNotFound
+	f.SetStatus(http.StatusNotFound)
 	if _, err := n.Send(ctx, oneDayGap(), nil, h); !errors.Is(err, ErrMisconfigured) || errors.Is(err, ErrUnconfirmed) {
 		t.Fatalf("Send to a removed webhook = %v, want a misconfiguration, not an unconfirmed post", err)
 	}
 	if p := pendingOf(t, h, n); len(p) != 0 {
 		t.Errorf("%d posts pending after a refusal, want none", len(p))
 	}
-	f.status = http.StatusOK
+	f.SetStatus(http.StatusOK)
 	if _, err := n.Send(ctx, oneDayGap(), nil, h); err != nil {
 		t.Fatal(err)
 	}

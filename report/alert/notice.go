@@ -27,12 +27,16 @@ type Cause struct {
 	Do   string // what to do about it
 }
 
-// What a run tells Slack about checking, the result of DecideNotice.
+// NoticeAction is what a run tells Slack about checking, the result of
+// DecideNotice.
+type NoticeAction string
+
+// The notice actions.
 const (
-	NoticeQuiet     = "quiet"     // nothing: all is well, or Slack was told already
-	NoticePost      = "post"      // a notice: the run could not check, for a cause not yet told
-	NoticeRemind    = "remind"    // the same notice again: a week passed since the last
-	NoticeRecovered = "recovered" // "checking again": a run checked everything after a notice
+	NoticeQuiet     NoticeAction = "quiet"     // nothing: all is well, or Slack was told already
+	NoticePost      NoticeAction = "post"      // a notice: the run could not check, for a cause not yet told
+	NoticeRemind    NoticeAction = "remind"    // the same notice again: a week passed since the last
+	NoticeRecovered NoticeAction = "recovered" // "checking again": a run checked everything after a notice
 )
 
 // RemindAfter is how long a failure that lasts stays quiet before its
@@ -58,7 +62,7 @@ type NoticeInput struct {
 // message or nothing. A cause already told stays quiet for RemindAfter; a
 // new cause is told at once; the first run that checks everything after a
 // notice says so, once.
-func DecideNotice(in NoticeInput) string {
+func DecideNotice(in NoticeInput) NoticeAction {
 	open := in.Remembered && in.HadLast && in.Last.Open()
 	switch {
 	case len(in.Causes) == 0 && open:
@@ -120,13 +124,20 @@ const (
 	maxWhy         = 600
 )
 
+// NoticeOf is how a notice stands to the ones before it.
+type NoticeOf struct {
+	Action NoticeAction // NoticePost, or NoticeRemind: a failure told before
+	First  time.Time    // when a reminder's failure was first told
+	// Remembered says the history keeps the notice; false (the history
+	// is down, or there is none) says nothing does, so every run posts it.
+	Remembered bool
+}
+
 // RenderNotice builds the short message a run posts when it could not
 // check what it was asked to: which days, each cause with its reason and
-// what to do, the command that checks again, and the report. reminder
-// marks a failure told before, since first. remembered false says that
-// nothing remembers the notice (the history is down, or there is none),
-// so every run posts it.
-func RenderNotice(rep report.Report, causes []Cause, reminder bool, first time.Time, remembered bool) Message {
+// what to do, the command that checks again, and the report.
+func RenderNotice(rep report.Report, causes []Cause, of NoticeOf) Message {
+	reminder, first, remembered := of.Action == NoticeRemind, of.First, of.Remembered
 	ws := clipRunes(rep.WorkspaceID, 60)
 	when := span(rep.Window.From, rep.Window.To)
 	title := fmt.Sprintf("⚠️ clickrecon could not check workspace %s: %s", ws, when)

@@ -29,7 +29,7 @@ func TestDecideNotice(t *testing.T) {
 	tests := []struct {
 		name string
 		in   NoticeInput
-		want string
+		want NoticeAction
 	}{
 		{"all_checked_nothing_told", NoticeInput{Remembered: true, Now: night}, NoticeQuiet},
 		{"all_checked_after_a_recovery", NoticeInput{Remembered: true, HadLast: true, Last: resolved, Now: night.AddDate(0, 0, 3)}, NoticeQuiet},
@@ -83,10 +83,10 @@ func TestRenderNoticeGolden(t *testing.T) {
 		name string
 		msg  Message
 	}{
-		{"notice_key_revoked", RenderNotice(rep, []Cause{keyRevoked}, false, time.Time{}, true)},
-		{"notice_reminder_linked", RenderNotice(linked(rep), []Cause{keyRevoked, storeDown}, true, first, true)},
+		{"notice_key_revoked", RenderNotice(rep, []Cause{keyRevoked}, NoticeOf{Action: NoticePost, Remembered: true})},
+		{"notice_reminder_linked", RenderNotice(linked(rep), []Cause{keyRevoked, storeDown}, NoticeOf{Action: NoticeRemind, First: first, Remembered: true})},
 		{"notice_history_down", RenderNotice(rep, []Cause{{Key: "history:unavailable", What: "the run history",
-			Why: "open history postgres://recon@db/history: connection refused", Do: "check HISTORY_DSN"}}, false, time.Time{}, false)},
+			Why: "open history postgres://recon@db/history: connection refused", Do: "check HISTORY_DSN"}}, NoticeOf{Action: NoticePost})},
 		{"recovered", RenderRecovered(newReport(day("2026-11-24", 800, 800, "match", "ok")),
 			history.Notice{Reason: NoticeReason([]Cause{keyRevoked}), FirstPosted: first, LastPosted: first})},
 	}
@@ -98,7 +98,7 @@ func TestRenderNoticeGolden(t *testing.T) {
 		})
 	}
 	// The reason and what to do are in the text a notification shows.
-	text := RenderNotice(rep, []Cause{keyRevoked}, false, time.Time{}, true).Text
+	text := RenderNotice(rep, []Cause{keyRevoked}, NoticeOf{Action: NoticePost, Remembered: true}).Text
 	for _, s := range []string{"401", "check ELIDO_API_KEY", "2026-11-24 to 2026-11-26"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("the notice's text lacks %q: %s", s, text)
@@ -112,7 +112,7 @@ func TestRenderNoticeKeepsReasonsInert(t *testing.T) {
 	t.Parallel()
 	rep := newReport(unverifiable("2026-11-24", 800))
 	c := Cause{Key: "elido:http_500", What: "Elido's daily counts", Why: "<!here> `boom`\n" + strings.Repeat("x", 5000), Do: "wait"}
-	m := RenderNotice(rep, []Cause{c, c, c, c, c, c, c}, false, time.Time{}, true)
+	m := RenderNotice(rep, []Cause{c, c, c, c, c, c, c}, NoticeOf{Action: NoticePost, Remembered: true})
 	if err := m.Validate(); err != nil {
 		t.Fatal(err)
 	}

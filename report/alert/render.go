@@ -50,17 +50,20 @@ type State struct {
 	Delta    int64
 }
 
-// What became of an alerted day, the Kind of a Change.
+// ChangeKind is what became of an alerted day, the Kind of a Change.
+type ChangeKind string
+
+// The kinds of change.
 const (
-	ChangeHealed  = "healed"  // it matches now
-	ChangeChanged = "changed" // still a gap, with other numbers
-	ChangeOpen    = "open"    // still a gap as alerted
+	ChangeHealed  ChangeKind = "healed"  // it matches now
+	ChangeChanged ChangeKind = "changed" // still a gap, with other numbers
+	ChangeOpen    ChangeKind = "open"    // still a gap as alerted
 )
 
 // Change is what became of a day Slack was told about earlier.
 type Change struct {
 	Date string
-	Kind string // ChangeHealed, ChangeChanged or ChangeOpen
+	Kind ChangeKind
 	Was  State  // as alerted
 	Now  *State // as read by this run; nil when this run did not read the day
 }
@@ -82,6 +85,24 @@ type Update struct {
 // re-checks the gaps and the run key. Long lists are cut to what fits, with
 // the number left out, so the message always fits Slack's limits.
 func Render(rep report.Report, since []Change) Message {
+	return RenderWith(rep, since, Caveats{})
+}
+
+// Caveats are what an alert says of itself besides the report it shows.
+type Caveats struct {
+	// ReportNotStored is why the run's report could not be stored (secrets
+	// removed); "" when it was. The alert then says so and links nothing:
+	// it is all there is of the run.
+	ReportNotStored string
+	// ZoneWas is the zone (RECON_TZ) the window's days were last alerted
+	// in, when it is not the report's: the same lost clicks may be told
+	// again under the new zone's dates, and the alert says so.
+	ZoneWas string
+}
+
+// RenderWith is Render with the alert's caveats, each said plainly under
+// the totals.
+func RenderWith(rep report.Report, since []Change, cv Caveats) Message {
 	gaps := alertable(rep.Days)
 	sortGaps(gaps)
 	ws := clipRunes(rep.WorkspaceID, 60)
@@ -100,6 +121,18 @@ func Render(rep report.Report, since []Change) Message {
 	}
 
 	blocks := []slack.Block{header(title), section(summary(rep))}
+	var said []string
+	if cv.ZoneWas != "" && cv.ZoneWas != rep.Window.TZ {
+		z := fmt.Sprintf("The zone changed from %s to %s (RECON_TZ) since these days were last alerted: the days here may have been alerted under the old zone, with other dates and counts.",
+			plain(clipRunes(cv.ZoneWas, 60)), plain(clipRunes(rep.Window.TZ, 60)))
+		blocks = append(blocks, section(":globe_with_meridians: "+z))
+		said = append(said, z)
+	}
+	if cv.ReportNotStored != "" {
+		r := "The report could not be stored (" + plain(clipRunes(cv.ReportNotStored, 300)) + "): this message is all that is kept of the run."
+		blocks = append(blocks, section(":warning: "+r))
+		said = append(said, "The report could not be stored: this message is all that is kept of the run.")
+	}
 	if len(gaps) > 0 {
 		lines := make([]string, len(gaps))
 		for i, d := range gaps {
@@ -129,9 +162,9 @@ func Render(rep report.Report, since []Change) Message {
 	blocks = append(blocks,
 		note(coverage(rep)),
 		section("*Re-check*\n```"+recheck(rep, gaps)+"```"),
-		note(fmt.Sprintf("Run %s · generated %s · %s", code(rep.RunKey), stamp(rep.GeneratedAt), reportLink(rep.Link))),
+		note(fmt.Sprintf("Run %s · generated %s · %s", code(rep.RunKey), stamp(rep.GeneratedAt), whereReport(rep.Link, cv))),
 	)
-	text := lead + ". Run " + rep.RunKey + "."
+	text := lead + ". " + strings.Join(append(said, "Run "+rep.RunKey+"."), " ")
 	return Message{Text: clipBytes(esc(text), maxFallback), Blocks: capBlocks(blocks)}
 }
 
@@ -142,6 +175,14 @@ func reportLink(link string) string {
 		return "the full list is in the report"
 	}
 	return "the full list is in <" + linkURL(link) + "|the report>"
+}
+
+// whereReport is reportLink, unless the report could not be stored.
+func whereReport(link string, cv Caveats) string {
+	if cv.ReportNotStored != "" {
+		return "the report could not be stored"
+	}
+	return reportLink(link)
 }
 
 // linkURL makes a URL safe inside Slack's <url|text>: the characters

@@ -94,6 +94,12 @@ type Guard func(ctx context.Context) error
 // an earlier alert that the new one already reports is a warning in the
 // Outcome instead.
 func (n *Notifier) Send(ctx context.Context, rep report.Report, csv []byte, h alertHistory, guards ...Guard) (Outcome, error) {
+	return n.SendWith(ctx, rep, csv, h, Caveats{}, guards...)
+}
+
+// SendWith is Send, with what the alert must say of itself (cv): the
+// report not stored, the zone changed.
+func (n *Notifier) SendWith(ctx context.Context, rep report.Report, csv []byte, h alertHistory, cv Caveats, guards ...Guard) (Outcome, error) {
 	if n == nil {
 		return Outcome{Skipped: "Slack is not configured"}, nil
 	}
@@ -121,7 +127,7 @@ func (n *Notifier) Send(ctx context.Context, rep report.Report, csv []byte, h al
 	out.Changed, out.Healed = changeDates(p.changed), changeDates(p.healed)
 	switch {
 	case len(p.fresh) > 0 || n.notify == NotifyAlways:
-		return n.sendAlert(ctx, rep, csv, h, dl, p, out)
+		return n.sendAlert(ctx, rep, csv, h, dl, p, cv, out)
 	case len(p.changed)+len(p.healed) > 0:
 		return n.sendUpdates(ctx, rep, h, dl, p, out)
 	case len(p.same) > 0:
@@ -134,7 +140,7 @@ func (n *Notifier) Send(ctx context.Context, rep report.Report, csv []byte, h al
 
 // sendAlert posts rep's alert, records it, attaches the CSV and edits the
 // earlier alerts of the days that changed or healed.
-func (n *Notifier) sendAlert(ctx context.Context, rep report.Report, csv []byte, h alertHistory, dl delivery, p plan, out Outcome) (Outcome, error) {
+func (n *Notifier) sendAlert(ctx context.Context, rep report.Report, csv []byte, h alertHistory, dl delivery, p plan, cv Caveats, out Outcome) (Outcome, error) {
 	since := append(append([]Change(nil), p.changed...), p.healed...)
 	sort.Slice(since, func(i, j int) bool { return since[i].Date < since[j].Date })
 
@@ -158,7 +164,7 @@ func (n *Notifier) sendAlert(ctx context.Context, rep report.Report, csv []byte,
 		rows = append(rows, a)
 	}
 	in := n.intent(rep, history.KindAlert, rep.Window.From, rep.Window.To, rows)
-	ch, ts, posted, err := n.deliver(ctx, h, dl, in, checked(Render(rep, since)))
+	ch, ts, posted, err := n.deliver(ctx, h, dl, in, checked(RenderWith(rep, since, cv)))
 	if posted {
 		out.Posted, out.Channel, out.TS = history.KindAlert, ch, ts
 	}

@@ -2,6 +2,8 @@ package history
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
@@ -116,4 +118,21 @@ func (h *History) saveAlerts(ctx context.Context, tx *sqlx.Tx, m Message, alerts
 		}
 	}
 	return nil
+}
+
+// OtherZone returns the zone, other than tz, that days from from to to of
+// workspaceID's store storeID were last alerted under, and true, when none
+// of those days was alerted under tz yet: RECON_TZ changed since, so the
+// same lost clicks may be alerted again under new dates, and the first
+// alert in the new zone says so.
+func (h *History) OtherZone(ctx context.Context, workspaceID, storeID, tz, from, to string) (string, bool, error) {
+	var was string
+	err := h.db.GetContext(ctx, &was, h.q.otherZone, workspaceID, storeID, tz, from, to)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read the zone of earlier alerts of %s to %s: %w", from, to, err)
+	}
+	return was, true, nil
 }

@@ -63,6 +63,7 @@ type queries struct {
 	notice            string
 	saveNotice        string
 	resolveNotice     string
+	otherZone         string
 }
 
 func loadQueries(d dsn.Dialect) (queries, error) {
@@ -89,6 +90,7 @@ func loadQueries(d dsn.Dialect) (queries, error) {
 		"notice":             &q.notice,
 		"save_notice":        &q.saveNotice,
 		"resolve_notice":     &q.resolveNotice,
+		"other_zone":         &q.otherZone,
 	}
 	if d == dsn.Postgres {
 		files["migrate_lock"] = &q.migrateLock

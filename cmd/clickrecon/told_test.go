@@ -1,0 +1,164 @@
+package main
+
+import (
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clickrecon/clickrecon/sources/elidotest"
+)
+
+// A report store that refuses every write does not silence the night: a
+// run that found gaps still alerts them, saying the report could not be
+// stored and linking nothing; the storage failure itself is a notice,
+// told once and recovered once. The exit code stays 3.
+func TestReportNotStoredIsStillHeard(t *testing.T) {
+	api := dstWindowClicks()
+	f := uniqueFixture(t, api, lossAndDuplicate(api))
+	hook := withSlack(t, f, "postgres")
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	good := f.env["RECON_REPORT_DIR"]
+	f.env["RECON_REPORT_DIR"] = filepath.Join(file, "reports") // a folder that cannot be created
+	f.env["RECON_REPORT_URL"] = "https://reports.example.com/clickrecon/"
+
+	f.runs(2, exitIncomplete, window...)
+	got := hook.posted()
+	if len(got) != 2 {
+		t.Fatalf("two runs with the report store refusing posted %d messages, want the alert and one notice: %q", len(got), got)
+	}
+	var alerted, noticed bool
+	for _, m := range got {
+		if strings.Contains(m, "reports.example.com") {
+			t.Errorf("a message links the report that was not stored: %s", m)
+		}
+		switch {
+		case strings.Contains(m, "Click gaps"):
+			alerted = true
+			if !strings.Contains(m, "report could not be stored") {
+				t.Errorf("the alert does not say the report could not be stored: %s", m)
+			}
+		case strings.Contains(m, "could not check") || strings.Contains(m, "RECON_REPORT_DIR"):
+			noticed = true
+			if !strings.Contains(m, "RECON_REPORT_DIR") {
+				t.Errorf("the notice does not name RECON_REPORT_DIR: %s", m)
+			}
+		}
+	}
+	if !alerted || !noticed {
+		t.Fatalf("posted %q, want the gap alert and the storage notice", got)
+	}
+
+	f.env["RECON_REPORT_DIR"] = good
+	f.runs(1, exitOK, window...)
+	got = hook.posted()
+	if len(got) != 3 || !strings.Contains(got[2], "again") {
+		t.Fatalf("the run that stored its report posted %q, want one message saying all works again", got[2:])
+	}
+	noSecrets(t, hook.posted())
+}
+
+// A run with no gap whose report cannot be stored posts the failure
+// notice, once over two nights.
+func TestReportNotStoredWithoutGapsIsANotice(t *testing.T) {
+	api := dstWindowClicks()
+	f := uniqueFixture(t, api, api)
+	hook := withSlack(t, f, "postgres")
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.env["RECON_REPORT_DIR"] = filepath.Join(file, "reports")
+	f.runs(2, exitIncomplete, window...)
+	got := hook.posted()
+	if len(got) != 1 || !strings.Contains(got[0], "RECON_REPORT_DIR") || !strings.Contains(got[0], "not stored") {
+		t.Fatalf("posted %q, want one notice that the report was not stored, naming RECON_REPORT_DIR", got)
+	}
+}
+
+// A notice about the store is kept under what failed, not under how
+// STORE_DSN spells it: the run whose corrected STORE_DSN reaches the
+// store hears the recovery, and a later failure under the old spelling is
+// told again rather than taken as told.
+func TestCorrectedStoreDSNHearsTheRecovery(t *testing.T) {
+	api := dstWindowClicks()
+	f := uniqueFixture(t, api, api)
+	hook := withSlack(t, f, "postgres")
+	good := buildStore(t, "postgres", api)
+	u, err := url.Parse(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/no_such_database_here"
+	bad := u.String()
+
+	f.env["STORE_DSN"] = bad
+	f.runs(2, exitUsage, window...)
+	if got := hook.posted(); len(got) != 1 || !strings.Contains(got[0], "STORE_DSN") {
+		t.Fatalf("two runs with a wrong STORE_DSN posted %q, want one notice naming STORE_DSN", got)
+	}
+	f.env["STORE_DSN"] = good
+	f.runs(1, exitOK, window...)
+	got := hook.posted()
+	if len(got) != 2 || !strings.Contains(got[1], "again") {
+		t.Fatalf("the run with the corrected STORE_DSN posted %q, want one message saying checking works again", got[1:])
+	}
+	f.env["STORE_DSN"] = bad
+	f.runs(1, exitUsage, window...)
+	if got := hook.posted(); len(got) != 3 || !strings.Contains(got[2], "STORE_DSN") {
+		t.Fatalf("the old spelling failing again posted %q, want a new notice", got[2:])
+	}
+}
+
+// A change of RECON_TZ alerts the same lost clicks under the new zone's
+// days: the first alert after it says the zone changed, from what to what,
+// and that these days may have been alerted under the old zone; the next
+// run in the new zone repeats nothing.
+func TestZoneChangeIsSaid(t *testing.T) {
+	api := dstWindowClicks()
+	f := uniqueFixture(t, api, lossAndDuplicate(api))
+	hook := withSlack(t, f, "postgres")
+	f.runs(1, exitOK, window...)
+	if got := hook.posted(); len(got) != 1 || strings.Contains(got[0], "zone changed") {
+		t.Fatalf("the first run posted %q, want one alert with no word of a zone change", got)
+	}
+	f.env["RECON_TZ"] = "UTC"
+	f.runs(1, exitOK, window...)
+	got := hook.posted()
+	if len(got) != 2 {
+		t.Fatalf("the run in the new zone posted %q, want one alert", got[1:])
+	}
+	for _, s := range []string{"zone changed from Europe/Warsaw to UTC", "alerted under the old zone"} {
+		if !strings.Contains(got[1], s) {
+			t.Errorf("the alert after the zone change lacks %q: %s", s, got[1])
+		}
+	}
+	f.runs(1, exitOK, window...)
+	if got := hook.posted(); len(got) != 2 {
+		t.Errorf("a second run in the new zone posted %q", got[2:])
+	}
+}
+
+// A run stopped by its deadline tells Slack once over two nights: the
+// history is read for the last notice after the deadline too, so the
+// second run knows it was told.
+func TestDeadlineNoticeIsToldOnce(t *testing.T) {
+	api := dstWindowClicks()
+	f := uniqueFixture(t, api, api)
+	hook := withSlack(t, f, "postgres")
+	f.elido.SetFaults(elidotest.Fault{Kind: elidotest.Slow, Delay: time.Minute})
+	f.env["RECON_TIMEOUT"] = "300ms"
+	f.runs(2, exitIncomplete, window...)
+	got := hook.posted()
+	if len(got) != 1 || !strings.Contains(got[0], "RECON_TIMEOUT=300ms") {
+		t.Fatalf("two runs stopped by their deadline posted %q, want one notice naming the deadline", got)
+	}
+	if strings.Contains(got[0], "run history") {
+		t.Errorf("the notice blames the history, which is up: %s", got[0])
+	}
+}

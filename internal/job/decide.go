@@ -1,0 +1,147 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/clickrecon/clickrecon/internal/secret"
+	"github.com/clickrecon/clickrecon/report/alert"
+	"github.com/clickrecon/clickrecon/report/history"
+)
+
+// Decision is what Slack hears at the end of a run, decided once (decide)
+// from the run's Outcome and what the history remembers, then carried out
+// by one stage (tell). Every run ends with one, also a run whose report
+// could not be stored or whose history is down.
+type Decision struct {
+	// Gaps says the gap alert stage runs: it posts an alert, an update or
+	// a heal, or nothing, by what was alerted before. GapsWhy says why it
+	// does not run.
+	Gaps    bool
+	GapsWhy string
+	// Caveats are what a gap alert says of itself: the report could not
+	// be stored, RECON_TZ changed since the days were last alerted.
+	Caveats alert.Caveats
+	// Notice is what the failure notice does (a notice, a reminder, a
+	// recovery, nothing), for Causes; NoticeWhy says why nothing is
+	// posted when the notice was not even weighed.
+	Notice    alert.NoticeAction
+	NoticeWhy string
+	Causes    []alert.Cause
+	Memory    memory
+	// Record says the run is recorded in the history; RecordWhy why not.
+	Record    bool
+	RecordWhy string
+}
+
+// memory is what the history remembers that the decision weighs: the
+// open failure notice, and the zone the run's days were last alerted in.
+type memory struct {
+	// Remembered says the history was read for the last notice; false
+	// (no history, or one that is down) means nothing remembers a notice,
+	// and every run that cannot check posts one.
+	Remembered bool
+	Last       history.Notice // the open notice this run follows, when HadLast
+	HadLast    bool
+	// Open are the notice scopes with an open notice: a run that checks
+	// everything again resolves them all, with one message.
+	Open []string
+	// ReadErr is why the history, opened, could not be read for the
+	// notice: a cause of its own.
+	ReadErr error
+	// ZoneWas is the zone the run's days were last alerted in, when it is
+	// not the run's (RECON_TZ changed); "" otherwise.
+	ZoneWas string
+}
+
+// policy is what the decision takes from the run's settings.
+type policy struct {
+	Slack    bool // a Slack destination is configured
+	Always   bool // SLACK_NOTIFY=always
+	DryRun   bool
+	Unlocked bool // the run lock was not taken
+	History  bool // a history is open to record the run in
+	Secrets  []string
+	Now      time.Time
+}
+
+// decide says what Slack hears of out, given what the history remembers
+// (mem): whether the gap alert stage runs, the failure notice's action
+// and its causes, and whether the run is recorded. It does no I/O.
+func decide(out Outcome, mem memory, p policy) Decision {
+	causes := failures(out, p.Secrets)
+	// Under SLACK_NOTIFY=always a run that could not check, with no gap
+	// to show, posts its notice as its message: an alert of zeros would
+	// hide the reason.
+	always := p.Always && !alert.Alertable(out.Report) && len(causes) > 0
+	d := Decision{Causes: causes, Memory: mem}
+	if mem.ReadErr != nil {
+		// The history answered once and not now: say so, and post as if
+		// nothing remembered.
+		d.Causes = append(d.Causes, alert.Cause{Key: "history:unavailable", What: "the run history",
+			Why: secret.Redact(mem.ReadErr.Error(), "[redacted]", p.Secrets...), Do: "check that the database at HISTORY_DSN is up"})
+	}
+	if err := out.Err(PartReport); err != nil {
+		d.Caveats.ReportNotStored = secret.Redact(err.Error(), "[redacted]", p.Secrets...)
+	}
+	d.Caveats.ZoneWas = mem.ZoneWas
+
+	d.Gaps, d.GapsWhy = gapsGo(out, p, always)
+	d.Record, d.RecordWhy = recordGo(out, p)
+	switch {
+	case !p.Slack:
+		d.Notice, d.NoticeWhy = alert.NoticeQuiet, "Slack is not configured"
+	case p.DryRun:
+		d.Notice, d.NoticeWhy = alert.NoticeQuiet, "--dry-run"
+	case out.Interrupted != nil && !errors.Is(out.Interrupted, context.DeadlineExceeded):
+		// No post once the pod is told to stop; a run stopped by its
+		// deadline still says so.
+		d.Notice, d.NoticeWhy = alert.NoticeQuiet, "the run was stopped"
+	default:
+		d.Notice = alert.DecideNotice(alert.NoticeInput{Causes: d.Causes, Always: always, Now: p.Now,
+			Remembered: mem.Remembered, Last: mem.Last, HadLast: mem.HadLast})
+	}
+	return d
+}
+
+// gapsGo says whether the gap alert stage runs, and why not: never on a
+// dry run or after an interruption (no half-finished post), nor when the
+// history that de-duplicates alerts could not be read, the store not
+// identified (its alerts cannot be matched with certainty) or the run
+// lock not held; nor when the notice is the run's message.
+func gapsGo(out Outcome, p policy, noticeInstead bool) (bool, string) {
+	switch {
+	case !p.Slack:
+		return false, "Slack is not configured"
+	case p.DryRun:
+		return false, "--dry-run"
+	case out.Interrupted != nil:
+		return false, "the run was stopped"
+	case out.Err(PartHistoryDown) != nil || out.Err(PartHistory) != nil:
+		return false, "the history could not be read: an alert could repeat"
+	case out.Err(PartIdentity) != nil:
+		return false, "the store could not be identified: its alerts cannot be matched"
+	case p.Unlocked || out.Err(PartLock) != nil:
+		return false, "the run lock is not held"
+	case noticeInstead:
+		return false, "the notice is the run's message (SLACK_NOTIFY=always)"
+	}
+	return true, ""
+}
+
+// recordGo says whether the run is recorded in the history: never on a
+// dry run, after an interruption, or without the run lock.
+func recordGo(out Outcome, p policy) (bool, string) {
+	switch {
+	case !p.History:
+		return false, "no history"
+	case p.DryRun:
+		return false, "--dry-run"
+	case out.Interrupted != nil:
+		return false, "the run was stopped"
+	case p.Unlocked || out.Err(PartLock) != nil:
+		return false, "the run lock is not held"
+	}
+	return true, ""
+}

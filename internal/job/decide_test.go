@@ -1,0 +1,99 @@
+package job
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/alert"
+	"github.com/clickrecon/clickrecon/report/history"
+)
+
+// decide is the one place a run's end is chosen: each row is a run's
+// outcome and what the history remembers, and what Slack hears of it.
+func TestDecide(t *testing.T) {
+	t.Parallel()
+	night := time.Date(2026, 11, 20, 3, 0, 0, 0, time.UTC)
+	api, local := int64(10), int64(9)
+	gap := report.Report{Days: []report.Day{{Date: "2026-11-18", Status: "missing", Severity: "warn", Settled: true, API: &api, Local: &local}}}
+	calm := report.Report{Days: []report.Day{{Date: "2026-11-18", Status: "match", Settled: true, API: &api, Local: &api}}}
+	on := policy{Slack: true, History: true, Now: night}
+	told := memory{Remembered: true, HadLast: true, Open: []string{"st_1"},
+		Last: history.Notice{Fingerprint: "report:unstored", FirstPosted: night.Add(-24 * time.Hour), LastPosted: night.Add(-24 * time.Hour)}}
+	unstored := errors.New("write report: mkdir /reports: not a directory")
+	type want struct {
+		Gaps    bool
+		Notice  alert.NoticeAction
+		Record  bool
+		Caveats alert.Caveats
+		Keys    []string
+	}
+	tests := []struct {
+		name string
+		out  Outcome
+		mem  memory
+		p    policy
+		want want
+	}{
+		{"all_well_alerts_the_gap", Outcome{Report: gap}, memory{Remembered: true}, on,
+			want{Gaps: true, Notice: alert.NoticeQuiet, Record: true}},
+		{"report_not_stored_still_alerts_and_notices", Outcome{Report: gap}.Failed(PartReport, unstored), memory{Remembered: true}, on,
+			want{Gaps: true, Notice: alert.NoticePost, Record: true, Caveats: alert.Caveats{ReportNotStored: unstored.Error()}, Keys: []string{"report:unstored"}}},
+		{"report_not_stored_told_before_is_quiet", Outcome{Report: calm}.Failed(PartReport, unstored), told, on,
+			want{Gaps: true, Notice: alert.NoticeQuiet, Record: true, Caveats: alert.Caveats{ReportNotStored: unstored.Error()}, Keys: []string{"report:unstored"}}},
+		{"report_stored_again_recovers", Outcome{Report: calm}, told, on,
+			want{Gaps: true, Notice: alert.NoticeRecovered, Record: true}},
+		{"history_down_holds_the_alert_back", Outcome{Report: gap}.Failed(PartHistoryDown, errors.New("dial tcp: refused")), memory{}, policy{Slack: true, Now: night},
+			want{Notice: alert.NoticePost, Keys: []string{"history:unavailable"}}},
+		{"history_unread_for_the_notice_is_a_cause", Outcome{Report: calm}, memory{ReadErr: errors.New("read notice: timeout")}, on,
+			want{Gaps: true, Notice: alert.NoticePost, Record: true, Keys: []string{"history:unavailable"}}},
+		{"zone_change_is_a_caveat", Outcome{Report: gap}, memory{Remembered: true, ZoneWas: "Europe/Warsaw"}, on,
+			want{Gaps: true, Notice: alert.NoticeQuiet, Record: true, Caveats: alert.Caveats{ZoneWas: "Europe/Warsaw"}}},
+		{"dry_run_says_nothing_records_nothing", Outcome{Report: gap}, memory{}, policy{Slack: true, History: true, DryRun: true, Now: night},
+			want{Notice: alert.NoticeQuiet}},
+		{"unlocked_posts_the_notice_only", Outcome{Report: gap}.Failed(PartElido, errors.New("elido: 503")), memory{Remembered: true},
+			policy{Slack: true, History: true, Unlocked: true, Now: night},
+			want{Notice: alert.NoticePost, Keys: []string{"elido:unreadable"}}},
+		{"deadline_is_told", Outcome{Report: gap, Interrupted: Interruption{Deadline: true, Timeout: time.Minute}}, memory{Remembered: true}, on,
+			want{Notice: alert.NoticePost, Keys: []string{"run:interrupted"}}},
+		{"sigterm_is_silent", Outcome{Report: gap, Interrupted: Interruption{}}, memory{Remembered: true}, on,
+			want{Notice: alert.NoticeQuiet, Keys: []string{"run:interrupted"}}},
+		{"always_without_a_gap_posts_the_notice_instead", Outcome{Report: calm}.Failed(PartStore, errors.New("store down")), memory{Remembered: true},
+			policy{Slack: true, History: true, Always: true, Now: night},
+			want{Notice: alert.NoticePost, Record: true, Keys: []string{"store:unavailable"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := decide(tt.out, tt.mem, tt.p)
+			var keys []string
+			for _, c := range d.Causes {
+				keys = append(keys, c.Key)
+			}
+			got := want{Gaps: d.Gaps, Notice: d.Notice, Record: d.Record, Caveats: d.Caveats, Keys: keys}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("decision (-want +got):\n%s", diff)
+			}
+			if !d.Gaps && d.GapsWhy == "" {
+				t.Error("no gap alert, and no reason given")
+			}
+		})
+	}
+}
+
+// A notice is kept under what failed: the store's identity when known,
+// else the unidentified store of the query, never the DSN's spelling,
+// which is only followed for the notices earlier versions kept under it.
+func TestNoticeScopes(t *testing.T) {
+	t.Parallel()
+	own, chain := noticeScopes("", "events", "st_legacy")
+	if diff := cmp.Diff([]string{"unidentified store, query events", "st_legacy"}, chain); diff != "" || own != chain[0] {
+		t.Errorf("unidentified: own %q, chain (-want +got):\n%s", own, diff)
+	}
+	own, chain = noticeScopes("st_identity", "events", "st_legacy")
+	if diff := cmp.Diff([]string{"st_identity", "unidentified store, query events", "st_legacy"}, chain); diff != "" || own != "st_identity" {
+		t.Errorf("identified: own %q, chain (-want +got):\n%s", own, diff)
+	}
+}
