@@ -152,10 +152,13 @@ func TestDeadlineNoticeIsToldOnce(t *testing.T) {
 	f := uniqueFixture(t, api, api)
 	hook := withSlack(t, f, "postgres")
 	f.elido.SetFaults(elidotest.Fault{Kind: elidotest.Slow, Delay: time.Minute})
-	f.env["RECON_TIMEOUT"] = "300ms"
+	// Long enough for the store to be opened and identified on a loaded
+	// machine: the notice is kept under the store's identity, and a run
+	// whose deadline passed before it knew the store keeps it elsewhere.
+	f.env["RECON_TIMEOUT"] = "2s"
 	f.runs(2, exitIncomplete, window...)
 	got := hook.posted()
-	if len(got) != 1 || !strings.Contains(got[0], "RECON_TIMEOUT=300ms") {
+	if len(got) != 1 || !strings.Contains(got[0], "RECON_TIMEOUT=2s") {
 		t.Fatalf("two runs stopped by their deadline posted %q, want one notice naming the deadline", got)
 	}
 	if strings.Contains(got[0], "run history") {
