@@ -221,11 +221,11 @@ func TestSetupStoreWriter(t *testing.T) {
 	}
 	defer w.Close()
 	hour := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	n, err := w.Insert(t.Context(),
+	got, err := w.Insert(t.Context(),
 		[]store.HourCheck{{From: hour, To: hour.Add(time.Hour), Clicks: 1}},
-		[]store.Click{{TS: hour.Add(time.Minute), LinkID: "lnk_a", CountryCode: "PL"}}, nil)
-	if err != nil || n != 1 {
-		t.Errorf("Insert as the writer: %d, %v; want 1 click", n, err)
+		[]store.HourWrite{{From: hour, To: hour.Add(time.Hour), Clicks: []store.Click{{TS: hour.Add(time.Minute), LinkID: "lnk_a", CountryCode: "PL"}}}}, nil)
+	if err != nil || got.Inserted != 1 || got.Refused[0] != nil {
+		t.Errorf("Insert as the writer: %+v, %v; want 1 click, none refused", got, err)
 	}
 	var rows int
 	if err := admin.Get(&rows, "SELECT count(*) FROM clicks"); err != nil || rows != 2 {
