@@ -118,7 +118,7 @@ func TestRepairBadStoreSettingsExit2(t *testing.T) {
 	tests := []struct {
 		name, variable, value, want string
 	}{
-		{"daily_preset", "STORE_PRESET", "daily", "the daily preset has a counter per link and day"},
+		{"daily_preset", "STORE_PRESET", "daily", "the daily preset has a counter per link and day: it cannot be repaired click by click (docs/repair.md says how"},
 		{"unknown_preset", "STORE_PRESET", "hourly", "STORE_PRESET must be events or daily"},
 		{"local_timestamp_zone", "STORE_TIMESTAMP_TZ", "Local", "STORE_TIMESTAMP_TZ must name an IANA zone"},
 	}
@@ -135,6 +135,18 @@ func TestRepairBadStoreSettingsExit2(t *testing.T) {
 				t.Errorf("requests were made: %v", log)
 			}
 		})
+	}
+}
+
+// The daily preset's refusal sends the user to docs/repair.md: that file
+// must exist and say how to raise a daily counter from Elido's breakdown.
+func TestRepairDailyRefusalNamesItsDoc(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "repair.md"))
+	if err != nil {
+		t.Fatalf("the daily preset's refusal names docs/repair.md: %v", err)
+	}
+	if !strings.Contains(string(doc), "breakdown/link") || !strings.Contains(string(doc), "GREATEST(click_counts.clicks") {
+		t.Error("docs/repair.md does not say how to raise a daily counter from Elido's per-link breakdown")
 	}
 }
 
