@@ -90,6 +90,9 @@ type Outcome struct {
 	Failures []Failure
 	// Told is what the end of the run decided Slack hears.
 	Told Decision
+	// Unread says the run stopped at its probe, before it read anything
+	// (EndProbe): there are no days to alert or record.
+	Unread bool
 }
 
 // Err returns the first failure of part p, or nil.
