@@ -52,7 +52,7 @@ func PrintSummary(w io.Writer, format string, rep report.Report, dir string) err
 	}
 	c := rep.Coverage
 	verified := c.Match + c.Missing + c.Surplus
-	if verified+c.Provisional == 0 {
+	if rep.Totals.Unknown || verified+c.Provisional == 0 {
 		fmt.Fprintf(w, "\ntotals: elido -, local -, delta - (no day could be read)\n")
 	} else {
 		summary := "not read"

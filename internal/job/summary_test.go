@@ -80,3 +80,17 @@ func TestSummaryOfARunThatReadNothing(t *testing.T) {
 		t.Errorf("summary of a run that read nothing:\n%s", out)
 	}
 }
+
+// Totals the report says are unknown print as -, whatever the coverage
+// counts (a report merged from shards, say).
+func TestSummaryUnknownTotalsWin(t *testing.T) {
+	r := longWindow(3)
+	r.Totals = report.Totals{Unknown: true}
+	var b bytes.Buffer
+	if err := PrintSummary(&b, "text", r, "reports/x"); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "elido -, local -") || strings.Contains(out, "elido 0") {
+		t.Errorf("summary with unknown totals:\n%s", out)
+	}
+}
