@@ -68,7 +68,7 @@ type config struct {
 	ReportURL      string        `env:"RECON_REPORT_URL"`
 	ReportKeepDays int           `env:"RECON_REPORT_KEEP_DAYS, default=30"`
 	Timeout        time.Duration `env:"RECON_TIMEOUT, default=30m"`
-	LogLevel       string        `env:"LOG_LEVEL, default=info"`
+	LogLevel       string        `env:"LOG_LEVEL"`  // "": info, warn on a terminal (logLevel)
 	LogFormat      string        `env:"LOG_FORMAT"` // "": text on a terminal, else JSON
 
 	// The variables behind the flags of the same name.

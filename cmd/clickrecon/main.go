@@ -292,10 +292,10 @@ func flatten(err error) []error {
 // which clears itself before each line). LOG_FORMAT unset: text on a
 // terminal, JSON anywhere else (a pod's log collector).
 func newLogger(bar *job.Bar, format, level string) *slog.Logger {
-	lvl, _ := parseLevel(level)
-	opts := &slog.HandlerOptions{Level: lvl}
+	terminal := format == "" && bar.Live()
+	opts := &slog.HandlerOptions{Level: logLevel(level, terminal)}
 	var w io.Writer = bar
-	if strings.EqualFold(format, "text") || (format == "" && bar.Live()) {
+	if strings.EqualFold(format, "text") || terminal {
 		opts.ReplaceAttr = plainMaps
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
@@ -316,7 +316,23 @@ func plainMaps(_ []string, a slog.Attr) slog.Attr {
 	return a
 }
 
+// logLevel is LOG_LEVEL's level. Unset, it is info, but warn on a
+// terminal with LOG_FORMAT unset: there the table on stdout says what the
+// run's info lines would (its window, what each source read, where the
+// report is), and a person reads the table, not six lines before it.
+func logLevel(level string, terminal bool) slog.Level {
+	if level == "" && terminal {
+		return slog.LevelWarn
+	}
+	l, _ := parseLevel(level)
+	return l
+}
+
+// parseLevel reads LOG_LEVEL; "" is info.
 func parseLevel(s string) (slog.Level, error) {
+	if s == "" {
+		return slog.LevelInfo, nil
+	}
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(s)); err != nil {
 		return 0, fmt.Errorf("LOG_LEVEL must be debug, info, warn or error, got %q", s)

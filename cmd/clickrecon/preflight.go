@@ -70,21 +70,23 @@ const probeTimeout = 30 * time.Second
 
 // probeSources checks, before the first request to Elido, that the store
 // opens and its query fits it (store.Probe), and that the history, if
-// HISTORY_DSN is set, opens and is migrated. It returns a mistake that
-// only the configuration can mend (exit 2), naming what to fix. A failure
+// HISTORY_DSN is set, opens and is migrated. It returns the mistakes that
+// only the configuration can mend (exit 2), each naming what to fix, by
+// the part of a run they are a failure of (the store, or the history
+// down), so that the end of the run tells them as a run would. A failure
 // a retry may mend (a refused or lost connection, a timeout) is not
 // returned: the run goes on, meets it where it reads, marks the days
 // unverifiable and exits 3, as it would without the probe.
-func probeSources(ctx context.Context, c config, s runSetup) error {
+func probeSources(ctx context.Context, c config, s runSetup) []job.Failure {
 	ctx, cancel := context.WithTimeout(ctx, min(c.Timeout, probeTimeout))
 	defer cancel()
-	var errs []error
+	var fs []job.Failure
 	err := store.Probe(ctx, c.StoreDSN, store.Options{TimestampZone: s.tsZone}, s.query, s.window.From, s.window.Loc)
 	switch {
 	case errors.Is(err, store.ErrBadQuery):
-		errs = append(errs, badQuery(c, s.query, err))
+		fs = append(fs, job.Failure{Part: job.PartStore, Err: badQuery(c, s.query, err)})
 	case errors.Is(err, store.ErrRefused):
-		errs = append(errs, fmt.Errorf("STORE_DSN: %w", err))
+		fs = append(fs, job.Failure{Part: job.PartStore, Err: fmt.Errorf("STORE_DSN: %w", err)})
 	}
 	if c.HistoryDSN != "" {
 		h, err := history.Open(ctx, c.HistoryDSN)
@@ -92,8 +94,17 @@ func probeSources(ctx context.Context, c config, s runSetup) error {
 		case err == nil:
 			h.Close()
 		case errors.Is(err, history.ErrNotMigrated), dsn.Refused(err):
-			errs = append(errs, fmt.Errorf("HISTORY_DSN: %w", err))
+			fs = append(fs, job.Failure{Part: job.PartHistoryDown, Err: fmt.Errorf("HISTORY_DSN: %w", err)})
 		}
+	}
+	return fs
+}
+
+// failuresErr joins the failures' errors, for stderr.
+func failuresErr(fs []job.Failure) error {
+	var errs []error
+	for _, f := range fs {
+		errs = append(errs, f.Err)
 	}
 	return errors.Join(errs...)
 }

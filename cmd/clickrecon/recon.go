@@ -36,23 +36,33 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	runKey := report.RunKey(c.WorkspaceID, window, storeID)
 	bar := job.NewBar(stderr)
 	log := newLogger(bar, c.LogFormat, c.LogLevel).With("run_key", runKey)
+	slackCfg := c.slack()
+	slackCfg.Logger = log
+	notifier, err := alert.New(slackCfg, d.alert...)
+	if err != nil {
+		return usageExit(stderr, err)
+	}
+	o := c.options(window)
+	o.WorkspaceID, o.RunKey, o.StoreID = c.WorkspaceID, runKey, report.StoreID(storeID)
+	o.StoreDSN, o.Query, o.HistoryDSN = c.StoreDSN, query, c.HistoryDSN
+	o.TimestampZone = tsZone
+	o.DryRun = c.DryRun
+	o.Secrets = c.secrets()
 	// The store and the history are probed before Elido is asked for
-	// anything: a query that does not fit exits 2 at once, and monitoring
-	// hears of it (a night that broke must not be a silent one).
-	if err := probeSources(ctx, c, setup); err != nil {
-		code := usageExit(stderr, err)
+	// anything: a query that does not fit exits 2 at once, and Slack and
+	// monitoring hear of it as of any failure a run meets (a night that
+	// broke must not be a silent one).
+	if fs := probeSources(ctx, c, setup); len(fs) > 0 {
+		code := usageExit(stderr, failuresErr(fs))
+		endCtx, cancel := context.WithTimeout(ctx, c.Timeout)
+		job.EndProbe(endCtx, o, job.Deps{Notifier: notifier, Log: log, Now: d.now}, fs)
+		cancel()
 		mon.Finish(ctx, log, c.WorkspaceID, code, report.Report{}, time.Now(), 0)
 		return code
 	}
 	elidoCfg := c.elido()
 	elidoCfg.Logger = log
 	client, err := elido.New(elidoCfg, d.elido...)
-	if err != nil {
-		return usageExit(stderr, err)
-	}
-	slackCfg := c.slack()
-	slackCfg.Logger = log
-	notifier, err := alert.New(slackCfg, d.alert...)
 	if err != nil {
 		return usageExit(stderr, err)
 	}
@@ -71,12 +81,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	defer releaseLock(log, lock)
 	started := time.Now()
 	mon.Start(ctx, log)
-	o := c.options(window)
-	o.WorkspaceID, o.RunKey, o.StoreID = c.WorkspaceID, runKey, report.StoreID(storeID)
-	o.StoreDSN, o.Query, o.HistoryDSN = c.StoreDSN, query, c.HistoryDSN
-	o.TimestampZone = tsZone
-	o.DryRun, o.Unlocked = c.DryRun, lockErr != nil
-	o.Secrets = c.secrets()
+	o.Unlocked = lockErr != nil
 	o.Repair, o.StoreWriteDSN, o.RepairInsert = c.Repair, c.StoreWriteDSN, repairInsert
 	jd := job.Deps{Elido: client, Notifier: notifier, Reports: dest, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit}
 	if lock != nil {

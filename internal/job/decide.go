@@ -107,7 +107,7 @@ func decide(out Outcome, mem memory, p policy) Decision {
 
 // gapsGo says whether the gap alert stage runs, and why not: never on a
 // dry run or after an interruption (no half-finished post), nor when the
-// history that de-duplicates alerts could not be read, the store not
+// history that de-duplicates alerts could not be read, nothing read, the store not
 // identified (its alerts cannot be matched with certainty) or the run
 // lock not held; nor when the notice is the run's message.
 func gapsGo(out Outcome, p policy, noticeInstead bool) (bool, string) {
@@ -116,6 +116,8 @@ func gapsGo(out Outcome, p policy, noticeInstead bool) (bool, string) {
 		return false, "Slack is not configured"
 	case p.DryRun:
 		return false, "--dry-run"
+	case out.Unread:
+		return false, "the run stopped before it read anything"
 	case out.Interrupted != nil:
 		return false, "the run was stopped"
 	case out.Err(PartHistoryDown) != nil || out.Err(PartHistory) != nil:
@@ -131,11 +133,14 @@ func gapsGo(out Outcome, p policy, noticeInstead bool) (bool, string) {
 }
 
 // recordGo says whether the run is recorded in the history: never on a
-// dry run, after an interruption, or without the run lock.
+// dry run, after an interruption, without the run lock, or when nothing
+// was read.
 func recordGo(out Outcome, p policy) (bool, string) {
 	switch {
 	case !p.History:
 		return false, "no history"
+	case out.Unread:
+		return false, "the run stopped before it read anything"
 	case p.DryRun:
 		return false, "--dry-run"
 	case out.Interrupted != nil:

@@ -2,6 +2,7 @@ package job
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/history"
+	"github.com/clickrecon/clickrecon/sources/store"
 )
 
 // decide is the one place a run's end is chosen: each row is a run's
@@ -64,6 +66,12 @@ func TestDecide(t *testing.T) {
 		{"always_without_a_gap_posts_the_notice_instead", Outcome{Report: calm}.Failed(PartStore, errors.New("store down")), memory{Remembered: true},
 			policy{Slack: true, History: true, Always: true, Now: night},
 			want{Notice: alert.NoticePost, Record: true, Keys: []string{"store:unavailable"}}},
+		{"probe_failure_is_a_notice_alone", Outcome{Report: report.Report{Days: []report.Day{}}, Unread: true}.Failed(PartStore, fmt.Errorf("STORE_DSN: %w", store.ErrBadQuery)),
+			memory{Remembered: true}, on,
+			want{Notice: alert.NoticePost, Keys: []string{"store:bad_query"}}},
+		{"probe_failure_under_always_is_a_notice_alone", Outcome{Report: report.Report{Days: []report.Day{}}, Unread: true}.Failed(PartStore, fmt.Errorf("STORE_DSN: %w", store.ErrRefused)),
+			memory{Remembered: true}, policy{Slack: true, History: true, Always: true, Now: night},
+			want{Notice: alert.NoticePost, Keys: []string{"store:refused"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

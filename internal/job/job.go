@@ -210,6 +210,43 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	return out, reportErr
 }
 
+// EndProbe ends a run that the probe of its store or history stopped
+// before it read anything: only the end of a run (remember, decide,
+// tell), over an Outcome whose failures are the probe's (PartStore,
+// PartHistoryDown), so that a store that broke overnight is heard in
+// Slack as any failure a run meets, under the same notice keys: told
+// once, and "checking again" once a run reads it. A history the probe
+// found down is not opened again: the decision treats it as down. No gap
+// alert runs, nothing is recorded and no report is written.
+func EndProbe(ctx context.Context, o Options, d Deps, probe []Failure) Outcome {
+	d = d.withDefaults()
+	w := o.Window
+	rep := report.New(reconcile.Result{}, w, report.Meta{RunKey: o.RunKey, WorkspaceID: o.WorkspaceID,
+		StoreID: o.StoreID, GeneratedAt: d.Now()})
+	rep.Status = report.StatusIncomplete
+	out := Outcome{Report: rep, Unread: true, Failures: probe}
+	var h *history.History
+	if out.Err(PartHistoryDown) == nil {
+		var err error
+		h, err = openHistory(ctx, o.HistoryDSN)
+		if h != nil {
+			defer h.Close()
+		}
+		out = out.Failed(PartHistoryDown, err)
+	}
+	scope, chain := noticeScopes("", o.Query.Name(), o.StoreID)
+	var mem memory
+	if d.Notifier != nil && !o.DryRun {
+		mem = remember(ctx, d.Log, h, o.WorkspaceID, chain, o.StoreID, w.Loc.String(), w.From.String(), w.To.String())
+	}
+	out.Told = decide(out, mem, policy{Slack: d.Notifier != nil, Always: d.Notifier.Always(), DryRun: o.DryRun,
+		History: h != nil, Secrets: o.Secrets, Now: d.Now()})
+	out = out.Failed(PartHistory, mem.ReadErr)
+	t := teller{slack: d.Notifier, history: h, guard: lockGuard(d.Held), log: d.Log, now: d.Now, scope: scope}
+	out.Failures = append(out.Failures, t.tell(ctx, out.Told, rep)...)
+	return out
+}
+
 // newReport builds the run's report from the comparison, with its
 // metadata and, when RECON_REPORT_URL (baseURL) serves reports, its link.
 func newReport(log *slog.Logger, res reconcile.Result, w reconcile.Window, meta report.Meta, baseURL string) report.Report {

@@ -56,8 +56,12 @@ func (m Monitors) Finish(ctx context.Context, log *slog.Logger, workspaceID stri
 		metrics.DaysChecked = rep.Coverage.Days
 		metrics.DaysDiscrepant = rep.Coverage.Missing + rep.Coverage.Surplus
 		metrics.DaysUnverifiable = rep.Coverage.Unverifiable
-		summary = fmt.Sprintf("exit %d: %s %s..%s %s, %d days, %d gaps, %d unverifiable, delta %+d, run %s",
-			code, rep.Status, rep.Window.From, rep.Window.To, rep.Window.TZ, metrics.DaysChecked, metrics.DaysDiscrepant, metrics.DaysUnverifiable, rep.Totals.Delta, rep.RunKey)
+		delta := "delta not known"
+		if !rep.Totals.Unknown {
+			delta = fmt.Sprintf("delta %+d", rep.Totals.Delta)
+		}
+		summary = fmt.Sprintf("exit %d: %s %s..%s %s, %d days, %d gaps, %d unverifiable, %s, run %s",
+			code, rep.Status, rep.Window.From, rep.Window.To, rep.Window.TZ, metrics.DaysChecked, metrics.DaysDiscrepant, metrics.DaysUnverifiable, delta, rep.RunKey)
 		if rep.Link != "" {
 			summary += ", report " + rep.Link
 		}

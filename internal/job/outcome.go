@@ -90,6 +90,9 @@ type Outcome struct {
 	Failures []Failure
 	// Told is what the end of the run decided Slack hears.
 	Told Decision
+	// Unread says the run stopped at its probe, before it read anything
+	// (EndProbe): there are no days to alert or record.
+	Unread bool
 }
 
 // Err returns the first failure of part p, or nil.
@@ -112,11 +115,16 @@ func (out Outcome) Failed(p Part, err error) Outcome {
 }
 
 // Finished logs the run's summary line with the exit code cmd chose.
+// Totals that are not known (no day read on both sides) are left out,
+// not logged as a 0 a dashboard would sum.
 func (out Outcome) Finished(log *slog.Logger, code int, took time.Duration) {
 	rep := out.Report
-	log.Info("run finished", "status", rep.Status, "exit_code", code, "report", out.Dir,
+	args := []any{"status", rep.Status, "exit_code", code, "report", out.Dir,
 		"days", rep.Coverage.Days, "missing", rep.Coverage.Missing, "surplus", rep.Coverage.Surplus,
-		"provisional", rep.Coverage.Provisional, "unverifiable", rep.Coverage.Unverifiable,
-		"api", rep.Totals.API, "local", rep.Totals.Local, "delta", rep.Totals.Delta,
-		"requests", rep.Requests, "duration_ms", took.Milliseconds())
+		"provisional", rep.Coverage.Provisional, "unverifiable", rep.Coverage.Unverifiable}
+	if !rep.Totals.Unknown {
+		args = append(args, "api", rep.Totals.API, "local", rep.Totals.Local, "delta", rep.Totals.Delta)
+	}
+	args = append(args, "requests", rep.Requests, "duration_ms", took.Milliseconds())
+	log.Info("run finished", args...)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/clickrecon/clickrecon/reconcile"
@@ -40,8 +42,8 @@ func PrintSummary(w io.Writer, format string, rep report.Report, dir string) err
 	if len(days) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "date\thours\telido\tlocal\tdelta\t status\t severity\t")
-		for _, d := range days {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t %s\t %s\t\n", d.Date, report.Hours(d.Hours), optNum(d.API, false), optNum(d.Local, false), optNum(d.Delta, true), d.Status, report.DaySeverity(d))
+		for _, r := range dayRuns(rep.Days, days) {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t %s\t %s\t\n", r.dates(), report.Hours(r.hours), optNum(r.api, false), optNum(r.local, false), optNum(r.delta, true), r.first.Status, report.DaySeverity(r.first))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -52,7 +54,7 @@ func PrintSummary(w io.Writer, format string, rep report.Report, dir string) err
 	}
 	c := rep.Coverage
 	verified := c.Match + c.Missing + c.Surplus
-	if verified+c.Provisional == 0 {
+	if rep.Totals.Unknown || verified+c.Provisional == 0 {
 		fmt.Fprintf(w, "\ntotals: elido -, local -, delta - (no day could be read)\n")
 	} else {
 		summary := "not read"
@@ -90,8 +92,68 @@ func PrintSummary(w io.Writer, format string, rep report.Report, dir string) err
 			fmt.Fprintf(w, "%s..%s unverifiable (%d days): %s\n", run.From, run.To, run.Days, run.Reason)
 		}
 	}
-	_, err := fmt.Fprintf(w, "report: %s\n", dir)
+	_, err := fmt.Fprintf(w, "report: %s\n", htmlPath(dir))
 	return err
+}
+
+// htmlPath is the report.html to open in the report folder or object
+// prefix dir.
+func htmlPath(dir string) string {
+	if strings.Contains(dir, "://") {
+		return strings.TrimSuffix(dir, "/") + "/report.html"
+	}
+	return filepath.Join(dir, "report.html")
+}
+
+// dayRun is one row of the summary's table: a day, or consecutive days
+// with the same status, severity and reason that are not gaps (a year
+// that could not be read is one row, not 365). Its counts are the days'
+// sums, "-" when a day's is not known.
+type dayRun struct {
+	first, last       report.Day
+	days              int
+	hours             float64
+	api, local, delta *int64
+}
+
+func (r dayRun) dates() string {
+	if r.days == 1 {
+		return r.first.Date
+	}
+	return fmt.Sprintf("%s..%s (%d days)", r.first.Date, r.last.Date, r.days)
+}
+
+// dayRuns groups shown, the days of all listed in the table, into rows:
+// days are grouped only when they follow each other in all.
+func dayRuns(all, shown []report.Day) []dayRun {
+	index := make(map[string]int, len(all))
+	for i, d := range all {
+		index[d.Date] = i
+	}
+	var runs []dayRun
+	for _, d := range shown {
+		if n := len(runs); n > 0 {
+			r := &runs[n-1]
+			if index[d.Date] == index[r.last.Date]+1 && !d.IsGap() && !r.last.IsGap() &&
+				d.Status == r.last.Status && d.Severity == r.last.Severity && d.Reason == r.last.Reason {
+				r.last, r.days, r.hours = d, r.days+1, r.hours+d.Hours
+				r.api, r.local, r.delta = addNum(r.api, d.API), addNum(r.local, d.Local), addNum(r.delta, d.Delta)
+				continue
+			}
+		}
+		runs = append(runs, dayRun{first: d, last: d, days: 1, hours: d.Hours, api: d.API, local: d.Local, delta: d.Delta})
+	}
+	return runs
+}
+
+// addNum adds a day's count to a run's sum; a count not known makes the
+// sum not known.
+func addNum(sum, n *int64) *int64 {
+	if sum == nil || n == nil {
+		return nil
+	}
+	v := *sum + *n
+	return &v
 }
 
 // maxTextDays is a screenful of day rows: a longer window lists only the

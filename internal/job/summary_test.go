@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clickrecon/clickrecon/report"
 )
@@ -78,5 +79,76 @@ func TestSummaryOfARunThatReadNothing(t *testing.T) {
 	}
 	if out := b.String(); !strings.Contains(out, "elido -, local -") || strings.Contains(out, "elido 0") {
 		t.Errorf("summary of a run that read nothing:\n%s", out)
+	}
+}
+
+// Totals the report says are unknown print as -, whatever the coverage
+// counts (a report merged from shards, say).
+func TestSummaryUnknownTotalsWin(t *testing.T) {
+	r := longWindow(3)
+	r.Totals = report.Totals{Unknown: true}
+	var b bytes.Buffer
+	if err := PrintSummary(&b, "text", r, "reports/x"); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "elido -, local -") || strings.Contains(out, "elido 0") {
+		t.Errorf("summary with unknown totals:\n%s", out)
+	}
+}
+
+// A year no day of which could be read is a short summary: consecutive
+// days with the same status and reason are one row with their range and
+// count, and the reason is said once. Gaps keep a row each.
+func TestSummaryCollapsesRunsOfDays(t *testing.T) {
+	r := report.Report{WorkspaceID: "48213", Window: report.Window{From: "2025-10-27", To: "2026-10-26", TZ: "UTC"}, Status: report.StatusIncomplete,
+		Totals: report.Totals{Unknown: true}}
+	start := time.Date(2025, 10, 27, 0, 0, 0, 0, time.UTC)
+	for i := range 365 {
+		d := report.Day{Date: start.AddDate(0, 0, i).Format(time.DateOnly), Hours: 24, Local: n(10), Status: "unverifiable", Severity: "ok", Settled: true,
+			Reason: "older than Elido keeps (ELIDO_RETENTION_DAYS)"}
+		if i >= 300 {
+			d.Reason = "Elido: 503 after 5 attempts"
+		}
+		if i == 330 || i == 331 {
+			d.API, d.Delta, d.Status, d.Severity, d.Reason = n(12), n(-2), "missing", "warn", ""
+		}
+		r.Days = append(r.Days, d)
+		r.Coverage.Days++
+	}
+	var b bytes.Buffer
+	if err := PrintSummary(&b, "text", r, "reports/x"); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if n := strings.Count(out, "\n"); n > 20 {
+		t.Errorf("a year of unverifiable days takes %d lines:\n%s", n, out)
+	}
+	for _, want := range []string{
+		"2025-10-27..2026-08-22 (300 days)   7200      -   3000      -   unverifiable          -\n",
+		"2026-08-23..2026-09-21 (30 days)    720      -    300      -   unverifiable          -\n",
+		"2026-09-22     24     12     10     -2        missing       warn\n",
+		"2026-09-23     24     12     10     -2        missing       warn\n",
+		"2026-09-24..2026-10-26 (33 days)    792      -    330      -   unverifiable          -\n",
+		"2025-10-27..2026-08-22 unverifiable (300 days): older than Elido keeps",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// The summary ends with the report.html to open, not its folder.
+func TestSummaryEndsWithTheHTMLReport(t *testing.T) {
+	for _, tt := range []struct{ dir, want string }{
+		{"reports/20261023_20261026_a6c8dd124e7a", "report: reports/20261023_20261026_a6c8dd124e7a/report.html\n"},
+		{"s3://bucket/recon/20261023_20261026_a6c8dd124e7a", "report: s3://bucket/recon/20261023_20261026_a6c8dd124e7a/report.html\n"},
+	} {
+		var b bytes.Buffer
+		if err := PrintSummary(&b, "text", longWindow(3), tt.dir); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(b.String(), tt.want) {
+			t.Errorf("summary ends %q, want %q", b.String()[max(0, b.Len()-80):], tt.want)
+		}
 	}
 }

@@ -375,7 +375,7 @@ func summary(rep report.Report) string {
 	fmt.Fprintf(&b, "*Window* %s (%s) · status *%s*\n", span(rep.Window.From, rep.Window.To), esc(rep.Window.TZ), esc(rep.Status))
 	c := rep.Coverage
 	verified := c.Match + c.Missing + c.Surplus
-	if verified+c.Provisional == 0 {
+	if rep.Totals.Unknown || verified+c.Provisional == 0 {
 		b.WriteString("*Elido* - · *store* - · *delta* - (no day could be read)")
 	} else {
 		over := report.Plural(verified, "verified day", "verified days")

@@ -341,3 +341,14 @@ func TestRecheckCommand(t *testing.T) {
 		})
 	}
 }
+
+// Totals the report says are unknown are shown as -, never 0, whatever
+// the coverage counts (a report merged from shards, say).
+func TestRenderUnknownTotals(t *testing.T) {
+	rep := newReport(day("2026-11-24", 100, 90, "missing", "warn"))
+	rep.Totals = report.Totals{Unknown: true}
+	md := RenderMarkdown(Render(rep, nil))
+	if !strings.Contains(md, "**Elido** - · **store** - · **delta** -") || strings.Contains(md, "**Elido** 0") {
+		t.Errorf("alert with unknown totals:\n%s", md)
+	}
+}

@@ -23,11 +23,17 @@ func (h *History) RecordRun(ctx context.Context, rep report.Report) error {
 	}
 	err := h.inTx(ctx, func(tx *sqlx.Tx) error {
 		c := rep.Coverage
+		// Unknown totals are NULL, as in report.json: no day was read
+		// on both sides, and a 0 would read as "Elido counted 0".
+		var api, local, delta *int64
+		if !rep.Totals.Unknown {
+			api, local, delta = &rep.Totals.API, &rep.Totals.Local, &rep.Totals.Delta
+		}
 		var id int64
 		err := tx.GetContext(ctx, &id, h.q.insertRun,
 			rep.RunKey, rep.WorkspaceID, rep.Window.TZ, rep.Window.From, rep.Window.To,
 			rep.GeneratedAt.UTC().Format(instant), rep.Status, rep.Interrupted,
-			rep.Totals.API, rep.Totals.Local, rep.Totals.Delta, rep.Totals.APISummary,
+			api, local, delta, rep.Totals.APISummary,
 			c.Days, c.Match, c.Missing, c.Surplus, c.Provisional, c.Unverifiable)
 		if err != nil {
 			return fmt.Errorf("insert run: %w", err)
