@@ -12,16 +12,15 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math/rand/v2"
 	"net/url"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 
+	"github.com/clickrecon/clickrecon/internal/dbtest"
 	"github.com/clickrecon/clickrecon/internal/dsn"
 )
 
@@ -41,7 +40,7 @@ func New(t testing.TB) (*sqlx.DB, string) {
 		unavailable(t, base, err)
 		return nil, "" // only reached when t's Skipf or Fatalf returns
 	}
-	name := databaseName(t.Name())
+	name := dbtest.Name("mytest", t.Name())
 	if _, err := admin.Exec("CREATE DATABASE `" + name + "`"); err != nil {
 		admin.Close()
 		t.Fatalf("mysqltest: create database %s: %v", name, err)
@@ -135,29 +134,5 @@ func withDatabase(raw, database string) (string, error) {
 
 func unavailable(t testing.TB, raw string, err error) {
 	t.Helper()
-	where := dsn.Redact(raw)
-	if os.Getenv("CI") != "" {
-		t.Fatalf("mysqltest: MySQL at %s is unreachable and CI is set, so this test may not skip: %v", where, err)
-		return
-	}
-	t.Skipf("mysqltest: skipping, MySQL at %s is unreachable (start it or set MYSQLTEST_DSN): %v", where, err)
-}
-
-// databaseName returns a new database name that says which test it
-// belongs to.
-func databaseName(test string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(test) {
-		switch {
-		case 'a' <= r && r <= 'z', '0' <= r && r <= '9':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	name := b.String()
-	if len(name) > 40 { // MySQL names are at most 64 characters
-		name = name[len(name)-40:]
-	}
-	return fmt.Sprintf("mytest_%s_%08x", name, rand.Uint32())
+	dbtest.Unavailable(t, "mysqltest", "MySQL", "MYSQLTEST_DSN", dsn.Redact(raw), err)
 }

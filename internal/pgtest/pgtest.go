@@ -11,15 +11,15 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math/rand/v2"
 	"net/url"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/clickrecon/clickrecon/internal/dbtest"
 )
 
 // DefaultDSN is the server used when PGTEST_DSN is not set.
@@ -39,7 +39,7 @@ func New(t testing.TB) (*sqlx.DB, string) {
 		return nil, "" // only reached when t's Skipf or Fatalf returns
 	}
 
-	schema := schemaName(t.Name())
+	schema := dbtest.Name("pgtest", t.Name())
 	if _, err := admin.Exec("CREATE SCHEMA " + pq.QuoteIdentifier(schema)); err != nil {
 		admin.Close()
 		t.Fatalf("pgtest: create schema %s: %v", schema, err)
@@ -93,30 +93,7 @@ func connect(dsn string) (*sqlx.DB, error) {
 
 func unavailable(t testing.TB, dsn string, err error) {
 	t.Helper()
-	where := redact(dsn)
-	if os.Getenv("CI") != "" {
-		t.Fatalf("pgtest: PostgreSQL at %s is unreachable and CI is set, so this test may not skip: %v", where, err)
-		return
-	}
-	t.Skipf("pgtest: skipping, PostgreSQL at %s is unreachable (start it or set PGTEST_DSN): %v", where, err)
-}
-
-// schemaName returns a new schema name that says which test it belongs to.
-func schemaName(test string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(test) {
-		switch {
-		case 'a' <= r && r <= 'z', '0' <= r && r <= '9':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	name := b.String()
-	if len(name) > 40 { // PostgreSQL names are at most 63 bytes
-		name = name[len(name)-40:]
-	}
-	return fmt.Sprintf("pgtest_%s_%08x", name, rand.Uint32())
+	dbtest.Unavailable(t, "pgtest", "PostgreSQL", "PGTEST_DSN", redact(dsn), err)
 }
 
 // withParam returns the URL dsn with the query parameter key set to value.

@@ -2,11 +2,10 @@ package pgtest
 
 import (
 	"database/sql"
-	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/clickrecon/clickrecon/internal/dbtest"
 	"github.com/lib/pq"
 )
 
@@ -79,56 +78,17 @@ func TestUnreachableServer(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("PGTEST_DSN", "postgres://postgres:s3cr3t-pw@127.0.0.1:1/test?sslmode=disable")
 			t.Setenv("CI", tt.ci)
-			r := &recorder{TB: t}
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				New(r)
-				r.returned = true
-			}()
-			<-done
-			if r.returned {
+			r := &dbtest.Recorder{TB: t}
+			r.Call(func(t testing.TB) { New(t) })
+			if r.Returned {
 				t.Fatal("New returned on an unreachable server")
 			}
-			if r.skipped != tt.wantSkipped || r.failed != tt.wantFailed {
-				t.Errorf("skipped = %v, failed = %v; want %v, %v", r.skipped, r.failed, tt.wantSkipped, tt.wantFailed)
+			if r.DidSkip != tt.wantSkipped || r.DidFail != tt.wantFailed {
+				t.Errorf("skipped = %v, failed = %v; want %v, %v", r.DidSkip, r.DidFail, tt.wantSkipped, tt.wantFailed)
 			}
-			if !strings.Contains(r.msg, "127.0.0.1:1") || strings.Contains(r.msg, "s3cr3t-pw") {
-				t.Errorf("message %q should name the server without its password", r.msg)
+			if !strings.Contains(r.Msg, "127.0.0.1:1") || strings.Contains(r.Msg, "s3cr3t-pw") {
+				t.Errorf("message %q should name the server without its password", r.Msg)
 			}
 		})
-	}
-}
-
-// recorder is a testing.TB whose Skipf and Fatalf record instead of ending
-// the real test.
-type recorder struct {
-	testing.TB
-	skipped, failed, returned bool
-	msg                       string
-}
-
-func (r *recorder) Helper() {}
-
-func (r *recorder) Skipf(format string, args ...any) {
-	r.skipped, r.msg = true, fmt.Sprintf(format, args...)
-	runtime.Goexit()
-}
-
-func (r *recorder) Fatalf(format string, args ...any) {
-	r.failed, r.msg = true, fmt.Sprintf(format, args...)
-	runtime.Goexit()
-}
-
-func TestSchemaName(t *testing.T) {
-	name := schemaName("TestCounts/postgres_session_timezone_kiritimati/fall_back_day_has_25_hours")
-	if len(name) > 63 {
-		t.Errorf("schema name %q is longer than PostgreSQL's 63 bytes", name)
-	}
-	if strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
-		t.Errorf("schema name %q needs quoting", name)
-	}
-	if name == schemaName("TestCounts/postgres_session_timezone_kiritimati/fall_back_day_has_25_hours") {
-		t.Errorf("two schema names for one test are equal: %q", name)
 	}
 }
