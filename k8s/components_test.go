@@ -37,6 +37,9 @@ type component struct {
 	Patches    []struct {
 		Path string `json:"path"`
 	} `json:"patches,omitempty"`
+	// Replacements are left to kustomize: TestComponentsBuildWithKubectl
+	// checks what they do.
+	Replacements []json.RawMessage `json:"replacements,omitempty"`
 }
 
 // components lists the folders of components/.
@@ -630,6 +633,7 @@ func TestComponentsBuildWithKubectl(t *testing.T) {
 	kinds := map[string]int{}
 	var cronJob *batchv1.CronJob
 	var job *batchv1.Job
+	var viewer *corev1.Pod
 	for i, doc := range splitDocuments(out) {
 		obj, err := decodeObject(doc)
 		if err != nil {
@@ -642,6 +646,13 @@ func TestComponentsBuildWithKubectl(t *testing.T) {
 			cronJob = o
 		case *batchv1.Job:
 			job = o
+		case *corev1.Pod:
+			viewer = o
+		}
+	}
+	if cronJob != nil && viewer != nil {
+		if got, want := viewer.Spec.Containers[0].Image, cronJob.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image; got != want {
+			t.Errorf("the reports viewer runs the image %q, the nightly %q: want the same", got, want)
 		}
 	}
 	want := map[string]int{
