@@ -62,7 +62,7 @@ func cmdServe(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 		return exitUsage
 	}
 	srv := &http.Server{
-		Handler:           reportServer(d, log),
+		Handler:           reportServer(d, log, isLoopback(ln.Addr())),
 		ReadHeaderTimeout: 10 * time.Second,
 		WriteTimeout:      time.Minute,
 		IdleTimeout:       time.Minute,
@@ -99,11 +99,18 @@ var serveHeaders = map[string]string{
 
 // reportServer answers GET / with the index of d's runs and GET
 // /<run key>/<file> with one file of a run, as report.Dest.ReadRunFile
-// allows; anything else is 404 (no folder is ever listed) or 405.
-func reportServer(d *report.Dest, log *slog.Logger) http.Handler {
+// allows; anything else is 404 (no folder is ever listed) or 405. With
+// loopback, it answers only a request addressed to a loopback host: a
+// web page elsewhere that makes its own name resolve to 127.0.0.1 (DNS
+// rebinding) must not read the reports through the visitor's browser.
+func reportServer(d *report.Dest, log *slog.Logger, loopback bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for k, v := range serveHeaders {
 			w.Header().Set(k, v)
+		}
+		if loopback && !loopbackHost(r.Host) {
+			http.Error(w, "clickrecon serve answers http://127.0.0.1 or http://localhost only", http.StatusMisdirectedRequest)
+			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -136,6 +143,27 @@ func reportServer(d *report.Dest, log *slog.Logger) http.Handler {
 		}
 		http.ServeContent(w, r, "", time.Time{}, strings.NewReader(string(b)))
 	})
+}
+
+// isLoopback reports whether the server listens on a loopback address
+// only.
+func isLoopback(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}
+
+// loopbackHost reports whether a request's Host names this machine:
+// localhost or a loopback address, with or without a port.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // runFilePath splits the request's path into a run key and a file name:

@@ -108,7 +108,7 @@ func localServeDir(t *testing.T) (string, *report.Dest) {
 func startServe(t *testing.T, d *report.Dest) (*httptest.Server, *bytes.Buffer) {
 	t.Helper()
 	var logs bytes.Buffer
-	srv := httptest.NewServer(reportServer(d, slog.New(slog.NewTextHandler(&logs, nil))))
+	srv := httptest.NewServer(reportServer(d, slog.New(slog.NewTextHandler(&logs, nil)), true))
 	t.Cleanup(srv.Close)
 	return srv, &logs
 }
@@ -227,7 +227,8 @@ func TestServeFilesOnlyFromClickreconsRunFolders(t *testing.T) {
 		"/" + serveForeign + "/report.json",
 		"/" + servePartial + "/days.csv", // no report.json: not a report
 		"/" + serveNew + "/report.html/x",
-		"//" + serveNew + "/report.html",
+		"/./" + serveNew + "/report.html",
+		"/" + serveNew + "//report.html",
 	} {
 		t.Run(target, func(t *testing.T) {
 			resp, body := get(t, srv, http.MethodGet, target)
@@ -368,13 +369,24 @@ func TestServeCommand(t *testing.T) {
 		if m == nil {
 			t.Fatalf("serve printed %q: want its http://127.0.0.1:PORT/", line)
 		}
-		resp, err := http.Get("http://" + m[1] + "/" + serveNew + "/report.html")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Errorf("GET report.html: %s", resp.Status)
+		for host, want := range map[string]int{
+			m[1]:                                    http.StatusOK,
+			"localhost:" + m[1][len("127.0.0.1:"):]: http.StatusOK,
+			"reports.example.com":                   http.StatusMisdirectedRequest, // a rebound name
+		} {
+			req, err := http.NewRequest(http.MethodGet, "http://"+m[1]+"/"+serveNew+"/report.html", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Host = host
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("GET report.html as Host %s: %s, want %d", host, resp.Status, want)
+			}
 		}
 		cancel()
 		select {
