@@ -96,7 +96,7 @@ func (d *Dest) localRuns() ([]Run, error) {
 			r, err := d.localReport(name)
 			if err == nil {
 				byKey[name] = Run{Key: name, Report: r, Modified: fi.ModTime()}
-			} else if errors.Is(err, fs.ErrNotExist) {
+			} else if errors.Is(err, fs.ErrNotExist) && holdsOurs(filepath.Join(d.dir, name)) {
 				if _, done := byKey[name]; !done {
 					byKey[name] = Run{Key: name, Partial: true, Modified: fi.ModTime()}
 				}
@@ -118,6 +118,21 @@ func (d *Dest) localRuns() ([]Run, error) {
 		}
 	}
 	return slices.Collect(maps.Values(byKey)), nil
+}
+
+// holdsOurs reports whether the folder dir holds a file named as one
+// clickrecon writes: a folder of other files is not a run of clickrecon's.
+func holdsOurs(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if slices.Contains(Files, e.Name()) {
+			return true
+		}
+	}
+	return false
 }
 
 // localReport reads the report.json of the local run folder runKey, and

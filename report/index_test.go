@@ -27,6 +27,7 @@ const (
 	keyPartial = "20261101_20261101_dddddddddddd"
 	keyLink    = "20261024_20261028_eeeeeeeeeeee"
 	keyWriting = "20261102_20261102_ffffffffffff"
+	keyOther   = "20261103_20261103_abcdefabcdef"
 )
 
 // listed is what Runs says of each run: its key, and whether it is partial.
@@ -75,6 +76,7 @@ func localReports(t *testing.T) (string, *Dest) {
 	writeFile(t, filepath.Join(dir, keyPartial, "days.csv"), "date\n")
 	writeFile(t, filepath.Join(dir, "."+keyWriting+newSuffix+"123", "days.csv"), "date\n")
 	writeFile(t, filepath.Join(dir, "notes.txt"), "someone's")
+	writeFile(t, filepath.Join(dir, keyOther, "notes.txt"), "a folder of someone's, named like a run")
 	if err := os.Symlink(filepath.Join(dir, keyNew), filepath.Join(dir, keyLink)); err != nil {
 		t.Fatal(err)
 	}
