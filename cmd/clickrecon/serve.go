@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"errors"
@@ -141,7 +142,7 @@ func reportServer(d *report.Dest, log *slog.Logger, loopback bool) http.Handler 
 			// A CSV or Markdown file opens as a download, never as a page.
 			w.Header().Set("Content-Disposition", "attachment; filename="+name)
 		}
-		http.ServeContent(w, r, "", time.Time{}, strings.NewReader(string(b)))
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b))
 	})
 }
 
