@@ -37,6 +37,9 @@ type component struct {
 	Patches    []struct {
 		Path string `json:"path"`
 	} `json:"patches,omitempty"`
+	// Replacements are left to kustomize: TestComponentsBuildWithKubectl
+	// checks what they do.
+	Replacements []json.RawMessage `json:"replacements,omitempty"`
 }
 
 // components lists the folders of components/.
@@ -72,6 +75,8 @@ func decodeObject(doc []byte) (any, error) {
 		apiVersion, obj = "v1", &corev1.ConfigMap{}
 	case "Secret":
 		apiVersion, obj = "v1", &corev1.Secret{}
+	case "Pod":
+		apiVersion, obj = "v1", &corev1.Pod{}
 	case "PersistentVolumeClaim":
 		apiVersion, obj = "v1", &corev1.PersistentVolumeClaim{}
 	case "NetworkPolicy":
@@ -315,6 +320,82 @@ func TestReportsPVCComponent(t *testing.T) {
 	checkBackfillIsTheNightlyPod(t, b)
 }
 
+// The viewer serves the claim the runs write to, read-only, on the pod's
+// loopback only (kubectl port-forward), as hardened as the nightly pod,
+// stops by itself, and is let nothing in or out.
+func TestReportsViewerComponent(t *testing.T) {
+	b, extra := withComponents(t, "components/reports-pvc", "components/reports-viewer")
+	var pod *corev1.Pod
+	var pvc *corev1.PersistentVolumeClaim
+	var policy *networkingv1.NetworkPolicy
+	for _, o := range extra {
+		switch o := o.(type) {
+		case *corev1.Pod:
+			pod = o
+		case *corev1.PersistentVolumeClaim:
+			pvc = o
+		case *networkingv1.NetworkPolicy:
+			policy = o
+		}
+	}
+	if pod == nil || pvc == nil || policy == nil {
+		t.Fatalf("pod %v, claim %v, policy %v: want all three", pod != nil, pvc != nil, policy != nil)
+	}
+	spec := pod.Spec
+	if len(spec.Containers) != 1 {
+		t.Fatalf("%d containers, want 1", len(spec.Containers))
+	}
+	c := spec.Containers[0]
+	nightly := b.cronJob.Spec.JobTemplate.Spec.Template.Spec.Containers[0]
+	if c.Image != nightly.Image {
+		t.Errorf("image %q, want the nightly's %q", c.Image, nightly.Image)
+	}
+	reportDir := b.configMap.Data["RECON_REPORT_DIR"]
+	if want := []string{"serve", "--addr", "127.0.0.1:8080", "--report-dir", reportDir}; !slices.Equal(c.Args, want) {
+		t.Errorf("args %q, want %q: the folder the runs write, on the loopback only", c.Args, want)
+	}
+	var claim *corev1.Volume
+	for i, v := range spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			claim = &spec.Volumes[i]
+		}
+	}
+	if claim == nil || claim.PersistentVolumeClaim.ClaimName != pvc.Name || !claim.PersistentVolumeClaim.ReadOnly {
+		t.Fatalf("volumes %+v: want the claim %s, read-only", spec.Volumes, pvc.Name)
+	}
+	mounted := false
+	for _, m := range c.VolumeMounts {
+		if m.Name == claim.Name {
+			mounted = m.MountPath == reportDir && m.ReadOnly
+		}
+	}
+	if !mounted || len(c.VolumeMounts) != 1 {
+		t.Errorf("mounts %+v: want the claim alone, read-only at %s", c.VolumeMounts, reportDir)
+	}
+	sc, psc := c.SecurityContext, spec.SecurityContext
+	if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+		sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("security contexts %+v, %+v: want non-root, a read-only root, no escalation, no capability", psc, sc)
+	}
+	if spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
+		t.Error("the viewer mounts a service account token: it talks to no API")
+	}
+	if spec.ActiveDeadlineSeconds == nil || spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Error("the viewer does not stop by itself: a ReadWriteOnce claim would stay on its node")
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&policy.Spec.PodSelector)
+	if err != nil || !sel.Matches(k8slabels.Set(pod.Labels)) {
+		t.Errorf("the viewer's NetworkPolicy does not select its pod (%v)", err)
+	}
+	if len(policy.Spec.Ingress) > 0 || len(policy.Spec.Egress) > 0 || len(policy.Spec.PolicyTypes) != 2 {
+		t.Errorf("the viewer's NetworkPolicy %+v: want nothing in and nothing out", policy.Spec)
+	}
+	nightlySel, err := metav1.LabelSelectorAsSelector(&b.networkPolicy.Spec.PodSelector)
+	if err == nil && nightlySel.Matches(k8slabels.Set(pod.Labels)) {
+		t.Error("the nightly's NetworkPolicy selects the viewer: it would let it reach the internet")
+	}
+}
+
 func TestReportsS3Component(t *testing.T) {
 	b, _ := withComponent(t, "components/reports-s3")
 	base := load(t)
@@ -552,6 +633,7 @@ func TestComponentsBuildWithKubectl(t *testing.T) {
 	kinds := map[string]int{}
 	var cronJob *batchv1.CronJob
 	var job *batchv1.Job
+	var viewer *corev1.Pod
 	for i, doc := range splitDocuments(out) {
 		obj, err := decodeObject(doc)
 		if err != nil {
@@ -564,11 +646,18 @@ func TestComponentsBuildWithKubectl(t *testing.T) {
 			cronJob = o
 		case *batchv1.Job:
 			job = o
+		case *corev1.Pod:
+			viewer = o
+		}
+	}
+	if cronJob != nil && viewer != nil {
+		if got, want := viewer.Spec.Containers[0].Image, cronJob.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image; got != want {
+			t.Errorf("the reports viewer runs the image %q, the nightly %q: want the same", got, want)
 		}
 	}
 	want := map[string]int{
 		"*v1.CronJob": 1, "*v1.Job": 1, "*v1.ServiceAccount": 1, "*v1.ConfigMap": 1, "*v1.Secret": 1,
-		"*v1.PersistentVolumeClaim": 1, "*v1.NetworkPolicy": 2,
+		"*v1.PersistentVolumeClaim": 1, "*v1.NetworkPolicy": 3, "*v1.Pod": 1,
 	}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("objects built (-want +got):\n%s", diff)

@@ -85,6 +85,9 @@ type config struct {
 	Serve      bool
 	Port       int
 	ClicksFile string
+
+	// serve's own flag, which no variable sets.
+	Addr string
 }
 
 // secretVars may also be read from a file named by NAME_FILE (a mounted

@@ -86,6 +86,8 @@ func runWith(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 		return cmdMigrate(ctx, args[1:], env, stdout, stderr)
 	case "merge":
 		return cmdMerge(ctx, args[1:], env, stdout, stderr, d)
+	case "serve":
+		return cmdServe(ctx, args[1:], env, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "clickrecon %s (commit %s)\n", version, commit)
 		return exitOK
@@ -108,14 +110,23 @@ var (
 	runVariables string
 )
 
-// newFlagSet declares the flags of command name (run, demo, merge or
-// migrate, which has none). Each flag's default is the value its variable
+// newFlagSet declares the flags of command name (run, demo, merge, serve
+// or migrate, which has none). Each flag's default is the value its variable
 // already set, so a flag wins over the variable.
 func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("clickrecon "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported by parseArgs, help by fs.Usage
 	if name == "migrate" {
 		fs.Usage = func() { fmt.Fprint(out, migrateUsage) }
+		return fs
+	}
+	if name == "serve" {
+		fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, "folder or object-storage URL (s3://, gs://, azblob://, file://) the runs write their reports to; serve only reads it (RECON_REPORT_DIR)")
+		fs.StringVar(&c.Addr, "addr", serveAddr, "HOST:PORT to listen on; the default is reached only from this machine or pod (kubectl port-forward)")
+		fs.Usage = func() {
+			fmt.Fprint(out, "Usage: clickrecon serve [flags]\n\nA read-only web server over the reports: / lists the runs, newest first,\nand links each run's report.html. It never writes or deletes.\n\nFlags (each also set by the variable named in brackets; a flag wins):\n")
+			printFlags(out, fs, true)
+		}
 		return fs
 	}
 	reportDirUsage := "folder or object-storage URL (s3://, gs://, azblob://, file://) for the reports; each run writes DIR/<run_key>/ (RECON_REPORT_DIR)"
