@@ -86,36 +86,47 @@ func TestReportNotStoredWithoutGapsIsANotice(t *testing.T) {
 // store hears the recovery, and a later failure under the old spelling is
 // told again rather than taken as told.
 func TestCorrectedStoreDSNHearsTheRecovery(t *testing.T) {
-	api := dstWindowClicks()
-	f := uniqueFixture(t, api, api)
-	hook := withSlack(t, f, "postgres")
-	good := buildStore(t, "postgres", api)
-	u, err := url.Parse(good)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A port nothing listens on: the probe leaves a store that does not
-	// answer to the run, which reads no day and tells Slack. (A database
-	// that does not exist is refused by the probe, before anything is
-	// read or posted.)
-	u.Host = "127.0.0.1:1"
-	bad := u.String()
+	for _, tt := range []struct {
+		name  string
+		spoil func(u *url.URL)
+		exit  int // the wrong STORE_DSN's exit code
+	}{
+		// A database that does not exist: the probe refuses it before any
+		// Elido request (exit 2) and the end of the run tells Slack.
+		{"no_such_database", func(u *url.URL) { u.Path = "/no_such_database_here" }, exitUsage},
+		// A port nothing listens on: the probe leaves a store that does
+		// not answer to the run, which reads no day and tells Slack.
+		{"nothing_listens", func(u *url.URL) { u.Host = "127.0.0.1:1" }, exitIncomplete},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := dstWindowClicks()
+			f := uniqueFixture(t, api, api)
+			hook := withSlack(t, f, "postgres")
+			good := buildStore(t, "postgres", api)
+			u, err := url.Parse(good)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.spoil(u)
+			bad := u.String()
 
-	f.env["STORE_DSN"] = bad
-	f.runs(2, exitIncomplete, window...)
-	if got := hook.posted(); len(got) != 1 || !strings.Contains(got[0], "STORE_DSN") {
-		t.Fatalf("two runs with a wrong STORE_DSN posted %q, want one notice naming STORE_DSN", got)
-	}
-	f.env["STORE_DSN"] = good
-	f.runs(1, exitOK, window...)
-	got := hook.posted()
-	if len(got) != 2 || !strings.Contains(got[1], "again") {
-		t.Fatalf("the run with the corrected STORE_DSN posted %q, want one message saying checking works again", got[1:])
-	}
-	f.env["STORE_DSN"] = bad
-	f.runs(1, exitIncomplete, window...)
-	if got := hook.posted(); len(got) != 3 || !strings.Contains(got[2], "STORE_DSN") {
-		t.Fatalf("the old spelling failing again posted %q, want a new notice", got[2:])
+			f.env["STORE_DSN"] = bad
+			f.runs(2, tt.exit, window...)
+			if got := hook.posted(); len(got) != 1 || !strings.Contains(got[0], "STORE_DSN") {
+				t.Fatalf("two runs with a wrong STORE_DSN posted %q, want one notice naming STORE_DSN", got)
+			}
+			f.env["STORE_DSN"] = good
+			f.runs(1, exitOK, window...)
+			got := hook.posted()
+			if len(got) != 2 || !strings.Contains(got[1], "again") {
+				t.Fatalf("the run with the corrected STORE_DSN posted %q, want one message saying checking works again", got[1:])
+			}
+			f.env["STORE_DSN"] = bad
+			f.runs(1, tt.exit, window...)
+			if got := hook.posted(); len(got) != 3 || !strings.Contains(got[2], "STORE_DSN") {
+				t.Fatalf("the old spelling failing again posted %q, want a new notice", got[2:])
+			}
+		})
 	}
 }
 
