@@ -108,6 +108,19 @@ type Target struct {
 	Secrets []string
 }
 
+// DialectOf returns the dialect raw's scheme names, as Parse reads it,
+// without checking the rest: PostgreSQL for a scheme it does not know.
+func DialectOf(raw string) Dialect {
+	scheme, _, _ := strings.Cut(raw, ":")
+	switch strings.ToLower(scheme) {
+	case "sqlite":
+		return SQLite
+	case "mysql", "mariadb":
+		return MySQL
+	}
+	return Postgres
+}
+
 // Parse reads raw, a postgres://, postgresql:// or sqlite: DSN. For SQLite
 // it checks, unless opts.Mode is ReadWriteCreate, that the file exists. Its
 // errors name the DSN as opts.Name and never contain the password.
