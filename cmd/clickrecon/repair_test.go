@@ -18,6 +18,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/runlock"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
@@ -50,7 +51,7 @@ func (f *fixture) repairFile(name string) string {
 }
 
 func TestRepairPrintsThenApplies(t *testing.T) {
-	for _, backend := range []string{"postgres", "sqlite"} {
+	for _, backend := range []string{"postgres", "sqlite", "mysql"} {
 		t.Run(backend, func(t *testing.T) {
 			api := dstWindowClicks()
 			f := newFixture(t, backend, api, lossAndDuplicate(api))
@@ -74,7 +75,11 @@ func TestRepairPrintsThenApplies(t *testing.T) {
 			if csv := f.repairFile("repair.csv"); !strings.Contains(csv, "2026-10-25,2026-10-25T01:00:00.000Z,2026-10-25T01:30:00.000Z,lnk_a,PL") {
 				t.Errorf("repair.csv:\n%s", csv)
 			}
-			if sql := f.repairFile("repair.sql"); !strings.Contains(sql, "VALUES ('2026-10-25T01:30:00.000Z', 'lnk_a', 'PL');") {
+			insert := "VALUES ('2026-10-25T01:30:00.000Z', 'lnk_a', 'PL');"
+			if backend == "mysql" {
+				insert = "SELECT '2026-10-25 01:30:00.000', CONVERT(X'6c6e6b5f61' USING utf8mb4), CONVERT(X'504c' USING utf8mb4) FROM DUAL WHERE @clickrecon_ok = 1;"
+			}
+			if sql := f.repairFile("repair.sql"); !strings.Contains(sql, insert) {
 				t.Errorf("repair.sql:\n%s", sql)
 			}
 			if r := f.run(window...); r.code != exitOK || !strings.Contains(r.stdout, "missing") {
@@ -211,6 +216,13 @@ func storeCount(t *testing.T, storeDSN string) int {
 	if path, ok := strings.CutPrefix(storeDSN, "sqlite:"); ok {
 		driver, conn = "sqlite", path
 	}
+	if dsn.DialectOf(storeDSN) == dsn.MySQL {
+		target, err := dsn.Parse(storeDSN, dsn.Options{MySQL: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		driver, conn = "mysql", target.MySQLConfig.FormatDSN()
+	}
 	db, err := sqlx.Open(driver, conn)
 	if err != nil {
 		t.Fatal(err)
@@ -227,7 +239,7 @@ func storeCount(t *testing.T, storeDSN string) int {
 // refused before any request or write: exit 2, naming both variables and
 // saying that a rerun will not help. Neither store changes.
 func TestRepairIntoAnotherStoreExits2(t *testing.T) {
-	for _, backend := range []string{"postgres", "sqlite"} {
+	for _, backend := range []string{"postgres", "sqlite", "mysql"} {
 		t.Run(backend, func(t *testing.T) {
 			api := dstWindowClicks()
 			f := newFixture(t, backend, api, lossAndDuplicate(api))
