@@ -62,8 +62,8 @@ func pinMySQLWriter(t dsn.Target, lockWait time.Duration) dsn.Target {
 var mysqlRepeatableRead = &sql.TxOptions{Isolation: sql.LevelRepeatableRead}
 
 // checkMySQLGrants checks, before anything is written, that the role may
-// take the repair's locking read on table clicks (SELECT; from MySQL 8.0.22
-// also one of UPDATE, DELETE or LOCK TABLES) and, for the events schema's
+// take the repair's locking read on table clicks (SELECT; before MySQL
+// 8.0.22 also one of UPDATE, DELETE or LOCK TABLES) and, for the events schema's
 // own insert, that it may insert into it (EXPLAIN INSERT needs the INSERT
 // privilege and writes nothing, fires no trigger).
 func (w *Writer) checkMySQLGrants(ctx context.Context, insert bool) error {
@@ -102,7 +102,7 @@ func mysqlGrantError(err, grant error) error {
 
 var (
 	errNoMySQLLockGrant = errors.New("STORE_WRITE_DSN's role may not read table " + lockedTable + " with a locking read (SELECT … LOCK IN SHARE MODE keeps other writers out of an hour while it is re-counted and written): " +
-		"GRANT SELECT ON " + lockedTable + " TO the role and, on MySQL 8, GRANT LOCK TABLES ON the database (repair only ever inserts)")
+		"GRANT SELECT ON " + lockedTable + " TO the role and, before MySQL 8.0.22, GRANT LOCK TABLES ON the database (repair only ever inserts)")
 	errNoMySQLInsertGrant = errors.New("STORE_WRITE_DSN's role may not insert into table " + lockedTable + ": GRANT INSERT ON " + lockedTable + " TO the role")
 )
 
@@ -153,7 +153,7 @@ func classifyMySQLWrite(err error) (error, bool) {
 	}
 	switch {
 	case mysqlDenied(myErr):
-		return configError{fmt.Errorf("STORE_WRITE_DSN's role lacks a permission repair needs (GRANT SELECT, INSERT ON %s TO it, and on MySQL 8 LOCK TABLES on the database): %w", lockedTable, err)}, true
+		return configError{fmt.Errorf("STORE_WRITE_DSN's role lacks a permission repair needs (GRANT SELECT, INSERT ON %s TO it, and before MySQL 8.0.22 LOCK TABLES on the database): %w", lockedTable, err)}, true
 	case string(myErr.SQLState[:2]) == "42":
 		return configError{fmt.Errorf("the insert does not fit the store STORE_WRITE_DSN names (check REPAIR_INSERT_FILE, or that the store has the events schema): %w", err)}, true
 	}
