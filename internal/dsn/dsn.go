@@ -75,9 +75,9 @@ type Options struct {
 	// (ReadOnly and ReadWrite): what the user should do. "check the path"
 	// when empty.
 	MissingHint string
-	// MySQL accepts mysql:// DSNs. Only the click store can be MySQL or
-	// MariaDB: without it, such a DSN is refused with a message that says
-	// so.
+	// MySQL accepts mysql:// DSNs. Only the click store (STORE_DSN, and
+	// STORE_WRITE_DSN that repairs it) can be MySQL or MariaDB: without
+	// it, such a DSN is refused with a message that says so.
 	MySQL bool
 }
 
@@ -137,7 +137,7 @@ func Parse(raw string, opts Options) (Target, error) {
 		return parseSQLite(rest, name, opts)
 	case "mysql", "mariadb":
 		if !opts.MySQL {
-			return Target{}, fmt.Errorf("%s cannot be MySQL or MariaDB: only the click store (STORE_DSN) can; use postgres://... or sqlite:PATH", name)
+			return Target{}, fmt.Errorf("%s cannot be MySQL or MariaDB: only the click store (STORE_DSN, STORE_WRITE_DSN) can; use postgres://... or sqlite:PATH", name)
 		}
 		return parseMySQL(raw, name)
 	}

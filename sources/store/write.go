@@ -61,7 +61,8 @@ func allowedInsertParam(name string) bool {
 // OpenWriter connects to the store at rawDSN for writing (a SQLite file
 // must exist). insertSQL is the statement that inserts one click, with the
 // named parameters :ts (an instant: timestamptz on PostgreSQL, RFC 3339 UTC
-// text with milliseconds on SQLite), :link_id and :country_code (NULL where
+// text with milliseconds on SQLite, a UTC DATETIME(6) value on MySQL, whose
+// session time_zone is +00:00), :link_id and :country_code (NULL where
 // Elido does not know it); "" is the events schema's own insert. Its
 // errors name STORE_WRITE_DSN and never contain the DSN's password.
 func OpenWriter(ctx context.Context, rawDSN, insertSQL string) (*Writer, error) {
@@ -78,7 +79,9 @@ func OpenWriter(ctx context.Context, rawDSN, insertSQL string) (*Writer, error) 
 // day is re-counted and written (LOCK TABLE … IN SHARE MODE, which
 // PostgreSQL grants only to a role with UPDATE, DELETE, TRUNCATE or
 // MAINTAIN on the table) and, for the events schema's own insert, that it
-// may insert into it: a role without them is a configuration error.
+// may insert into it: a role without them is a configuration error. On
+// MySQL it checks the same with a locking read of an empty range and an
+// EXPLAIN of the insert (checkMySQLGrants).
 func OpenWriterWith(ctx context.Context, rawDSN, insertSQL string, o Options) (*Writer, error) {
 	t, err := dsn.Parse(rawDSN, WriteDSNOptions)
 	if err != nil {
@@ -288,8 +291,9 @@ var ErrBusy = errors.New("another writer kept table " + lockedTable + " busy: no
 // first keeps other writers out of the table the count reads (PostgreSQL:
 // LOCK TABLE clicks IN SHARE MODE, waiting at most the lock wait, which
 // an INSERT's ROW EXCLUSIVE lock conflicts with; SQLite: the write lock
-// BEGIN IMMEDIATE takes), then checks that each hour of checks still holds
-// the count it did: where one does not, it inserts nothing and the error
+// BEGIN IMMEDIATE takes; MySQL: each hour's re-count is a locking read at
+// REPEATABLE READ, whose next-key locks keep inserts into the hour out),
+// then checks that each hour of checks still holds the count it did: where one does not, it inserts nothing and the error
 // wraps ErrChanged. A writer whose insert was under way when the day
 // began is waited for and then counted; one that comes later waits for
 // the commit: no click is written twice by the two of them. An hour whose
