@@ -35,7 +35,9 @@ func waitForMySQL(t *testing.T, db *sqlx.DB, query, arg string, done <-chan stru
 			return false
 		case <-deadline:
 			t.Fatalf("no statement like %q waited within 5s", arg)
-		case <-time.After(5 * time.Millisecond):
+		case <-time.After(150 * time.Millisecond):
+			// InnoDB refreshes what INNODB_TRX shows only when it was last
+			// read more than 100ms ago: a faster poll would see it frozen.
 		}
 	}
 }
@@ -142,6 +144,7 @@ func TestMySQLReceiverAfterTheLockingReadWaitsForTheCommit(t *testing.T) {
 	}
 	marker := fmt.Sprintf("receiver_%08x", rand.Uint32())
 	received := make(chan error, 1)
+	landed := make(chan struct{})
 	var waited, landedEarly bool
 	checks := []HourCheck{{From: repairHour, To: repairHour.Add(time.Hour), Clicks: 0}}
 	hours := []HourWrite{{From: repairHour, To: repairHour.Add(time.Hour), Clicks: []Click{{repairHour.Add(time.Minute), "lnk_lost", "PL"}}}}
@@ -149,9 +152,9 @@ func TestMySQLReceiverAfterTheLockingReadWaitsForTheCommit(t *testing.T) {
 		go func() {
 			_, err := receiver.ExecContext(context.Background(), "/* "+marker+" */ "+insertMySQL, repairHour.Add(30*time.Minute), "lnk_live", "DE")
 			received <- err
+			close(landed)
 		}()
-		blocked := make(chan struct{})
-		waited = waitForInsertLockWait(t, db, marker, blocked)
+		waited = waitForInsertLockWait(t, db, marker, landed)
 		select {
 		case <-received:
 			landedEarly = true
