@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
+	"github.com/clickrecon/clickrecon/internal/mysqltest"
 	"github.com/clickrecon/clickrecon/internal/runlock"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
@@ -299,6 +301,40 @@ func TestRepairWriteRoleWithoutTheLockGrantExits2(t *testing.T) {
 	}
 	if log := f.elido.RequestLog(); len(log) != 0 {
 		t.Errorf("requests were made: %v", log)
+	}
+}
+
+// A MySQL STORE_WRITE_DSN user that may read clicks but not insert exits 2
+// before any request, naming STORE_WRITE_DSN and the grant, never the
+// password; nothing is written.
+func TestRepairMySQLWriteUserWithoutInsertExits2(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "mysql", api, lossAndDuplicate(api))
+	u, err := url.Parse(f.env["STORE_DSN"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := fmt.Sprintf("crw_%d", time.Now().UnixNano()%1e9)
+	admin := mysqltest.Admin(t)
+	admin.MustExec(fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY 'pw_select_only_93'", user))
+	t.Cleanup(func() { admin.Exec(fmt.Sprintf("DROP USER '%s'@'%%'", user)) })
+	admin.MustExec(fmt.Sprintf("GRANT SELECT ON `%s`.clicks TO '%s'@'%%'", strings.TrimPrefix(u.Path, "/"), user))
+	u.User = url.UserPassword(user, "pw_select_only_93")
+	f.env["STORE_WRITE_DSN"] = u.String()
+	before := storeCount(t, f.env["STORE_DSN"])
+	r := f.repair("--date", "2026-10-25", "--apply")
+	if r.code != exitUsage || !strings.Contains(r.stdout, "STORE_WRITE_DSN's role may not insert into table clicks") ||
+		!strings.Contains(r.stdout, "GRANT INSERT ON clicks") {
+		t.Errorf("exit %d; want 2 naming STORE_WRITE_DSN and the grant\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout+r.stderr, "pw_select_only_93") {
+		t.Error("the user's password appears in the output")
+	}
+	if log := f.elido.RequestLog(); len(log) != 0 {
+		t.Errorf("requests were made: %v", log)
+	}
+	if after := storeCount(t, f.env["STORE_DSN"]); after != before {
+		t.Errorf("the store went from %d to %d rows; want it unchanged", before, after)
 	}
 }
 
