@@ -116,7 +116,7 @@ func (c config) validateRepair() (string, error) {
 		return "", fmt.Errorf("repair writes its files to a local folder: give --report-dir (RECON_REPORT_DIR) as a path, not %s", dsn.Redact(c.ReportDir))
 	}
 	if c.StoreWriteDSN != "" {
-		if _, err := dsn.Parse(c.StoreWriteDSN, dsn.Options{Name: "STORE_WRITE_DSN", Mode: dsn.ReadWrite, MissingHint: "repair writes into an existing store"}); err != nil {
+		if _, err := dsn.Parse(c.StoreWriteDSN, store.WriteDSNOptions); err != nil {
 			return "", err
 		}
 	}

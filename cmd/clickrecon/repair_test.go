@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,8 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
+	"github.com/clickrecon/clickrecon/internal/mysqltest"
 	"github.com/clickrecon/clickrecon/internal/runlock"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
@@ -50,7 +53,7 @@ func (f *fixture) repairFile(name string) string {
 }
 
 func TestRepairPrintsThenApplies(t *testing.T) {
-	for _, backend := range []string{"postgres", "sqlite"} {
+	for _, backend := range []string{"postgres", "sqlite", "mysql"} {
 		t.Run(backend, func(t *testing.T) {
 			api := dstWindowClicks()
 			f := newFixture(t, backend, api, lossAndDuplicate(api))
@@ -74,7 +77,11 @@ func TestRepairPrintsThenApplies(t *testing.T) {
 			if csv := f.repairFile("repair.csv"); !strings.Contains(csv, "2026-10-25,2026-10-25T01:00:00.000Z,2026-10-25T01:30:00.000Z,lnk_a,PL") {
 				t.Errorf("repair.csv:\n%s", csv)
 			}
-			if sql := f.repairFile("repair.sql"); !strings.Contains(sql, "VALUES ('2026-10-25T01:30:00.000Z', 'lnk_a', 'PL');") {
+			insert := "VALUES ('2026-10-25T01:30:00.000Z', 'lnk_a', 'PL');"
+			if backend == "mysql" {
+				insert = "SELECT '2026-10-25 01:30:00.000', CONVERT(X'6c6e6b5f61' USING utf8mb4), CONVERT(X'504c' USING utf8mb4) FROM DUAL WHERE @clickrecon_ok = 1;"
+			}
+			if sql := f.repairFile("repair.sql"); !strings.Contains(sql, insert) {
 				t.Errorf("repair.sql:\n%s", sql)
 			}
 			if r := f.run(window...); r.code != exitOK || !strings.Contains(r.stdout, "missing") {
@@ -223,6 +230,13 @@ func storeCount(t *testing.T, storeDSN string) int {
 	if path, ok := strings.CutPrefix(storeDSN, "sqlite:"); ok {
 		driver, conn = "sqlite", path
 	}
+	if dsn.DialectOf(storeDSN) == dsn.MySQL {
+		target, err := dsn.Parse(storeDSN, dsn.Options{MySQL: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		driver, conn = "mysql", target.MySQLConfig.FormatDSN()
+	}
 	db, err := sqlx.Open(driver, conn)
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +253,7 @@ func storeCount(t *testing.T, storeDSN string) int {
 // refused before any request or write: exit 2, naming both variables and
 // saying that a rerun will not help. Neither store changes.
 func TestRepairIntoAnotherStoreExits2(t *testing.T) {
-	for _, backend := range []string{"postgres", "sqlite"} {
+	for _, backend := range []string{"postgres", "sqlite", "mysql"} {
 		t.Run(backend, func(t *testing.T) {
 			api := dstWindowClicks()
 			f := newFixture(t, backend, api, lossAndDuplicate(api))
@@ -299,6 +313,40 @@ func TestRepairWriteRoleWithoutTheLockGrantExits2(t *testing.T) {
 	}
 	if log := f.elido.RequestLog(); len(log) != 0 {
 		t.Errorf("requests were made: %v", log)
+	}
+}
+
+// A MySQL STORE_WRITE_DSN user that may read clicks but not insert exits 2
+// before any request, naming STORE_WRITE_DSN and the grant, never the
+// password; nothing is written.
+func TestRepairMySQLWriteUserWithoutInsertExits2(t *testing.T) {
+	api := dstWindowClicks()
+	f := newFixture(t, "mysql", api, lossAndDuplicate(api))
+	u, err := url.Parse(f.env["STORE_DSN"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := fmt.Sprintf("crw_%d", time.Now().UnixNano()%1e9)
+	admin := mysqltest.Admin(t)
+	admin.MustExec(fmt.Sprintf("CREATE USER '%s'@'%%' IDENTIFIED BY 'pw_select_only_93'", user))
+	t.Cleanup(func() { admin.Exec(fmt.Sprintf("DROP USER '%s'@'%%'", user)) })
+	admin.MustExec(fmt.Sprintf("GRANT SELECT ON `%s`.clicks TO '%s'@'%%'", strings.TrimPrefix(u.Path, "/"), user))
+	u.User = url.UserPassword(user, "pw_select_only_93")
+	f.env["STORE_WRITE_DSN"] = u.String()
+	before := storeCount(t, f.env["STORE_DSN"])
+	r := f.repair("--date", "2026-10-25", "--apply")
+	if r.code != exitUsage || !strings.Contains(r.stdout, "STORE_WRITE_DSN's role may not insert into table clicks") ||
+		!strings.Contains(r.stdout, "GRANT INSERT ON clicks") {
+		t.Errorf("exit %d; want 2 naming STORE_WRITE_DSN and the grant\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout+r.stderr, "pw_select_only_93") {
+		t.Error("the user's password appears in the output")
+	}
+	if log := f.elido.RequestLog(); len(log) != 0 {
+		t.Errorf("requests were made: %v", log)
+	}
+	if after := storeCount(t, f.env["STORE_DSN"]); after != before {
+		t.Errorf("the store went from %d to %d rows; want it unchanged", before, after)
 	}
 }
 

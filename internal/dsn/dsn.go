@@ -75,9 +75,9 @@ type Options struct {
 	// (ReadOnly and ReadWrite): what the user should do. "check the path"
 	// when empty.
 	MissingHint string
-	// MySQL accepts mysql:// DSNs. Only the click store can be MySQL or
-	// MariaDB: without it, such a DSN is refused with a message that says
-	// so.
+	// MySQL accepts mysql:// DSNs. Only the click store (STORE_DSN, and
+	// STORE_WRITE_DSN that repairs it) can be MySQL or MariaDB: without
+	// it, such a DSN is refused with a message that says so.
 	MySQL bool
 }
 
@@ -108,6 +108,19 @@ type Target struct {
 	Secrets []string
 }
 
+// DialectOf returns the dialect raw's scheme names, as Parse reads it,
+// without checking the rest: PostgreSQL for a scheme it does not know.
+func DialectOf(raw string) Dialect {
+	scheme, _, _ := strings.Cut(raw, ":")
+	switch strings.ToLower(scheme) {
+	case "sqlite":
+		return SQLite
+	case "mysql", "mariadb":
+		return MySQL
+	}
+	return Postgres
+}
+
 // Parse reads raw, a postgres://, postgresql:// or sqlite: DSN. For SQLite
 // it checks, unless opts.Mode is ReadWriteCreate, that the file exists. Its
 // errors name the DSN as opts.Name and never contain the password.
@@ -124,7 +137,7 @@ func Parse(raw string, opts Options) (Target, error) {
 		return parseSQLite(rest, name, opts)
 	case "mysql", "mariadb":
 		if !opts.MySQL {
-			return Target{}, fmt.Errorf("%s cannot be MySQL or MariaDB: only the click store (STORE_DSN) can; use postgres://... or sqlite:PATH", name)
+			return Target{}, fmt.Errorf("%s cannot be MySQL or MariaDB: only the click store (STORE_DSN, STORE_WRITE_DSN) can; use postgres://... or sqlite:PATH", name)
 		}
 		return parseMySQL(raw, name)
 	}

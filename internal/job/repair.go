@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/repair"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
@@ -90,7 +91,7 @@ func Repair(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (Rep
 		out.Err = err
 		return out, nil
 	}
-	if err := repair.WritePlan(o.Dir, plans, isPostgres(o.StoreDSN)); err != nil {
+	if err := repair.WritePlan(o.Dir, plans, dsn.DialectOf(o.StoreDSN)); err != nil {
 		log.Error("repair plan not written: nothing applied", "err", err)
 		out.Err = err
 		return out, nil
@@ -160,7 +161,7 @@ func repairMissing(ctx context.Context, d Deps, o Options, st *store.Store, res 
 		return []report.Finding{finding("no repair: %v", err)}
 	}
 	dir := filepath.Join(o.ReportDir, "repair-"+o.RunKey)
-	if err := repair.WritePlan(dir, plans, isPostgres(o.StoreDSN)); err != nil {
+	if err := repair.WritePlan(dir, plans, dsn.DialectOf(o.StoreDSN)); err != nil {
 		log.Error("repair plan not written: nothing applied", "err", err)
 		return []report.Finding{finding("no repair: its plan could not be written: %v", err)}
 	}
@@ -249,7 +250,3 @@ func applyRepair(ctx context.Context, d Deps, w repair.Writer, st repair.Store, 
 // isRefusal reports whether a line of repair.Describe says an hour was
 // refused.
 func isRefusal(line string) bool { return strings.HasPrefix(line, "not repaired") }
-
-// isPostgres reports whether a store DSN names PostgreSQL (repair.sql is
-// written for its dialect), not SQLite.
-func isPostgres(storeDSN string) bool { return !strings.HasPrefix(storeDSN, "sqlite:") }

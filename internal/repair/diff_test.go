@@ -7,6 +7,8 @@ import (
 	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
+
+	"github.com/clickrecon/clickrecon/internal/dsn"
 )
 
 func at(s string) time.Time {
@@ -102,7 +104,7 @@ func TestWriteSQLQuotesHostileValues(t *testing.T) {
 	hostile := Click{at("2026-10-24T02:00:00.001Z"), `x'); DROP TABLE clicks; --`, `P'L`}
 	p := []DayPlan{{Hours: []HourPlan{{Add: []Click{hostile}}}}}
 	var b bytes.Buffer
-	if err := WriteSQL(&b, p, true); err != nil {
+	if err := WriteSQL(&b, p, dsn.Postgres); err != nil {
 		t.Fatal(err)
 	}
 	want := `INSERT INTO clicks (ts, link_id, country_code) VALUES ('2026-10-24T02:00:00.001Z', 'x''); DROP TABLE clicks; --', 'P''L');`
@@ -110,7 +112,7 @@ func TestWriteSQLQuotesHostileValues(t *testing.T) {
 		t.Errorf("repair.sql:\n%s\nwant the line\n%s", b.String(), want)
 	}
 	nul := []DayPlan{{Hours: []HourPlan{{Add: []Click{{hostile.TS, "a\x00b", ""}}}}}}
-	if err := WriteSQL(&b, nul, true); err == nil {
+	if err := WriteSQL(&b, nul, dsn.Postgres); err == nil {
 		t.Error("a link id with a NUL byte was written")
 	}
 }

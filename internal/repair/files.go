@@ -9,13 +9,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/reconcile"
 )
 
-// WritePlan writes repair.csv, surplus.csv and repair.sql (for PostgreSQL
-// when postgres is true) into dir, each synced to disk: what a repair is
+// WritePlan writes repair.csv, surplus.csv and repair.sql (in the SQL of
+// the store's dialect d) into dir, each synced to disk: what a repair is
 // about to insert is recorded before anything is.
-func WritePlan(dir string, plans []DayPlan, postgres bool) error {
+func WritePlan(dir string, plans []DayPlan, d dsn.Dialect) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return err
 	}
@@ -25,7 +26,7 @@ func WritePlan(dir string, plans []DayPlan, postgres bool) error {
 	}{
 		{"repair.csv", func(w io.Writer) error { return WriteCSV(w, plans) }},
 		{"surplus.csv", func(w io.Writer) error { return WriteSurplusCSV(w, plans) }},
-		{"repair.sql", func(w io.Writer) error { return WriteSQL(w, plans, postgres) }},
+		{"repair.sql", func(w io.Writer) error { return WriteSQL(w, plans, d) }},
 	}
 	for _, f := range files {
 		var b bytes.Buffer

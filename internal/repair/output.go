@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/reconcile"
 )
 
@@ -55,49 +56,70 @@ func csvSafe(s string) string {
 }
 
 // WriteSQL writes repair.sql: the INSERTs that put the planned clicks
-// back into the reference events schema, in one transaction, every value a
-// quoted literal (a quote in a link id is doubled, never closing the
-// literal). For PostgreSQL (postgres true) it pins
-// standard_conforming_strings, so a backslash is never an escape, and
+// back into the reference events schema, in one transaction, in the SQL of
+// the store's dialect d, every value a literal no value can close. For
+// PostgreSQL it pins standard_conforming_strings, so a backslash is never
+// an escape, quotes each value (a quote in a link id is doubled), and
 // gives the guarantee repair --apply gives: it locks table clicks against
 // other writers (waiting at most 10s for them), then checks that every
 // hour the plan compared still holds the count it did, and inserts only
-// then; otherwise the transaction fails and nothing is written. A value
-// that no SQL literal can hold (a NUL byte, invalid UTF-8) is an error.
-func WriteSQL(w io.Writer, plans []DayPlan, postgres bool) error {
+// then; otherwise the transaction fails and nothing is written. For MySQL
+// and MariaDB see writeMySQL. A value that no SQL literal can hold (a NUL
+// byte on PostgreSQL or SQLite, invalid UTF-8) is an error.
+func WriteSQL(w io.Writer, plans []DayPlan, d dsn.Dialect) error {
+	if d == dsn.MySQL {
+		return writeMySQL(w, plans)
+	}
 	var b strings.Builder
 	b.WriteString("-- clickrecon repair: the clicks Elido has and this store lost, for the\n")
 	b.WriteString("-- reference events schema (table clicks). Review, then run it, or use\n")
 	b.WriteString("-- clickrecon repair --apply, which re-checks each day before writing.\n")
 	b.WriteString("BEGIN;\n")
-	if postgres {
+	if d == dsn.Postgres {
 		b.WriteString("SET LOCAL standard_conforming_strings = on;\n")
 		writeSQLChecks(&b, plans)
 	}
+	err := eachAdd(plans, func(p DayPlan, h HourPlan) {
+		fmt.Fprintf(&b, "-- %s, hour from %s: %d to add\n", p.Day, h.From.Format(tsLayout), len(h.Add))
+	}, func(c Click) error {
+		link, err := sqlString(c.LinkID)
+		if err != nil {
+			return fmt.Errorf("link id of the click at %s: %w", c.TS.Format(tsLayout), err)
+		}
+		country := "NULL"
+		if c.CountryCode != "" {
+			if country, err = sqlString(c.CountryCode); err != nil {
+				return fmt.Errorf("country of the click at %s: %w", c.TS.Format(tsLayout), err)
+			}
+		}
+		fmt.Fprintf(&b, "INSERT INTO clicks (ts, link_id, country_code) VALUES ('%s', %s, %s);\n", c.TS.UTC().Format(tsLayout), link, country)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	b.WriteString("COMMIT;\n")
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+// eachAdd calls hour for each repairable hour of plans, then click for
+// each of its clicks to add, and stops at click's first error.
+func eachAdd(plans []DayPlan, hour func(DayPlan, HourPlan), click func(Click) error) error {
 	for _, p := range plans {
 		for _, h := range p.Hours {
 			if !h.Repairable() {
 				continue
 			}
-			fmt.Fprintf(&b, "-- %s, hour from %s: %d to add\n", p.Day, h.From.Format(tsLayout), len(h.Add))
+			hour(p, h)
 			for _, c := range h.Add {
-				link, err := sqlString(c.LinkID)
-				if err != nil {
-					return fmt.Errorf("link id of the click at %s: %w", c.TS.Format(tsLayout), err)
+				if err := click(c); err != nil {
+					return err
 				}
-				country := "NULL"
-				if c.CountryCode != "" {
-					if country, err = sqlString(c.CountryCode); err != nil {
-						return fmt.Errorf("country of the click at %s: %w", c.TS.Format(tsLayout), err)
-					}
-				}
-				fmt.Fprintf(&b, "INSERT INTO clicks (ts, link_id, country_code) VALUES ('%s', %s, %s);\n", c.TS.UTC().Format(tsLayout), link, country)
 			}
 		}
 	}
-	b.WriteString("COMMIT;\n")
-	_, err := io.WriteString(w, b.String())
-	return err
+	return nil
 }
 
 // writeSQLChecks writes PostgreSQL's lock and re-count: a receiver's

@@ -15,6 +15,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/internal/repair"
 	"github.com/clickrecon/clickrecon/reconcile"
@@ -372,7 +373,7 @@ func TestRepairSQLRunsAndKeepsHostileIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sql strings.Builder
-	if err := repair.WriteSQL(&sql, plans, true); err != nil {
+	if err := repair.WriteSQL(&sql, plans, dsn.Postgres); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.db.Exec(sql.String()); err != nil {

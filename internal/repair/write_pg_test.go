@@ -11,6 +11,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/repair"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
@@ -226,7 +227,7 @@ func TestUnwritableClickRefusesItsHourOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := repair.WritePlan(t.TempDir(), plans, true); err != nil {
+	if err := repair.WritePlan(t.TempDir(), plans, dsn.Postgres); err != nil {
 		t.Fatalf("WritePlan: %v", err)
 	}
 	lines := strings.Join(repair.Describe(plans[0], time.UTC), "\n")
@@ -260,7 +261,7 @@ func TestRepairSQLWaitsForAReceiverAndRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	var script strings.Builder
-	if err := repair.WriteSQL(&script, plans, true); err != nil {
+	if err := repair.WriteSQL(&script, plans, dsn.Postgres); err != nil {
 		t.Fatal(err)
 	}
 	receiver, err := w.db.BeginTxx(t.Context(), &sql.TxOptions{Isolation: sql.LevelReadCommitted})

@@ -49,7 +49,13 @@ func (s *Store) clicks(ctx context.Context, q Query, from, to time.Time) ([]Clic
 		// twice.
 		return nil, fmt.Errorf("%w: repair does not read a SQLite ts written in STORE_TIMESTAMP_TZ=%s: its clicks cannot be placed exactly in time", ErrNotSupported, s.zone)
 	}
-	nq, err := hourClicksQuery(s.dialect)
+	var nq namedQuery
+	var err error
+	if s.dialect == dsn.MySQL {
+		nq, err = s.mysqlHourClicks()
+	} else {
+		nq, err = hourClicksQuery(s.dialect)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -65,10 +71,6 @@ func (s *Store) clicks(ctx context.Context, q Query, from, to time.Time) ([]Clic
 }
 
 func hourClicksQuery(d dsn.Dialect) (namedQuery, error) {
-	if d == dsn.MySQL {
-		// A configuration to change, not a failure to retry.
-		return namedQuery{}, configError{errors.New("repair reads and writes PostgreSQL and SQLite stores only: a MySQL or MariaDB store is reconciled, not repaired")}
-	}
 	if d == dsn.SQLite {
 		return parseNamed(hourClicksSQLite)
 	}
@@ -88,7 +90,17 @@ func scanClicks(d dsn.Dialect, rows *sql.Rows) ([]Click, error) {
 	for rows.Next() {
 		var c Click
 		var link, country sql.NullString
-		if d == dsn.SQLite {
+		if d == dsn.MySQL {
+			var ts string
+			if err := rows.Scan(&ts, &link, &country); err != nil {
+				return nil, err
+			}
+			t, err := parseMySQLTime(ts)
+			if err != nil {
+				return nil, err
+			}
+			c.TS = t
+		} else if d == dsn.SQLite {
 			var ts sql.NullString
 			if err := rows.Scan(&ts, &link, &country); err != nil {
 				return nil, err

@@ -401,19 +401,3 @@ func TestCustomQueryReadByItsDialectOnly(t *testing.T) {
 		t.Error("a query with an unknown parameter was accepted")
 	}
 }
-
-// Repair does not read a MySQL store: it says so as a configuration to
-// change (ErrRefused, exit 2), never as a failure a retry could mend.
-func TestMySQLStoreIsNotRepaired(t *testing.T) {
-	_, raw := newMySQL(t)
-	s := openStore(t, raw)
-	from := time.Date(2026, 10, 24, 2, 0, 0, 0, time.UTC)
-	_, err := s.Clicks(t.Context(), mustQuery(t)(PresetQuery(PresetEvents)), from, from.Add(time.Hour))
-	if !errors.Is(err, ErrRefused) {
-		t.Errorf("Clicks on MySQL: %v, want ErrRefused", err)
-	}
-	errorContains(t, err, "not repaired")
-	if _, err := OpenWriter(t.Context(), raw, ""); err == nil || !strings.Contains(err.Error(), "STORE_WRITE_DSN cannot be MySQL") {
-		t.Errorf("OpenWriter on MySQL: %v, want a refusal naming STORE_WRITE_DSN", err)
-	}
-}

@@ -146,7 +146,8 @@ type Options struct {
 	TimestampZone *time.Location
 	// LockWait bounds how long a Writer's day transaction waits for the
 	// clicks table while another writer holds it (PostgreSQL
-	// lock_timeout); DefaultLockWait when 0. A day that waits longer is
+	// lock_timeout; MySQL innodb_lock_wait_timeout, in whole seconds, for
+	// an hour's rows); DefaultLockWait when 0. A day that waits longer is
 	// left untouched (ErrBusy).
 	LockWait time.Duration
 }

@@ -61,7 +61,8 @@ func allowedInsertParam(name string) bool {
 // OpenWriter connects to the store at rawDSN for writing (a SQLite file
 // must exist). insertSQL is the statement that inserts one click, with the
 // named parameters :ts (an instant: timestamptz on PostgreSQL, RFC 3339 UTC
-// text with milliseconds on SQLite), :link_id and :country_code (NULL where
+// text with milliseconds on SQLite, a UTC DATETIME(6) value on MySQL, whose
+// session time_zone is +00:00), :link_id and :country_code (NULL where
 // Elido does not know it); "" is the events schema's own insert. Its
 // errors name STORE_WRITE_DSN and never contain the DSN's password.
 func OpenWriter(ctx context.Context, rawDSN, insertSQL string) (*Writer, error) {
@@ -78,9 +79,11 @@ func OpenWriter(ctx context.Context, rawDSN, insertSQL string) (*Writer, error) 
 // day is re-counted and written (LOCK TABLE … IN SHARE MODE, which
 // PostgreSQL grants only to a role with UPDATE, DELETE, TRUNCATE or
 // MAINTAIN on the table) and, for the events schema's own insert, that it
-// may insert into it: a role without them is a configuration error.
+// may insert into it: a role without them is a configuration error. On
+// MySQL it checks the same with a locking read of an empty range and an
+// EXPLAIN of the insert (checkMySQLGrants).
 func OpenWriterWith(ctx context.Context, rawDSN, insertSQL string, o Options) (*Writer, error) {
-	t, err := dsn.Parse(rawDSN, dsn.Options{Name: "STORE_WRITE_DSN", Mode: dsn.ReadWrite, MissingHint: "repair writes into an existing store"})
+	t, err := dsn.Parse(rawDSN, WriteDSNOptions)
 	if err != nil {
 		return nil, fmt.Errorf("open store for writing: %w", configError{err})
 	}
@@ -89,26 +92,40 @@ func OpenWriterWith(ctx context.Context, rawDSN, insertSQL string, o Options) (*
 	}
 	custom := insertSQL != ""
 	if !custom {
-		insertSQL = insertClickPostgres
-		if t.Dialect == dsn.SQLite {
+		switch t.Dialect {
+		case dsn.SQLite:
 			insertSQL = insertClickSQLite
+		case dsn.MySQL:
+			insertSQL = insertClickMySQL
+		default:
+			insertSQL = insertClickPostgres
 		}
 	}
-	ins, err := parseNamedWith(insertSQL, allowedInsertParam, useInsertNamed)
+	parse, spanSQL := parseNamedWith, ""
+	if t.Dialect == dsn.MySQL {
+		parse, spanSQL = parseNamedMySQL, spanLockedMySQL
+	}
+	ins, err := parse(insertSQL, allowedInsertParam, useInsertNamed)
 	if err != nil {
 		return nil, fmt.Errorf("insert statement: %w", configError{err})
 	}
 	span, err := spanQuery(t.Dialect)
+	if spanSQL != "" {
+		span, err = parseNamedMySQL(spanSQL, allowedParam, useNamed)
+	}
 	if err != nil {
 		return nil, err
-	}
-	db, err := t.Open()
-	if err != nil {
-		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", RedactDSN(rawDSN), configError{dsn.RedactError(err, t.Secrets)})
 	}
 	lockWait := o.LockWait
 	if lockWait <= 0 {
 		lockWait = DefaultLockWait
+	}
+	if t.Dialect == dsn.MySQL {
+		t = pinMySQLWriter(t, lockWait)
+	}
+	db, err := t.Open()
+	if err != nil {
+		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", RedactDSN(rawDSN), configError{dsn.RedactError(err, t.Secrets)})
 	}
 	w := &Writer{db: db, dialect: t.Dialect, insert: ins, span: span, lockWait: lockWait}
 	if err := w.reader().check(ctx); err != nil {
@@ -121,6 +138,11 @@ func OpenWriterWith(ctx context.Context, rawDSN, insertSQL string, o Options) (*
 	}
 	return w, nil
 }
+
+// WriteDSNOptions are the rules STORE_WRITE_DSN is read with: an existing
+// SQLite file, a PostgreSQL database, or a MySQL or MariaDB one under the
+// same rules as STORE_DSN.
+var WriteDSNOptions = dsn.Options{Name: "STORE_WRITE_DSN", Mode: dsn.ReadWrite, MissingHint: "repair writes into an existing store", MySQL: true}
 
 // Close closes the connection pool.
 func (w *Writer) Close() error { return w.db.Close() }
@@ -140,8 +162,11 @@ FROM (SELECT to_regclass('` + lockedTable + `') AS t) AS clicks`
 // checkGrants checks, on PostgreSQL, that the role may take the repair's
 // lock on the clicks table and, when insert is set, insert into it.
 func (w *Writer) checkGrants(ctx context.Context, insert bool) error {
-	if w.dialect != dsn.Postgres {
+	switch w.dialect {
+	case dsn.SQLite:
 		return nil
+	case dsn.MySQL:
+		return w.checkMySQLGrants(ctx, insert)
 	}
 	var lock, ins sql.NullBool
 	if err := w.db.QueryRowContext(ctx, grantsSQL).Scan(&lock, &ins); err != nil {
@@ -266,8 +291,9 @@ var ErrBusy = errors.New("another writer kept table " + lockedTable + " busy: no
 // first keeps other writers out of the table the count reads (PostgreSQL:
 // LOCK TABLE clicks IN SHARE MODE, waiting at most the lock wait, which
 // an INSERT's ROW EXCLUSIVE lock conflicts with; SQLite: the write lock
-// BEGIN IMMEDIATE takes), then checks that each hour of checks still holds
-// the count it did: where one does not, it inserts nothing and the error
+// BEGIN IMMEDIATE takes; MySQL: each hour's re-count is a locking read at
+// REPEATABLE READ, whose next-key locks keep inserts into the hour out),
+// then checks that each hour of checks still holds the count it did: where one does not, it inserts nothing and the error
 // wraps ErrChanged. A writer whose insert was under way when the day
 // began is waited for and then counted; one that comes later waits for
 // the commit: no click is written twice by the two of them. An hour whose
@@ -278,7 +304,11 @@ var ErrBusy = errors.New("another writer kept table " + lockedTable + " busy: no
 // is: an error, or ctx ending before the commit, rolls the whole
 // transaction back.
 func (w *Writer) Insert(ctx context.Context, checks []HourCheck, hours []HourWrite, inserted func(n int)) (Written, error) {
-	tx, err := w.db.BeginTxx(ctx, nil) // SQLite: BEGIN IMMEDIATE (dsn.ReadWrite's _txlock)
+	var opts *sql.TxOptions // SQLite: BEGIN IMMEDIATE (dsn.ReadWrite's _txlock)
+	if w.dialect == dsn.MySQL {
+		opts = mysqlRepeatableRead
+	}
+	tx, err := w.db.BeginTxx(ctx, opts)
 	if err != nil {
 		return Written{}, fmt.Errorf("begin repair transaction: %w", classifyWrite(err))
 	}
@@ -326,7 +356,8 @@ func (w *Writer) Insert(ctx context.Context, checks []HourCheck, hours []HourWri
 }
 
 // lock keeps other writers out of the clicks table until the transaction
-// ends, on PostgreSQL; SQLite's transaction holds the write lock already.
+// ends, on PostgreSQL; SQLite's transaction holds the write lock already,
+// and MySQL's count locks each hour's range as it reads it.
 func (w *Writer) lock(ctx context.Context, tx *sqlx.Tx) error {
 	if w.dialect != dsn.Postgres {
 		return nil
@@ -361,6 +392,9 @@ func (w *Writer) insertHour(ctx context.Context, tx *sqlx.Tx, stmt *sql.Stmt, h 
 			return 0, nil, err
 		}
 		if _, err := stmt.ExecContext(ctx, args...); err != nil {
+			if mysqlBusy(err) {
+				return 0, nil, fmt.Errorf("insert into the hour from %s: waited %s: %w", h.From.UTC().Format(time.RFC3339), w.lockWait, ErrBusy)
+			}
 			if !rejects(err) || ctx.Err() != nil {
 				return 0, nil, fmt.Errorf("insert click %d of the hour from %s: %w", i+1, h.From.UTC().Format(time.RFC3339), classifyWrite(err))
 			}
@@ -396,7 +430,7 @@ func rejects(err error) bool {
 			return true
 		}
 	}
-	return false
+	return mysqlRejects(err)
 }
 
 // classifyWrite is classify for the write side: a permission the
@@ -423,6 +457,7 @@ func classifyWrite(err error) error {
 			return configError{fmt.Errorf("the insert does not fit the store STORE_WRITE_DSN names (check REPAIR_INSERT_FILE, or that the store has the events schema): %w", err)}
 		}
 	}
+	err, _ = classifyMySQLWrite(err)
 	return err
 }
 
@@ -434,6 +469,9 @@ func (w *Writer) count(ctx context.Context, tx *sqlx.Tx, from, to time.Time) (in
 	}
 	var n int64
 	if err := tx.QueryRowContext(ctx, text, args...).Scan(&n); err != nil {
+		if mysqlBusy(err) {
+			return 0, fmt.Errorf("re-count %s: waited %s for the hour's rows of table %s: %w", from.UTC().Format(time.RFC3339), w.lockWait, lockedTable, ErrBusy)
+		}
 		return 0, fmt.Errorf("re-count %s: %w", from.UTC().Format(time.RFC3339), classifyWrite(err))
 	}
 	return n, nil

@@ -15,9 +15,6 @@ import (
 func TestClicksReadsAnHour(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			if b.name == "mysql" {
-				t.Skip("repair does not read or write MySQL stores yet")
-			}
 			db, dsn := b.new(t)
 			insertClicks(t, db, []click{
 				{"2026-10-24T02:00:00.000Z", "lnk_a", "PL"},
@@ -52,9 +49,6 @@ func TestClicksReadsAnHour(t *testing.T) {
 func TestWriterInsert(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
-			if b.name == "mysql" {
-				t.Skip("repair does not read or write MySQL stores yet")
-			}
 			db, dsn := b.new(t)
 			if _, err := db.Exec("ALTER TABLE clicks ADD COLUMN source text"); err != nil {
 				t.Fatal(err)

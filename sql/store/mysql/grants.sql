@@ -19,5 +19,17 @@ GRANT SELECT ON clicks.click_counts TO 'clickrecon_read'@'%';
 -- The run lock: with no HISTORY_DSN, a run takes a named lock on the store
 -- (GET_LOCK), which needs no privilege either.
 --
--- Repair cannot write into a MySQL store (STORE_WRITE_DSN must be
--- PostgreSQL or SQLite): grant no INSERT to clickrecon.
+-- Repairing (STORE_WRITE_DSN, repair --apply): a role of its own that may
+-- read and insert into clicks, nothing else: repair never updates or
+-- deletes. Each day's transaction re-counts every hour it writes with a
+-- locking read (SELECT ... LOCK IN SHARE MODE), which needs SELECT on
+-- MariaDB and on MySQL from 8.0.22; MySQL before 8.0.22 also wants one of
+-- UPDATE, DELETE or LOCK TABLES, and LOCK TABLES (on the database: it has
+-- no table-level form) is the one that lets the role change no row. The
+-- writer checks both grants when it opens (the locking read on an empty
+-- range, and EXPLAIN of its insert, which writes nothing). A custom insert
+-- (REPAIR_INSERT_FILE) needs INSERT on the tables it names.
+CREATE USER IF NOT EXISTS 'clickrecon_repair'@'%' IDENTIFIED BY 'change-me-too';
+GRANT SELECT, INSERT ON clicks.clicks TO 'clickrecon_repair'@'%';
+-- Only before MySQL 8.0.22:
+-- GRANT LOCK TABLES ON clicks.* TO 'clickrecon_repair'@'%';
