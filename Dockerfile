@@ -9,7 +9,7 @@
 #
 # The default image writes reports to a folder or to s3:// only. For
 # gs:// (Google Cloud Storage) and azblob:// (Azure Blob Storage), build
-# the full variant, which adds their drivers (about 29 MB):
+# the full variant, which adds their drivers (about 30 MB of binary):
 #   docker build --build-arg TAGS="gcs azblob" -t clickrecon:...-full .
 #
 # For reproducible builds, pin the base images by digest as well
