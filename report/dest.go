@@ -50,8 +50,9 @@ var objectSchemes = []string{"s3", "gs", "azblob"}
 // gocloud.dev documents for each scheme; the path is the prefix the
 // reports go under. Credentials come from the environment (a workload
 // identity, AWS_SHARED_CREDENTIALS_FILE, GOOGLE_APPLICATION_CREDENTIALS,
-// AZURE_STORAGE_ACCOUNT and its key or identity). Close the Dest after
-// use.
+// AZURE_STORAGE_ACCOUNT and its key or identity). gs:// and azblob:// are
+// in a build with the tags gcs and azblob only; without them, such a URL
+// is an ErrNoDriver naming the tag. Close the Dest after use.
 func Open(ctx context.Context, dirOrURL string) (*Dest, error) {
 	if dirOrURL == "" {
 		return nil, errors.New("report destination is empty: give a folder or an s3://, gs://, azblob:// or file:// URL")

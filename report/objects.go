@@ -1,18 +1,13 @@
 package report
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
-
-	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -20,28 +15,59 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	gcaws "gocloud.dev/aws"
 	"gocloud.dev/blob"
-	"gocloud.dev/blob/azureblob"
-	"gocloud.dev/blob/gcsblob"
 	"gocloud.dev/blob/s3blob"
-	"gocloud.dev/gcp"
 
 	"github.com/clickrecon/clickrecon/internal/safehttp"
 )
+
+// openers are the object stores this build can open, by URL scheme. s3://
+// is always there; gs:// and azblob:// are added by gcs.go and azure.go,
+// built only with the tags gcs and azblob: their SDKs are most of the
+// binary and of a cold build's downloads, and most users need neither.
+var openers = map[string]func(context.Context, *url.URL) (*blob.Bucket, error){
+	"s3": openS3,
+}
+
+// buildTags names the build tag that adds each optional store's driver.
+var buildTags = map[string]string{"gs": "gcs", "azblob": "azblob"}
+
+// allTags is every optional driver's tag: the full build.
+const allTags = "gcs azblob"
+
+// ErrNoDriver matches a report destination whose object store this build
+// of clickrecon lacks: a configuration error (exit 2), mended by another
+// build, never by a retry.
+var ErrNoDriver = errors.New("this build of clickrecon lacks the driver")
+
+// CheckDriver returns an ErrNoDriver, saying which build tag adds it,
+// when dirOrURL names an object store this build lacks; nil for anything
+// else (Open checks the rest). It opens nothing, so a command can refuse
+// such a RECON_REPORT_DIR (exit 2) before its first request.
+func CheckDriver(dirOrURL string) error {
+	scheme, _, ok := strings.Cut(dirOrURL, "://")
+	if _, built := openers[scheme]; !ok || built {
+		return nil
+	}
+	tag, ok := buildTags[scheme]
+	if !ok {
+		return nil
+	}
+	return fmt.Errorf("%w for %s:// (the default build has local folders, file:// and s3:// only): "+
+		"build clickrecon with `go build -tags %s ./cmd/clickrecon`, or use the full image (docker build --build-arg TAGS=%q)",
+		ErrNoDriver, scheme, tag, allTags)
+}
 
 // openBucket opens the bucket an object store URL names (its path
 // already removed). Every request to it goes through safehttp's redirect
 // policy, as every other request clickrecon sends: the store's signature
 // or token never reaches another origin, and a redirect there is an error,
-// never an answer. S3 is opened here for that; gs:// and azblob:// go
-// through openGCS and openAzure.
+// never an answer.
 func openBucket(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
-	switch u.Scheme {
-	case "s3":
-		return openS3(ctx, u)
-	case "gs":
-		return openGCS(ctx, u)
-	case "azblob":
-		return openAzure(ctx, u)
+	if open, ok := openers[u.Scheme]; ok {
+		return open(ctx, u)
+	}
+	if err := CheckDriver(u.Scheme + "://"); err != nil {
+		return nil, err
 	}
 	return nil, fmt.Errorf("unknown scheme %q", u.Scheme)
 }
@@ -119,73 +145,6 @@ func safeAWSClient(c aws.HTTPClient) *http.Client {
 	return safehttp.Client(&http.Client{Transport: tr}, safehttp.SameOriginSameMethod)
 }
 
-// openGCS opens a gs:// bucket as gocloud.dev's gcsblob does, with
-// Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, a
-// workload identity), but with an HTTP client under safehttp's policy: the
-// bearer token is added to every request the client sends, a redirected
-// one included, so a redirect to another origin must never be followed.
-// Unlike gcsblob's default, missing credentials are an error here, not a
-// warning on stdout.
-func openGCS(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
-	var client *gcp.HTTPClient
-	var ts gcp.TokenSource
-	if os.Getenv("STORAGE_EMULATOR_HOST") != "" {
-		client = gcp.NewAnonymousHTTPClient(gcp.DefaultTransport()) // an emulator takes no credentials
-	} else {
-		creds, err := gcp.DefaultCredentials(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("no Google credentials (set GOOGLE_APPLICATION_CREDENTIALS or give the workload an identity): %w", err)
-		}
-		ts = gcp.CredentialsTokenSource(creds)
-		if client, err = gcp.NewHTTPClient(gcp.DefaultTransport(), ts); err != nil {
-			return nil, err
-		}
-	}
-	client.Client = *safehttp.Client(&client.Client, safehttp.SameOriginSameMethod)
-	opener := &gcsblob.URLOpener{Client: client, TokenSource: ts}
-	return opener.OpenBucketURL(ctx, u)
-}
-
-// openAzure opens an azblob:// container as gocloud.dev's azureblob does,
-// with the credentials its environment variables name (AZURE_STORAGE_KEY,
-// AZURE_STORAGE_SAS_TOKEN, a connection string, or a managed identity),
-// but with an HTTP client under safehttp's policy.
-func openAzure(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
-	opener := &azureblob.URLOpener{MakeClient: azureClient, ServiceURLOptions: *azureblob.NewDefaultServiceURLOptions()}
-	return opener.OpenBucketURL(ctx, u)
-}
-
-// azureClient is azureblob's default MakeClient with safehttp's client as
-// its transport.
-func azureClient(svcURL azureblob.ServiceURL, name azureblob.ContainerName) (*container.Client, error) {
-	opts := &container.ClientOptions{}
-	opts.Transport = safehttp.Client(nil, safehttp.SameOriginSameMethod)
-	opts.Retry.ShouldRetry = azureShouldRetry
-	containerURL, err := url.JoinPath(string(svcURL), string(name))
-	if err != nil {
-		return nil, err
-	}
-	account, key := os.Getenv("AZURE_STORAGE_ACCOUNT"), os.Getenv("AZURE_STORAGE_KEY")
-	conn := cmp.Or(os.Getenv("AZURE_STORAGE_CONNECTION_STRING"), os.Getenv("AZURE_STORAGEBLOB_CONNECTIONSTRING"))
-	switch {
-	case account != "" && key != "":
-		cred, err := azblob.NewSharedKeyCredential(account, key)
-		if err != nil {
-			return nil, fmt.Errorf("AZURE_STORAGE_KEY: %w", err)
-		}
-		return container.NewClientWithSharedKeyCredential(containerURL, cred, opts)
-	case os.Getenv("AZURE_STORAGE_SAS_TOKEN") != "":
-		return container.NewClientWithNoCredential(containerURL, opts) // the token is in svcURL
-	case conn != "":
-		return container.NewClientFromConnectionString(conn, string(name), opts)
-	}
-	cred, err := azidentity.NewDefaultAzureCredential(nil)
-	if err != nil {
-		return nil, fmt.Errorf("no Azure credentials: %w", err)
-	}
-	return container.NewClient(containerURL, cred, opts)
-}
-
 // noRetryOnRedirect returns r, except that a refused redirect is never
 // retried: the same answer would come again, after the backoff.
 func noRetryOnRedirect(r aws.Retryer) aws.Retryer {
@@ -199,19 +158,4 @@ type redirectFinal struct{ aws.RetryerV2 }
 
 func (r redirectFinal) IsErrorRetryable(err error) bool {
 	return !errors.Is(err, safehttp.ErrRedirect) && r.RetryerV2.IsErrorRetryable(err)
-}
-
-// azureShouldRetry is azcore's default retry decision (a transport error,
-// or 408, 429, 500, 502, 503, 504), except that a refused redirect is
-// never retried: the same answer would come again, after the backoff.
-func azureShouldRetry(resp *http.Response, err error) bool {
-	if err != nil {
-		return !errors.Is(err, safehttp.ErrRedirect)
-	}
-	switch resp.StatusCode {
-	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
-		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return true
-	}
-	return false
 }

@@ -193,9 +193,14 @@ func (c config) validateCommon() error {
 // checkReportDir refuses a --report-dir that is meant as an object-storage
 // URL but is not one, such as s3:/bucket or gs:bucket: taken as a folder,
 // it would quietly write the reports to ./s3:/bucket on the pod's disk.
+// It also refuses a gs:// or azblob:// URL in a build without that driver
+// (report.CheckDriver), before any command reads or writes anything.
 func checkReportDir(dir string) error {
 	if dir == "" {
 		return fmt.Errorf("--report-dir (RECON_REPORT_DIR) must not be empty")
+	}
+	if err := report.CheckDriver(dir); err != nil {
+		return fmt.Errorf("--report-dir (RECON_REPORT_DIR): %w", err)
 	}
 	scheme, _, ok := strings.Cut(dir, ":")
 	if !ok || strings.Contains(dir, "://") || len(scheme) < 2 || strings.ContainsAny(scheme, `/\.`) {

@@ -121,7 +121,7 @@ func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 		return fs
 	}
 	if name == "serve" {
-		fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, "folder or object-storage URL (s3://, gs://, azblob://, file://) the runs write their reports to; serve only reads it (RECON_REPORT_DIR)")
+		fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, "folder or object-storage URL (s3://, file://; gs://, azblob:// in a build with -tags gcs, azblob) the runs write their reports to; serve only reads it (RECON_REPORT_DIR)")
 		fs.StringVar(&c.Addr, "addr", serveAddr, "HOST:PORT to listen on; the default is reached only from this machine or pod (kubectl port-forward)")
 		fs.Usage = func() {
 			fmt.Fprint(out, "Usage: clickrecon serve [flags]\n\nA read-only web server over the reports: / lists the runs, newest first,\nand links each run's report.html. It never writes or deletes.\n\nFlags (each also set by the variable named in brackets; a flag wins):\n")
@@ -129,7 +129,7 @@ func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 		}
 		return fs
 	}
-	reportDirUsage := "folder or object-storage URL (s3://, gs://, azblob://, file://) for the reports; each run writes DIR/<run_key>/ (RECON_REPORT_DIR)"
+		reportDirUsage := "folder or object-storage URL (s3://, file://; gs://, azblob:// in a build with -tags gcs, azblob) for the reports; each run writes DIR/<run_key>/ (RECON_REPORT_DIR)"
 	formatUsage := "what goes to stdout: text or json (RECON_FORMAT)"
 	failOnUsage := "exit 1 when a settled gap is at least this severe: none, warn or fail (RECON_FAIL_ON)"
 	if name == "repair" { // repair writes a local plan, prints text and has exit codes of its own
