@@ -129,7 +129,7 @@ func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 		}
 		return fs
 	}
-		reportDirUsage := "folder or object-storage URL (s3://, file://; gs://, azblob:// in a build with -tags gcs, azblob) for the reports; each run writes DIR/<run_key>/ (RECON_REPORT_DIR)"
+	reportDirUsage := "folder or object-storage URL (s3://, file://; gs://, azblob:// in a build with -tags gcs, azblob) for the reports; each run writes DIR/<run_key>/ (RECON_REPORT_DIR)"
 	formatUsage := "what goes to stdout: text or json (RECON_FORMAT)"
 	failOnUsage := "exit 1 when a settled gap is at least this severe: none, warn or fail (RECON_FAIL_ON)"
 	if name == "repair" { // repair writes a local plan, prints text and has exit codes of its own
