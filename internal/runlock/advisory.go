@@ -2,8 +2,6 @@ package runlock
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"time"
@@ -56,62 +54,18 @@ func takeAdvisory(ctx context.Context, rawDSN, workspaceID string) (*Lock, error
 	return l, nil
 }
 
-// tryAdvisory opens a pool on connURL, pins one connection and takes the
-// advisory lock key on it.
+// tryAdvisory takes the advisory lock key on a session of its own on
+// connURL.
 func tryAdvisory(ctx context.Context, connURL string, key int64) (*Lock, error) {
 	connector, err := pq.NewConnector(connURL)
 	if err != nil {
 		return nil, err
 	}
-	db := sql.OpenDB(connector)
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	var locked bool
-	if err := conn.QueryRowContext(ctx, tryLockSQL, key).Scan(&locked); err != nil {
-		conn.Close()
-		db.Close()
-		return nil, err
-	}
-	if !locked {
-		conn.Close()
-		db.Close()
-		return nil, ErrLocked
-	}
 	u := uint64(key)
-	held := func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, quickTimeout)
-		defer cancel()
-		var ok bool
-		if err := conn.QueryRowContext(ctx, heldSQL, int64(u>>32), int64(u&0xffffffff)).Scan(&ok); err != nil {
-			return fmt.Errorf("%w (its session is gone: %v)", ErrLost, err)
-		}
-		if !ok {
-			return fmt.Errorf("%w (its session no longer holds it)", ErrLost)
-		}
-		return nil
-	}
-	release := func() error {
-		// Closing the pool ends the session, which drops the lock whatever
-		// happens to the unlock: it is said explicitly only to learn
-		// whether the lock was still held.
-		ctx, cancel := context.WithTimeout(context.Background(), quickTimeout)
-		defer cancel()
-		var was bool
-		err := conn.QueryRowContext(ctx, unlockSQL, key).Scan(&was)
-		conn.Close()
-		db.Close()
-		switch {
-		case err != nil:
-			return err
-		case !was:
-			return errors.New("it was no longer held (the connection was reset during the run)")
-		}
-		return nil
-	}
-	return &Lock{held: held, release: release}, nil
+	return takeOnSession(ctx, connector, sessionQueries{
+		try: tryLockSQL, held: heldSQL, unlock: unlockSQL,
+		tryArgs: []any{key}, heldArgs: []any{int64(u >> 32), int64(u & 0xffffffff)}, unlockArgs: []any{key},
+	})
 }
 
 // Key is the advisory lock key of a workspace: the 64-bit FNV-1a hash of

@@ -2,8 +2,6 @@ package runlock
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -16,7 +14,7 @@ import (
 // lock is the session's until RELEASE_LOCK or the session ends, as a
 // PostgreSQL advisory lock is. Neither needs a privilege.
 const (
-	mysqlTryLockSQL = "SELECT GET_LOCK(?, 0)"
+	mysqlTryLockSQL = "SELECT COALESCE(GET_LOCK(?, 0), 0)"
 	mysqlHeldSQL    = "SELECT COALESCE(IS_USED_LOCK(?) = CONNECTION_ID(), 0)"
 	mysqlUnlockSQL  = "SELECT COALESCE(RELEASE_LOCK(?), 0)"
 )
@@ -50,59 +48,14 @@ func takeMySQL(ctx context.Context, rawDSN, workspaceID string) (*Lock, error) {
 	return l, nil
 }
 
-// tryMySQL opens a pool on t, pins one connection and takes the named lock
-// name on it.
+// tryMySQL takes the named lock name on a session of its own on t.
 func tryMySQL(ctx context.Context, t dsn.Target, name string) (*Lock, error) {
 	connector, err := mysql.NewConnector(t.MySQLConfig)
 	if err != nil {
 		return nil, err
 	}
-	db := sql.OpenDB(connector)
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, mysqlTryLockSQL, name).Scan(&got); err != nil {
-		conn.Close()
-		db.Close()
-		return nil, err
-	}
-	if got.Int64 != 1 {
-		conn.Close()
-		db.Close()
-		return nil, ErrLocked
-	}
-	held := func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, quickTimeout)
-		defer cancel()
-		var ok bool
-		if err := conn.QueryRowContext(ctx, mysqlHeldSQL, name).Scan(&ok); err != nil {
-			return fmt.Errorf("%w (its session is gone: %v)", ErrLost, err)
-		}
-		if !ok {
-			return fmt.Errorf("%w (its session no longer holds it)", ErrLost)
-		}
-		return nil
-	}
-	release := func() error {
-		// Closing the pool ends the session, which drops the lock whatever
-		// happens to the unlock: it is said explicitly only to learn
-		// whether the lock was still held.
-		ctx, cancel := context.WithTimeout(context.Background(), quickTimeout)
-		defer cancel()
-		var was bool
-		err := conn.QueryRowContext(ctx, mysqlUnlockSQL, name).Scan(&was)
-		conn.Close()
-		db.Close()
-		switch {
-		case err != nil:
-			return err
-		case !was:
-			return errors.New("it was no longer held (the connection was reset during the run)")
-		}
-		return nil
-	}
-	return &Lock{held: held, release: release}, nil
+	return takeOnSession(ctx, connector, sessionQueries{
+		try: mysqlTryLockSQL, held: mysqlHeldSQL, unlock: mysqlUnlockSQL,
+		tryArgs: []any{name}, heldArgs: []any{name}, unlockArgs: []any{name},
+	})
 }
