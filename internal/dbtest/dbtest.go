@@ -79,3 +79,34 @@ func (r *Recorder) Call(f func(testing.TB)) {
 	}()
 	<-done
 }
+
+// CheckUnreachable tests a helper's New against a server that does not
+// answer: envVar set to unreachable (a DSN on 127.0.0.1:1 whose password
+// is password), New must skip the test locally and fail it under CI,
+// never return, and name the server without its password.
+func CheckUnreachable(t *testing.T, envVar, unreachable, password string, newDB func(testing.TB)) {
+	for _, tt := range []struct {
+		name                    string
+		ci                      string
+		wantSkipped, wantFailed bool
+	}{
+		{name: "skips_locally", ci: "", wantSkipped: true},
+		{name: "fails_in_ci", ci: "true", wantFailed: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(envVar, unreachable)
+			t.Setenv("CI", tt.ci)
+			r := &Recorder{TB: t}
+			r.Call(newDB)
+			if r.Returned {
+				t.Fatal("New returned on an unreachable server")
+			}
+			if r.DidSkip != tt.wantSkipped || r.DidFail != tt.wantFailed {
+				t.Errorf("skipped = %v, failed = %v; want %v, %v", r.DidSkip, r.DidFail, tt.wantSkipped, tt.wantFailed)
+			}
+			if !strings.Contains(r.Msg, "127.0.0.1:1") || strings.Contains(r.Msg, password) {
+				t.Errorf("message %q should name the server without its password", r.Msg)
+			}
+		})
+	}
+}

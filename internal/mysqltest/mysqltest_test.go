@@ -38,28 +38,5 @@ func TestNewGivesEachTestItsOwnDatabase(t *testing.T) {
 }
 
 func TestUnreachableServer(t *testing.T) {
-	for _, tt := range []struct {
-		name                    string
-		ci                      string
-		wantSkipped, wantFailed bool
-	}{
-		{name: "skips_locally", ci: "", wantSkipped: true},
-		{name: "fails_in_ci", ci: "true", wantFailed: true},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv("MYSQLTEST_DSN", "mysql://root:s3cr3t-pw@127.0.0.1:1/test")
-			t.Setenv("CI", tt.ci)
-			r := &dbtest.Recorder{TB: t}
-			r.Call(func(t testing.TB) { New(t) })
-			if r.Returned {
-				t.Fatal("New returned on an unreachable server")
-			}
-			if r.DidSkip != tt.wantSkipped || r.DidFail != tt.wantFailed {
-				t.Errorf("skipped = %v, failed = %v; want %v, %v", r.DidSkip, r.DidFail, tt.wantSkipped, tt.wantFailed)
-			}
-			if !strings.Contains(r.Msg, "127.0.0.1:1") || strings.Contains(r.Msg, "s3cr3t-pw") {
-				t.Errorf("message %q should name the server without its password", r.Msg)
-			}
-		})
-	}
+	dbtest.CheckUnreachable(t, "MYSQLTEST_DSN", "mysql://root:s3cr3t-pw@127.0.0.1:1/test", "s3cr3t-pw", func(t testing.TB) { New(t) })
 }

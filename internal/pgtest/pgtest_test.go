@@ -65,30 +65,5 @@ func TestNewGivesEachTestItsOwnSchema(t *testing.T) {
 }
 
 func TestUnreachableServer(t *testing.T) {
-	tests := []struct {
-		name        string
-		ci          string
-		wantSkipped bool
-		wantFailed  bool
-	}{
-		{name: "skips_locally", ci: "", wantSkipped: true},
-		{name: "fails_in_ci", ci: "true", wantFailed: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv("PGTEST_DSN", "postgres://postgres:s3cr3t-pw@127.0.0.1:1/test?sslmode=disable")
-			t.Setenv("CI", tt.ci)
-			r := &dbtest.Recorder{TB: t}
-			r.Call(func(t testing.TB) { New(t) })
-			if r.Returned {
-				t.Fatal("New returned on an unreachable server")
-			}
-			if r.DidSkip != tt.wantSkipped || r.DidFail != tt.wantFailed {
-				t.Errorf("skipped = %v, failed = %v; want %v, %v", r.DidSkip, r.DidFail, tt.wantSkipped, tt.wantFailed)
-			}
-			if !strings.Contains(r.Msg, "127.0.0.1:1") || strings.Contains(r.Msg, "s3cr3t-pw") {
-				t.Errorf("message %q should name the server without its password", r.Msg)
-			}
-		})
-	}
+	dbtest.CheckUnreachable(t, "PGTEST_DSN", "postgres://postgres:s3cr3t-pw@127.0.0.1:1/test?sslmode=disable", "s3cr3t-pw", func(t testing.TB) { New(t) })
 }
