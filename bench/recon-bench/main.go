@@ -584,6 +584,20 @@ func (w *world) floor(ctx context.Context, dsn string) (time.Duration, error) {
 		return 0, err
 	}
 	defer db.Close()
+	err = w.floorOn(ctx, db, floorQueries{
+		day:    "SELECT count(*) FROM clicks WHERE ts >= $1 AND ts < $2",
+		window: "SELECT day, sum(clicks) FROM click_counts WHERE day BETWEEN $1 AND $2 GROUP BY day",
+	})
+	return time.Since(started), err
+}
+
+// floorQueries are the floor's statements in a driver's placeholders: a
+// day's count of the events preset, and the daily preset's window.
+type floorQueries struct{ day, window string }
+
+// floorOn runs the floor's statements on db, on one connection, and
+// checks that every day of the window was read.
+func (w *world) floorOn(ctx context.Context, db *sql.DB, q floorQueries) error {
 	db.SetMaxOpenConns(1)
 	var got []int64
 	switch w.o.preset {
@@ -591,32 +605,32 @@ func (w *world) floor(ctx context.Context, dsn string) (time.Duration, error) {
 		for d := 0; d < w.o.days; d++ {
 			var n int64
 			from := w.first.AddDate(0, 0, d)
-			if err := db.QueryRowContext(ctx, "SELECT count(*) FROM clicks WHERE ts >= $1 AND ts < $2", from, from.AddDate(0, 0, 1)).Scan(&n); err != nil {
-				return 0, err
+			if err := db.QueryRowContext(ctx, q.day, from, from.AddDate(0, 0, 1)).Scan(&n); err != nil {
+				return err
 			}
 			got = append(got, n)
 		}
 	case "daily":
-		rows, err := db.QueryContext(ctx, "SELECT day, sum(clicks) FROM click_counts WHERE day BETWEEN $1 AND $2 GROUP BY day",
+		rows, err := db.QueryContext(ctx, q.window,
 			w.first.Format(time.DateOnly), lastDay)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var day time.Time
+			var day any // a date, as each driver gives it
 			var n int64
 			if err := rows.Scan(&day, &n); err != nil {
-				return 0, err
+				return err
 			}
 			got = append(got, n)
 		}
 		if err := rows.Err(); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	if len(got) != w.o.days {
-		return 0, fmt.Errorf("the floor read %d days, want %d", len(got), w.o.days)
+		return fmt.Errorf("the floor read %d days, want %d", len(got), w.o.days)
 	}
-	return time.Since(started), nil
+	return nil
 }

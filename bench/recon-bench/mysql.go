@@ -134,41 +134,11 @@ func (w *world) floorMySQL(ctx context.Context, rawDSN, database string) (time.D
 		return 0, err
 	}
 	defer db.Close()
-	db.SetMaxOpenConns(1)
-	var got []int64
-	switch w.o.preset {
-	case "events":
-		for d := 0; d < w.o.days; d++ {
-			var n int64
-			from := w.first.AddDate(0, 0, d)
-			if err := db.QueryRowContext(ctx, "SELECT count(*) FROM clicks WHERE ts >= ? AND ts < ?", from, from.AddDate(0, 0, 1)).Scan(&n); err != nil {
-				return 0, err
-			}
-			got = append(got, n)
-		}
-	case "daily":
-		rows, err := db.QueryContext(ctx, "SELECT day, sum(clicks) FROM click_counts WHERE day BETWEEN ? AND ? GROUP BY day",
-			w.first.Format(time.DateOnly), lastDay)
-		if err != nil {
-			return 0, err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var day string
-			var n int64
-			if err := rows.Scan(&day, &n); err != nil {
-				return 0, err
-			}
-			got = append(got, n)
-		}
-		if err := rows.Err(); err != nil {
-			return 0, err
-		}
-	}
-	if len(got) != w.o.days {
-		return 0, fmt.Errorf("the floor read %d days, want %d", len(got), w.o.days)
-	}
-	return time.Since(started), nil
+	err = w.floorOn(ctx, db, floorQueries{
+		day:    "SELECT count(*) FROM clicks WHERE ts >= ? AND ts < ?",
+		window: "SELECT day, sum(clicks) FROM click_counts WHERE day BETWEEN ? AND ? GROUP BY day",
+	})
+	return time.Since(started), err
 }
 
 // mysqlClientFloor is the floor's statements in one new mysql client
