@@ -404,30 +404,46 @@ func TestServeCommand(t *testing.T) {
 // 404 (the report may well be there) nor the destination's query or an
 // error's detail; the log says what failed.
 func TestServeBucketThatRefuses(t *testing.T) {
-	newS3(t, "nightly") // the test's AWS settings
-	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusForbidden)
-		io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>denied</Message></Error>`)
-	}))
-	t.Cleanup(refusing.Close)
-	q := url.Values{"endpoint": {refusing.URL}, "use_path_style": {"true"}, "region": {"eu-central-1"}}
-	d, err := report.Open(context.Background(), "s3://reports/nightly?"+q.Encode())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	srv, logs := startServe(t, d)
-	for _, target := range []string{"/", "/" + serveNew + "/report.html"} {
-		resp, body := get(t, srv, http.MethodGet, target)
-		if resp.StatusCode != http.StatusBadGateway {
-			t.Errorf("GET %s: %s, want 502", target, resp.Status)
-		}
-		if strings.Contains(body, "endpoint") || strings.Contains(body, "AccessDenied") || strings.Contains(body, refusing.URL) {
-			t.Errorf("GET %s: the answer %q shows the destination's settings or the store's error", target, body)
-		}
-		checkHeaders(t, resp)
-	}
-	if !strings.Contains(logs.String(), "s3://reports/nightly") || strings.Contains(logs.String(), "use_path_style") {
-		t.Errorf("the log %q: want the bucket named, without its query", logs.String())
+	for _, tt := range []struct {
+		name   string
+		answer http.HandlerFunc
+	}{
+		{"refused", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>denied</Message></Error>`)
+		}},
+		// The request reached the bucket and its answer never came back.
+		{"answer_lost", func(w http.ResponseWriter, r *http.Request) {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			newS3(t, "nightly") // the test's AWS settings
+			refusing := httptest.NewServer(tt.answer)
+			t.Cleanup(refusing.Close)
+			q := url.Values{"endpoint": {refusing.URL}, "use_path_style": {"true"}, "region": {"eu-central-1"}}
+			d, err := report.Open(context.Background(), "s3://reports/nightly?"+q.Encode())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { d.Close() })
+			srv, logs := startServe(t, d)
+			for _, target := range []string{"/", "/" + serveNew + "/report.html"} {
+				resp, body := get(t, srv, http.MethodGet, target)
+				if resp.StatusCode != http.StatusBadGateway {
+					t.Errorf("GET %s: %s, want 502", target, resp.Status)
+				}
+				if strings.Contains(body, "endpoint") || strings.Contains(body, "AccessDenied") || strings.Contains(body, refusing.URL) {
+					t.Errorf("GET %s: the answer %q shows the destination's settings or the store's error", target, body)
+				}
+				checkHeaders(t, resp)
+			}
+			if !strings.Contains(logs.String(), "s3://reports/nightly") || strings.Contains(logs.String(), "use_path_style") {
+				t.Errorf("the log %q: want the bucket named, without its query", logs.String())
+			}
+		})
 	}
 }
