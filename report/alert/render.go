@@ -520,8 +520,11 @@ func clipRunes(s string, n int) string {
 }
 
 // clipBytes shortens s to at most n bytes without splitting a character,
-// marking the cut with "…".
+// marking the cut with "…". A byte that is not UTF-8 is first made the
+// U+FFFD the JSON encoding would send in its place (three bytes), so
+// that the limit holds for the text Slack receives.
 func clipBytes(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= n {
 		return s
 	}
