@@ -13,8 +13,8 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/clickrecon/clickrecon/internal/demo"
-	"github.com/clickrecon/clickrecon/internal/job"
+	"github.com/clickrecon/clickrecon/cmd/clickrecon/demo"
+	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
@@ -64,7 +64,7 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	defer world.Close()
 	w := world.Window
 	runKey := report.RunKey(demo.Workspace, w, "demo")
-	bar := job.NewBar(stderr)
+	bar := newBar(stderr)
 	log := newLogger(bar, c.LogFormat, c.LogLevel).With("run_key", runKey)
 	client, err := elido.New(elido.Config{BaseURL: world.Elido.URL(), APIKey: demo.Key, WorkspaceID: demo.Workspace, RatePerMinute: 6000, Logger: log}, d.elido...)
 	if err != nil {

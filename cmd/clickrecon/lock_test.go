@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clickrecon/clickrecon/internal/runlock"
+	"github.com/clickrecon/clickrecon/job/runlock"
 )
 
 // The embedded setup (SQLite store, SQLite history or none) has a lock

@@ -21,8 +21,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/clickrecon/clickrecon/internal/demo"
-	"github.com/clickrecon/clickrecon/internal/job"
+	"github.com/clickrecon/clickrecon/cmd/clickrecon/demo"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/monitor"
 	"github.com/clickrecon/clickrecon/sources/elido"
@@ -302,7 +301,7 @@ func flatten(err error) []error {
 // newLogger builds the run's logger on stderr (through the progress bar,
 // which clears itself before each line). LOG_FORMAT unset: text on a
 // terminal, JSON anywhere else (a pod's log collector).
-func newLogger(bar *job.Bar, format, level string) *slog.Logger {
+func newLogger(bar *progressBar, format, level string) *slog.Logger {
 	terminal := format == "" && bar.Live()
 	opts := &slog.HandlerOptions{Level: logLevel(level, terminal)}
 	var w io.Writer = bar

@@ -9,7 +9,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/clickrecon/clickrecon/internal/job"
+	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/report"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/clickrecon/clickrecon/internal/runlock"
+	"github.com/clickrecon/clickrecon/job/runlock"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
 

@@ -11,9 +11,9 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/clickrecon/clickrecon/internal/job"
-	"github.com/clickrecon/clickrecon/internal/runlock"
 	"github.com/clickrecon/clickrecon/internal/safehttp"
+	"github.com/clickrecon/clickrecon/job"
+	"github.com/clickrecon/clickrecon/job/runlock"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
@@ -34,7 +34,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	window, query, tsZone, mon, dest, repairInsert := setup.window, setup.query, setup.tsZone, setup.mon, setup.dest, setup.repairInsert
 	storeID := store.RedactDSN(c.StoreDSN) + " " + query.Name()
 	runKey := report.RunKey(c.WorkspaceID, window, storeID)
-	bar := job.NewBar(stderr)
+	bar := newBar(stderr)
 	log := newLogger(bar, c.LogFormat, c.LogLevel).With("run_key", runKey)
 	slackCfg := c.slack()
 	slackCfg.Logger = log

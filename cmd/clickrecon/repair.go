@@ -12,13 +12,13 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
-	"github.com/clickrecon/clickrecon/internal/job"
+	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
 
-// cmdRepair is "clickrecon repair": internal/job.Repair plans the repair
+// cmdRepair is "clickrecon repair": job.Repair plans the repair
 // of the window's settled missing days and, with --apply, inserts the
 // clicks through STORE_WRITE_DSN. Every check that needs no network comes
 // first: a usage error exits 2 having sent no request.
@@ -48,7 +48,7 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 		return usageExit(stderr, err)
 	}
 	runKey := report.RunKey(c.WorkspaceID, window, store.RedactDSN(c.StoreDSN)+" repair")
-	log := newLogger(job.NewBar(stderr), c.LogFormat, c.LogLevel).With("run_key", runKey)
+	log := newLogger(newBar(stderr), c.LogFormat, c.LogLevel).With("run_key", runKey)
 	ec := c.elido()
 	ec.Logger = log
 	client, err := elido.New(ec, d.elido...)

@@ -21,7 +21,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/mysqltest"
-	"github.com/clickrecon/clickrecon/internal/runlock"
+	"github.com/clickrecon/clickrecon/job/runlock"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
 

@@ -18,7 +18,6 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/clickrecon/clickrecon/internal/job"
 	"github.com/clickrecon/clickrecon/report"
 )
 
@@ -56,7 +55,7 @@ func cmdServe(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 	if ok, err := d.IsDir(); err != nil || !ok {
 		return usageExit(stderr, fmt.Errorf("RECON_REPORT_DIR %s is not a folder: give the folder the runs write to (--report-dir)", d.Base()))
 	}
-	log := newLogger(job.NewBar(stderr), c.LogFormat, c.LogLevel)
+	log := newLogger(newBar(stderr), c.LogFormat, c.LogLevel)
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "clickrecon serve: %v\n", err)

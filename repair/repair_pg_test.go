@@ -17,8 +17,8 @@ import (
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
-	"github.com/clickrecon/clickrecon/internal/repair"
 	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/repair"
 	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 	"github.com/clickrecon/clickrecon/sources/store"
@@ -85,7 +85,7 @@ type world struct {
 func newWorld(t *testing.T, elidoClicks, stored []elidotest.Click) world {
 	t.Helper()
 	db, dsn := pgtest.New(t)
-	schema, err := os.ReadFile(filepath.Join("..", "..", "sql", "store", "postgres", "events.sql"))
+	schema, err := os.ReadFile(filepath.Join("..", "sql", "store", "postgres", "events.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}

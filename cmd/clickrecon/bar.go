@@ -1,4 +1,4 @@
-package job
+package main
 
 import (
 	"fmt"
@@ -10,11 +10,11 @@ import (
 	"github.com/mattn/go-isatty"
 )
 
-// Bar draws a one-line progress bar on a terminal's stderr during a
+// progressBar draws a one-line progress bar on a terminal's stderr during a
 // long run. Log lines go through it too (Writer), so that each one first
 // clears the bar and the bar is drawn again below it. On anything but a
 // terminal it draws nothing and passes log lines through untouched.
-type Bar struct {
+type progressBar struct {
 	mu    sync.Mutex
 	w     io.Writer
 	live  bool
@@ -22,17 +22,17 @@ type Bar struct {
 	line  string
 }
 
-// NewBar returns a Bar on w, live only when w is a terminal.
-func NewBar(w io.Writer) *Bar {
+// newBar returns a Bar on w, live only when w is a terminal.
+func newBar(w io.Writer) *progressBar {
 	f, ok := w.(*os.File)
-	return &Bar{w: w, live: ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))}
+	return &progressBar{w: w, live: ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))}
 }
 
 // Live reports whether the bar is drawn: its writer is a terminal.
-func (p *Bar) Live() bool { return p.live }
+func (p *progressBar) Live() bool { return p.live }
 
 // Write writes a log line above the bar.
-func (p *Bar) Write(b []byte) (int, error) {
+func (p *progressBar) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.live && p.shown {
@@ -46,7 +46,7 @@ func (p *Bar) Write(b []byte) (int, error) {
 }
 
 // Step shows that done of total steps of stage are over.
-func (p *Bar) Step(stage string, done, total int) {
+func (p *progressBar) Step(stage string, done, total int) {
 	if !p.live || total <= 0 {
 		return
 	}
@@ -58,7 +58,7 @@ func (p *Bar) Step(stage string, done, total int) {
 }
 
 // Done clears the bar.
-func (p *Bar) Done() {
+func (p *progressBar) Done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.live && p.shown {

@@ -12,8 +12,8 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/clickrecon/clickrecon/internal/mysqltest"
-	"github.com/clickrecon/clickrecon/internal/repair"
 	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/repair"
 	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 	"github.com/clickrecon/clickrecon/sources/store"
@@ -24,7 +24,7 @@ import (
 func newMySQLWorld(t *testing.T, elidoClicks, stored []elidotest.Click) world {
 	t.Helper()
 	db, dsn := mysqltest.New(t)
-	schema, err := os.ReadFile(filepath.Join("..", "..", "sql", "store", "mysql", "events.sql"))
+	schema, err := os.ReadFile(filepath.Join("..", "sql", "store", "mysql", "events.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}

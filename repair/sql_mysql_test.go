@@ -18,8 +18,8 @@ import (
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/mysqltest"
-	"github.com/clickrecon/clickrecon/internal/repair"
 	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/repair"
 )
 
 var mysqlHour = time.Date(2026, 10, 24, 2, 0, 0, 0, time.UTC)
@@ -34,7 +34,7 @@ func mysqlStore(t *testing.T) (*sqlx.DB, []string) {
 		t.Skip("no mysql client on PATH")
 	}
 	db, raw := mysqltest.New(t)
-	schema, err := os.ReadFile(filepath.Join("..", "..", "sql", "store", "mysql", "events.sql"))
+	schema, err := os.ReadFile(filepath.Join("..", "sql", "store", "mysql", "events.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
-	"github.com/clickrecon/clickrecon/internal/repair"
 	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/repair"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
@@ -133,7 +133,7 @@ func Repair(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (Rep
 }
 
 // repairMissing is the run's opt-in repair stage: for the settled days the
-// run found missing, it plans the repair (internal/repair), writes its
+// run found missing, it plans the repair (repair), writes its
 // files beside the report, and with RepairApply inserts them, one
 // transaction per day. A dry run, or one without its lock, only prints.
 // It returns findings that say what was repaired, or why not.
