@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
@@ -103,8 +102,8 @@ func Repair(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (Rep
 			continue
 		}
 		for _, line := range repair.Describe(p, loc) {
-			fmt.Fprintf(stdout, "%s\n", line)
-			out.Unrepaired = out.Unrepaired || isRefusal(line)
+			fmt.Fprintf(stdout, "%s\n", line.Text)
+			out.Unrepaired = out.Unrepaired || line.Refused
 		}
 	}
 	fmt.Fprintf(stdout, "%d clicks to restore; the plan is in %s (repair.csv, surplus.csv, repair.sql)\n", out.Planned, o.Dir)
@@ -169,10 +168,10 @@ func repairMissing(ctx context.Context, d Deps, o Options, st *store.Store, res 
 	apply := o.Repair == RepairApply && !o.DryRun && !o.Unlocked
 	for _, p := range plans {
 		for _, line := range repair.Describe(p, o.Window.Loc) {
-			if apply && !isRefusal(line) {
+			if apply && !line.Refused {
 				continue // the result says it
 			}
-			out = append(out, finding("%s", line))
+			out = append(out, finding("%s", line.Text))
 		}
 	}
 	log.Info("repair planned", "days", len(plans), "dir", dir)
@@ -246,7 +245,3 @@ func applyRepair(ctx context.Context, d Deps, w repair.Writer, st repair.Store, 
 	}
 	return results, lines
 }
-
-// isRefusal reports whether a line of repair.Describe says an hour was
-// refused.
-func isRefusal(line string) bool { return strings.HasPrefix(line, "not repaired") }

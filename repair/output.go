@@ -167,24 +167,35 @@ func sqlString(s string) (string, error) {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'", nil
 }
 
-// Describe says in one line per day what a plan does, or why it does not,
-// in loc (the days' zone), as the summary and Slack show it.
-func Describe(p DayPlan, loc *time.Location) []string {
+// Line is one line of Describe: what the repair of an hour does, or why
+// it does not.
+type Line struct {
+	Text string
+	// Refused says the hour is not repaired (its HourPlan.Refused); Text
+	// says why.
+	Refused bool
+}
+
+func (l Line) String() string { return l.Text }
+
+// Describe says in one line per hour what a plan does, or why it does
+// not, in loc (the days' zone), as the summary and Slack show it.
+func Describe(p DayPlan, loc *time.Location) []Line {
 	if p.Skipped != "" {
 		return nil
 	}
-	var out []string
+	var out []Line
 	for _, h := range p.Hours {
 		span := fmt.Sprintf("%s, %s", p.Day, reconcile.HourSpan(h.From, h.To, loc))
 		switch {
 		case h.Refused != "":
-			out = append(out, fmt.Sprintf("not repaired: %s: %s", span, h.Refused))
+			out = append(out, Line{Text: fmt.Sprintf("not repaired: %s: %s", span, h.Refused), Refused: true})
 		case len(h.Add) > 0 && len(h.Surplus) > 0:
-			out = append(out, fmt.Sprintf("%d clicks to restore on %s; %d surplus rows listed, not deleted", len(h.Add), span, len(h.Surplus)))
+			out = append(out, Line{Text: fmt.Sprintf("%d clicks to restore on %s; %d surplus rows listed, not deleted", len(h.Add), span, len(h.Surplus))})
 		case len(h.Add) > 0:
-			out = append(out, fmt.Sprintf("%d clicks to restore on %s", len(h.Add), span))
+			out = append(out, Line{Text: fmt.Sprintf("%d clicks to restore on %s", len(h.Add), span)})
 		case len(h.Surplus) > 0:
-			out = append(out, fmt.Sprintf("%d surplus rows on %s: listed, not deleted", len(h.Surplus), span))
+			out = append(out, Line{Text: fmt.Sprintf("%d surplus rows on %s: listed, not deleted", len(h.Surplus), span)})
 		}
 	}
 	return out

@@ -292,7 +292,7 @@ func TestHourBeyondReachRefusedNothingWritten(t *testing.T) {
 		t.Fatalf("plan %+v: want the 02:00 hour refused for an incomplete source", plans[0].Hours)
 	}
 	lines := repair.Describe(plans[0], time.UTC)
-	if len(lines) != 1 || !strings.HasPrefix(lines[0], "not repaired: 2026-10-24, 02:00 UTC–03:00 UTC: clicks/recent gave 2") {
+	if len(lines) != 1 || !lines[0].Refused || !strings.HasPrefix(lines[0].Text, "not repaired: 2026-10-24, 02:00 UTC–03:00 UTC: clicks/recent gave 2") {
 		t.Errorf("Describe = %q", lines)
 	}
 	if res := repair.Apply(t.Context(), w.w, w.st, o, plans, nil, nil); len(res) != 0 {

@@ -230,9 +230,15 @@ func TestUnwritableClickRefusesItsHourOnly(t *testing.T) {
 	if err := repair.WritePlan(t.TempDir(), plans, dsn.Postgres); err != nil {
 		t.Fatalf("WritePlan: %v", err)
 	}
-	lines := strings.Join(repair.Describe(plans[0], time.UTC), "\n")
-	if !strings.Contains(lines, `not repaired: 2026-10-24, 05:00 UTC–06:00 UTC: its click at 2026-10-24T05:01:00.000Z cannot be written: its link id "lnk\x00nul" holds a NUL byte`) {
-		t.Errorf("Describe:\n%s\nwant the 05:00 hour refused for its NUL byte", lines)
+	var refused []string
+	for _, l := range repair.Describe(plans[0], time.UTC) {
+		if l.Refused {
+			refused = append(refused, l.Text)
+		}
+	}
+	wantRefused := []string{`not repaired: 2026-10-24, 05:00 UTC–06:00 UTC: its click at 2026-10-24T05:01:00.000Z cannot be written: its link id "lnk\x00nul" holds a NUL byte, which no SQL text can hold`}
+	if diff := gocmp.Diff(wantRefused, refused); diff != "" {
+		t.Errorf("Describe's refused lines (-want +got):\n%s", diff)
 	}
 	res := repair.Apply(t.Context(), w.w, w.st, o, plans, nil, nil)
 	if len(res) != 1 || res[0].Err != nil || res[0].Inserted != 60 || len(res[0].Rejected) != 1 {
