@@ -60,7 +60,7 @@ type Options struct {
 
 	// Repair is --repair: RepairOff, RepairPrint or RepairApply (see
 	// repairMissing), with the writable role and custom insert it uses.
-	Repair        string
+	Repair        RepairMode
 	StoreWriteDSN string // STORE_WRITE_DSN
 	RepairInsert  string // the text of REPAIR_INSERT_FILE; "": the events schema's
 }

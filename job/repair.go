@@ -15,11 +15,15 @@ import (
 	"github.com/clickrecon/clickrecon/sources/store"
 )
 
-// The --repair modes of a run.
+// RepairMode is what a run does with the settled missing days it finds
+// (--repair); its values are the option's.
+type RepairMode string
+
+// The repair modes of a run.
 const (
-	RepairOff   = ""
-	RepairPrint = "print" // plan the repair of the missing days and write its files
-	RepairApply = "apply" // and insert the clicks through Options.StoreWriteDSN
+	RepairOff   RepairMode = ""
+	RepairPrint RepairMode = "print" // plan the repair of the missing days and write its files
+	RepairApply RepairMode = "apply" // and insert the clicks through Options.StoreWriteDSN
 )
 
 // findingRepair is the kind of the findings the repair stage adds: Slack

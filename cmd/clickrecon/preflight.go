@@ -26,6 +26,7 @@ type runSetup struct {
 	tsZone       *time.Location
 	mon          job.Monitors
 	dest         *report.Dest
+	repair       job.RepairMode
 	repairInsert string
 }
 
@@ -53,7 +54,7 @@ func configureRun(ctx context.Context, args []string, env envconfig.Lookuper, st
 	}
 	s.mon, err = job.NewMonitors(c.PushgatewayURL, c.HealthcheckURL, d.monitor...)
 	errs = append(errs, err)
-	s.repairInsert, err = c.validateRunRepair()
+	s.repair, s.repairInsert, err = c.validateRunRepair()
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return c, s, err

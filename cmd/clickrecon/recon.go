@@ -82,7 +82,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	started := time.Now()
 	mon.Start(ctx, log)
 	o.Unlocked = lockErr != nil
-	o.Repair, o.StoreWriteDSN, o.RepairInsert = c.Repair, c.StoreWriteDSN, repairInsert
+	o.Repair, o.StoreWriteDSN, o.RepairInsert = setup.repair, c.StoreWriteDSN, repairInsert
 	jd := job.Deps{Elido: client, Notifier: notifier, Reports: dest, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit}
 	if lock != nil {
 		jd.Held = lock.Held

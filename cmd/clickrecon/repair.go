@@ -131,19 +131,21 @@ func (c config) validateRepair() (string, error) {
 }
 
 // validateRunRepair checks run's --repair (RECON_REPAIR) and what its
-// mode needs, and returns the custom insert statement, if any.
-func (c config) validateRunRepair() (string, error) {
-	switch c.Repair {
+// mode needs, and returns the mode with the custom insert statement, if
+// any.
+func (c config) validateRunRepair() (job.RepairMode, string, error) {
+	mode := job.RepairMode(c.Repair)
+	switch mode {
 	case job.RepairOff:
-		return "", nil
+		return mode, "", nil
 	case job.RepairPrint, job.RepairApply:
 	default:
-		return "", fmt.Errorf("--repair (RECON_REPAIR) must be print or apply, got %q", c.Repair)
+		return job.RepairOff, "", fmt.Errorf("--repair (RECON_REPAIR) must be print or apply, got %q", c.Repair)
 	}
-	c.Apply = c.Repair == job.RepairApply
+	c.Apply = mode == job.RepairApply
 	insert, err := c.validateRepair()
 	if err != nil {
-		return "", fmt.Errorf("--repair %s: %w", c.Repair, err)
+		return job.RepairOff, "", fmt.Errorf("--repair %s: %w", c.Repair, err)
 	}
-	return insert, nil
+	return mode, insert, nil
 }
