@@ -77,7 +77,7 @@ func failures(out Outcome, secrets []string) []alert.Cause {
 	if elidoErr == nil && storeErr == nil {
 		var reasons []string
 		for _, d := range out.Report.Days {
-			if d.Settled && reconcile.Status(d.Status) == reconcile.Unverifiable && d.Reason != "" {
+			if d.Settled && d.Status == reconcile.Unverifiable && d.Reason != "" {
 				reasons = append(reasons, d.Reason)
 			}
 		}

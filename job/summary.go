@@ -32,7 +32,7 @@ func PrintSummary(w io.Writer, format string, rep report.Report, dir string) err
 	if len(days) > maxTextDays {
 		days = nil
 		for _, d := range rep.Days {
-			if d.Status == string(reconcile.Match) {
+			if d.Status == reconcile.Match {
 				folded++
 				continue
 			}

@@ -20,8 +20,8 @@ type chart struct {
 	Days                               []chartDay
 	Ticks                              []chartTick
 	Labels                             []chartLabel
-	Callout                            *chartLabel // names the worst gap over its bar
-	CalloutStatus                      string      // its day's status, missing or surplus: the label's colour
+	Callout                            *chartLabel      // names the worst gap over its bar
+	CalloutStatus                      reconcile.Status // its day's status, missing or surplus: the label's colour
 	CalloutLineX, CalloutY1, CalloutY2 float64
 }
 
@@ -98,13 +98,13 @@ func newChart(id string, days []Day, width float64) chart {
 		x := c.Left + slot*float64(i)
 		cd := chartDay{Day: d, Class: "bar-match"}
 		switch d.Status {
-		case "missing", "surplus", "provisional":
-			cd.Class = "mark-" + d.Status
-		case "unverifiable":
+		case reconcile.Missing, reconcile.Surplus, reconcile.Provisional:
+			cd.Class = "mark-" + string(d.Status)
+		case reconcile.Unverifiable:
 			cd.Class, cd.Band = "mark-unverifiable", true
 		}
 		if d.IsGap() {
-			cd.Sev = "sev-" + d.Severity
+			cd.Sev = "sev-" + string(d.Severity)
 			if d.Delta != nil && (worst < 0 || abs(*d.Delta) > abs(*days[worst].Delta)) {
 				worst = i
 			}
@@ -150,7 +150,7 @@ func newChart(id string, days []Day, width float64) chart {
 // chartDelta returns a day's delta as the chart draws it, bounded to what
 // a count can be, and whether the day has one to draw.
 func chartDelta(d Day) (int64, bool) {
-	if d.Delta == nil || d.Status == "unverifiable" {
+	if d.Delta == nil || d.Status == reconcile.Unverifiable {
 		return 0, false
 	}
 	return min(max(*d.Delta, -reconcile.MaxClicks), reconcile.MaxClicks), true

@@ -89,7 +89,7 @@ func chartReport(days ...Day) Report {
 	return r
 }
 
-func countDay(date string, api, local *int64, status string) Day {
+func countDay(date string, api, local *int64, status reconcile.Status) Day {
 	d := Day{Date: date, Hours: 24, API: api, Local: local, Status: status, Severity: "ok", Settled: true}
 	if api != nil && local != nil {
 		delta := *local - *api

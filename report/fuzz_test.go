@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clickrecon/clickrecon/reconcile"
 )
 
 // fuzzReport is a small report holding hostile text where a store or Elido
@@ -44,7 +46,7 @@ func FuzzCSV(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, id, text string, api, local int64) {
 		r := fuzzReport(id, text, api, local)
-		r.Days[0].Date, r.Links[0].Status, r.Days[0].Reason = text, id, text
+		r.Days[0].Date, r.Links[0].Status, r.Days[0].Reason = text, reconcile.Status(id), text
 		for _, tt := range []struct {
 			render func(Report) ([]byte, error)
 			n      int

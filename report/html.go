@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/clickrecon/clickrecon/reconcile"
 )
 
 // maxHTMLLinks bounds the link table of report.html; links.csv and
@@ -120,14 +122,14 @@ type ReasonRun struct {
 func ReasonRuns(days []Day) []ReasonRun {
 	var runs []ReasonRun
 	for i, d := range days {
-		if d.Status != "unverifiable" {
+		if d.Status != reconcile.Unverifiable {
 			continue
 		}
 		reason := d.Reason
 		if reason == "" {
 			reason = "no reason recorded"
 		}
-		if n := len(runs); n > 0 && runs[n-1].Reason == reason && i > 0 && days[i-1].Status == "unverifiable" {
+		if n := len(runs); n > 0 && runs[n-1].Reason == reason && i > 0 && days[i-1].Status == reconcile.Unverifiable {
 			runs[n-1].To, runs[n-1].Days = d.Date, runs[n-1].Days+1
 			continue
 		}
@@ -192,7 +194,7 @@ const maxRechecks = 5
 // on one line.
 func RecheckCommands(r Report) [][]string {
 	tz := "--tz " + r.Window.TZ
-	for _, pick := range []func(Day) bool{Day.IsGap, func(d Day) bool { return d.Status == "unverifiable" }} {
+	for _, pick := range []func(Day) bool{Day.IsGap, func(d Day) bool { return d.Status == reconcile.Unverifiable }} {
 		var runs [][2]string
 		for i, d := range r.Days {
 			switch {
@@ -227,7 +229,7 @@ func RecheckCommands(r Report) [][]string {
 // days, else the whole window.
 func RecheckCommand(r Report) string {
 	from, to := "", ""
-	for _, pick := range []func(Day) bool{Day.IsGap, func(d Day) bool { return d.Status == "unverifiable" }} {
+	for _, pick := range []func(Day) bool{Day.IsGap, func(d Day) bool { return d.Status == reconcile.Unverifiable }} {
 		for _, d := range r.Days {
 			if pick(d) {
 				if from == "" {
@@ -301,8 +303,8 @@ func xmlSafe(r Report) Report {
 // xmlText replaces what an XML 1.0 document cannot hold (control
 // characters other than TAB, LF and CR; U+FFFE, U+FFFF; invalid UTF-8)
 // with U+FFFD.
-func xmlText(s string) string {
-	return strings.Map(func(r rune) rune {
+func xmlText[S ~string](s S) S {
+	return S(strings.Map(func(r rune) rune {
 		switch {
 		case r == '\t' || r == '\n' || r == '\r',
 			r >= 0x20 && r <= 0xD7FF,
@@ -311,7 +313,7 @@ func xmlText(s string) string {
 			return r
 		}
 		return unicode.ReplacementChar
-	}, s)
+	}, string(s)))
 }
 
 // niceCeil rounds n up to a round number for the chart's scale: 10, or

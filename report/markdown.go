@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/clickrecon/clickrecon/reconcile"
 )
 
 // Markdown renders report.md: what a person reads first.
@@ -13,7 +15,7 @@ func Markdown(r Report) ([]byte, error) {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
 	p("# Click reconciliation: %s to %s (%s)\n\n", mdLine(r.Window.From), mdLine(r.Window.To), mdLine(r.Window.TZ))
-	p("Workspace `%s` · status **%s** · run `%s` · generated %s\n", mdCode(r.WorkspaceID), mdLine(r.Status), mdCode(r.RunKey),
+	p("Workspace `%s` · status **%s** · run `%s` · generated %s\n", mdCode(r.WorkspaceID), mdLine(string(r.Status)), mdCode(r.RunKey),
 		r.GeneratedAt.UTC().Format("2006-01-02 15:04:05Z"))
 	if r.Interrupted != "" {
 		p("\n> The run stopped before it finished: %s. The days below are what was read before it stopped.\n", mdLine(r.Interrupted))
@@ -43,7 +45,7 @@ func Markdown(r Report) ([]byte, error) {
 			if pct := DeltaPct(d); pct != "" {
 				share = ", " + pct
 			}
-			p("- **%s**: %s clicks (%s%s, %s)\n", mdLine(d.Date), Signed(*d.Delta), mdLine(d.Status), share, mdLine(d.Severity))
+			p("- **%s**: %s clicks (%s%s, %s)\n", mdLine(d.Date), Signed(*d.Delta), mdLine(string(d.Status)), share, mdLine(string(d.Severity)))
 		}
 	}
 	p("\nRe-check: `%s`\n", mdCode(RecheckCommand(r)))
@@ -53,7 +55,7 @@ func Markdown(r Report) ([]byte, error) {
 	if len(days) > maxMarkdownDays {
 		days = nil
 		for _, d := range r.Days {
-			if d.Status == "match" {
+			if d.Status == reconcile.Match {
 				folded++
 				continue
 			}
@@ -63,7 +65,7 @@ func Markdown(r Report) ([]byte, error) {
 	p("\n## Days\n\n| date | hours | Elido | local | delta | status | severity |\n|---|---:|---:|---:|---:|---|---|\n")
 	for _, d := range days {
 		p("| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(d.Date), Hours(d.Hours), OptNum(d.API), OptNum(d.Local),
-			OptSigned(d.Delta), mdEscape(d.Status), mdEscape(DaySeverity(d)))
+			OptSigned(d.Delta), mdEscape(string(d.Status)), mdEscape(DaySeverity(d)))
 	}
 	if folded > 0 {
 		p("\nAnd %s within tolerance: see days.csv.\n", Plural(folded, "more day that matches", "more days that match"))
@@ -72,7 +74,7 @@ func Markdown(r Report) ([]byte, error) {
 	if len(r.Links) > 0 {
 		p("\n## Links that differ most\n\n| date | link | Elido | local | delta | status |\n|---|---|---:|---:|---:|---|\n")
 		for _, l := range worstLinks(r.Links, maxMarkdownLinks) {
-			p("| %s | `%s` | %s | %s | %s | %s |\n", mdEscape(l.Date), mdEscape(l.LinkID), Num(l.API), Num(l.Local), Signed(l.Delta), mdEscape(l.Status))
+			p("| %s | `%s` | %s | %s | %s | %s |\n", mdEscape(l.Date), mdEscape(l.LinkID), Num(l.API), Num(l.Local), Signed(l.Delta), mdEscape(string(l.Status)))
 		}
 		if more := len(r.Links) - maxMarkdownLinks; more > 0 {
 			p("\nAnd %d more links: see links.csv.\n", more)
@@ -99,7 +101,7 @@ func Markdown(r Report) ([]byte, error) {
 	}
 	var provisional []Day
 	for _, d := range r.Days {
-		if d.Status == "provisional" && d.Reason != "" {
+		if d.Status == reconcile.Provisional && d.Reason != "" {
 			provisional = append(provisional, d)
 		}
 	}
@@ -212,10 +214,10 @@ func Hours(h float64) string {
 // DaySeverity is the severity a person reads: - for a day that could not
 // be verified, whose severity means nothing.
 func DaySeverity(d Day) string {
-	if d.Status == "unverifiable" {
+	if d.Status == reconcile.Unverifiable {
 		return "-"
 	}
-	return d.Severity
+	return string(d.Severity)
 }
 
 // CountryName writes a country code as text shows it: - when the country

@@ -185,7 +185,7 @@ func checkDelta(d Day) error {
 func totalsOf(days []Day) Totals {
 	t := Totals{Unknown: true}
 	for i, d := range days {
-		if d.Status == string(reconcile.Unverifiable) {
+		if d.Status == reconcile.Unverifiable {
 			continue
 		}
 		var api, local int64
@@ -197,7 +197,7 @@ func totalsOf(days []Day) Totals {
 			ok = okAPI && okLocal && reconcile.CountInRange(api) && reconcile.CountInRange(local)
 		}
 		if !ok {
-			days[i].Status, days[i].Severity, days[i].Delta = string(reconcile.Unverifiable), string(reconcile.OK), nil
+			days[i].Status, days[i].Severity, days[i].Delta = reconcile.Unverifiable, reconcile.OK, nil
 			days[i].Reason = joinReason(d.Reason, fmt.Sprintf("a count is missing or out of range (a count of clicks is from 0 to %d): a misread, not a gap", reconcile.MaxClicks))
 			continue
 		}

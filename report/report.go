@@ -28,11 +28,15 @@ const SchemaVersion = 1
 // clickrecon's, so that pruning never removes another tool's report.json.
 const Tool = "clickrecon"
 
+// Status is a report's verdict on the whole window: report.json's
+// "status".
+type Status string
+
 // Report statuses.
 const (
-	StatusOK            = "ok"            // every day verified, none a gap
-	StatusDiscrepancies = "discrepancies" // at least one settled day is missing or surplus
-	StatusIncomplete    = "incomplete"    // a day could not be verified, or the run was cut short
+	StatusOK            Status = "ok"            // every day verified, none a gap
+	StatusDiscrepancies Status = "discrepancies" // at least one settled day is missing or surplus
+	StatusIncomplete    Status = "incomplete"    // a day could not be verified, or the run was cut short
 )
 
 // Report is report.json. Counts that are not known are null, never 0.
@@ -44,7 +48,7 @@ type Report struct {
 	StoreID       string         `json:"store_id"` // an opaque id of the store and query read (no secret)
 	Window        Window         `json:"window"`
 	GeneratedAt   time.Time      `json:"generated_at"`
-	Status        string         `json:"status"`
+	Status        Status         `json:"status"`
 	Interrupted   string         `json:"interrupted,omitempty"` // why the run stopped early
 	Totals        Totals         `json:"totals"`
 	Coverage      Coverage       `json:"coverage"`
@@ -140,15 +144,15 @@ type Coverage struct {
 
 // Day is one day's verdict.
 type Day struct {
-	Date     string  `json:"date"`
-	Hours    float64 `json:"hours"`
-	API      *int64  `json:"api"`
-	Local    *int64  `json:"local"`
-	Delta    *int64  `json:"delta"`
-	Status   string  `json:"status"`
-	Severity string  `json:"severity"`
-	Settled  bool    `json:"settled"`
-	Reason   string  `json:"reason,omitempty"`
+	Date     string             `json:"date"`
+	Hours    float64            `json:"hours"`
+	API      *int64             `json:"api"`
+	Local    *int64             `json:"local"`
+	Delta    *int64             `json:"delta"`
+	Status   reconcile.Status   `json:"status"`
+	Severity reconcile.Severity `json:"severity"`
+	Settled  bool               `json:"settled"`
+	Reason   string             `json:"reason,omitempty"`
 	// HoursWithGap are the hours of a drilled-into day whose counts
 	// differ; absent when the hours were not compared.
 	HoursWithGap []Hour `json:"hours_with_gap,omitempty"`
@@ -161,7 +165,7 @@ type Day struct {
 func (d Day) MarshalJSON() ([]byte, error) {
 	type plain Day // without these methods
 	b, err := json.Marshal(plain(d))
-	if err != nil || d.Status != string(reconcile.Unverifiable) {
+	if err != nil || d.Status != reconcile.Unverifiable {
 		return b, err
 	}
 	sev, err := json.Marshal(d.Severity)
@@ -178,15 +182,15 @@ func (d *Day) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, (*plain)(d)); err != nil {
 		return err
 	}
-	if d.Severity == "" && d.Status == string(reconcile.Unverifiable) {
-		d.Severity = string(reconcile.OK)
+	if d.Severity == "" && d.Status == reconcile.Unverifiable {
+		d.Severity = reconcile.OK
 	}
 	return nil
 }
 
 // IsGap reports whether the day is a settled discrepancy (reconcile's
 // verdict).
-func (d Day) IsGap() bool { return reconcile.Status(d.Status).IsGap() }
+func (d Day) IsGap() bool { return d.Status.IsGap() }
 
 // Hour is one hour of a day whose counts differ. Start is the hour's first
 // instant in the window's zone, with its offset, so the two 02:00 hours of
@@ -200,12 +204,12 @@ type Hour struct {
 
 // Link is one link's counts on a day where they differ.
 type Link struct {
-	Date   string `json:"date"`
-	LinkID string `json:"link_id"`
-	API    int64  `json:"api"`
-	Local  int64  `json:"local"`
-	Delta  int64  `json:"delta"`
-	Status string `json:"status"`
+	Date   string           `json:"date"`
+	LinkID string           `json:"link_id"`
+	API    int64            `json:"api"`
+	Local  int64            `json:"local"`
+	Delta  int64            `json:"delta"`
+	Status reconcile.Status `json:"status"`
 }
 
 // Country is one country's counts on a day that differs. Local and Delta
@@ -303,8 +307,8 @@ func New(res reconcile.Result, w reconcile.Window, meta Meta) Report {
 			API:      d.API,
 			Local:    d.Local,
 			Delta:    d.Delta,
-			Status:   string(d.Status),
-			Severity: string(d.Severity),
+			Status:   d.Status,
+			Severity: d.Severity,
 			Settled:  d.Settled,
 			Reason:   d.Reason,
 		})
@@ -315,7 +319,7 @@ func New(res reconcile.Result, w reconcile.Window, meta Meta) Report {
 		}
 	}
 	for _, l := range res.Links {
-		r.Links = append(r.Links, Link{Date: l.Date.String(), LinkID: l.LinkID, API: l.API, Local: l.Local, Delta: l.Delta, Status: string(l.Status)})
+		r.Links = append(r.Links, Link{Date: l.Date.String(), LinkID: l.LinkID, API: l.API, Local: l.Local, Delta: l.Delta, Status: l.Status})
 	}
 	for _, c := range res.Countries {
 		r.Countries = append(r.Countries, Country{Date: c.Date.String(), CountryCode: c.CountryCode, API: c.API, Local: c.Local, Delta: c.Delta})
@@ -343,7 +347,7 @@ func anyTotalled(days []reconcile.DayResult) bool {
 // status is a report's overall status: incomplete when the run was cut
 // short, else discrepancies when a settled day is a gap, else incomplete
 // when a day could not be verified, else ok.
-func status(c Coverage, interrupted string) string {
+func status(c Coverage, interrupted string) Status {
 	switch {
 	case interrupted != "":
 		return StatusIncomplete
@@ -359,7 +363,7 @@ func status(c Coverage, interrupted string) string {
 func coverageOf(days []Day) Coverage {
 	c := Coverage{Days: len(days)}
 	for _, d := range days {
-		switch reconcile.Status(d.Status) {
+		switch d.Status {
 		case reconcile.Match:
 			c.Match++
 		case reconcile.Missing:

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/clickrecon/clickrecon/reconcile"
 )
 
 // Files written by Write, in the order they are rendered: the JSON, one
@@ -70,7 +72,7 @@ func DaysCSV(r Report) ([]byte, error) {
 	rows := [][]string{{"date", "hours", "api", "local", "delta", "status", "severity", "reason"}}
 	for _, d := range r.Days {
 		rows = append(rows, []string{csvSafe(d.Date), Hours(d.Hours), optInt(d.API), optInt(d.Local), optInt(d.Delta),
-			csvSafe(d.Status), csvSafe(csvSeverity(d)), csvSafe(d.Reason)})
+			csvSafe(string(d.Status)), csvSafe(csvSeverity(d)), csvSafe(d.Reason)})
 	}
 	return writeCSV(rows)
 }
@@ -83,7 +85,7 @@ func LinksCSV(r Report) ([]byte, error) {
 	sev := daySeverities(r.Days)
 	rows := [][]string{{"date", "link_id", "api", "local", "delta", "status", "severity"}}
 	for _, l := range r.Links {
-		rows = append(rows, []string{csvSafe(l.Date), csvSafe(l.LinkID), itoa(l.API), itoa(l.Local), itoa(l.Delta), csvSafe(l.Status), csvSafe(sev[l.Date])})
+		rows = append(rows, []string{csvSafe(l.Date), csvSafe(l.LinkID), itoa(l.API), itoa(l.Local), itoa(l.Delta), csvSafe(string(l.Status)), csvSafe(sev[l.Date])})
 	}
 	return writeCSV(rows)
 }
@@ -137,10 +139,10 @@ func writeCSV(rows [][]string) ([]byte, error) {
 // csvSeverity is a day's severity in a CSV: empty for a day that could not
 // be verified, whose severity means nothing.
 func csvSeverity(d Day) string {
-	if d.Status == "unverifiable" {
+	if d.Status == reconcile.Unverifiable {
 		return ""
 	}
-	return d.Severity
+	return string(d.Severity)
 }
 
 // daySeverities maps each date to its CSV severity, for the rows of a

@@ -136,7 +136,7 @@ var runCommand = regexp.MustCompile(`clickrecon run --from \S+ --to \S+ --tz \S+
 func dayStatuses(rep report.Report) string {
 	var parts []string
 	for _, d := range rep.Days {
-		parts = append(parts, d.Date+" "+d.Status)
+		parts = append(parts, d.Date+" "+string(d.Status))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -59,11 +59,11 @@ func testDemo(t *testing.T, now time.Time) {
 	if err := json.Unmarshal(b, &repaired); err != nil {
 		t.Fatal(err)
 	}
-	var statuses []string
+	var statuses []reconcile.Status
 	for _, d := range repaired.Days {
 		statuses = append(statuses, d.Status)
 	}
-	if diff := cmp.Diff([]string{"match", "match", "surplus", "match"}, statuses); diff != "" {
+	if diff := cmp.Diff([]reconcile.Status{reconcile.Match, reconcile.Match, reconcile.Surplus, reconcile.Match}, statuses); diff != "" {
 		t.Errorf("the report after the repair (-want +got):\n%s", diff)
 	}
 	// The re-check the demo shows must work once it is over: not a run
@@ -103,10 +103,10 @@ func testDemo(t *testing.T, now time.Time) {
 		Date       string
 		Hours      float64
 		API, Local int64
-		Status     string
+		Status     reconcile.Status
 	}
 	var want, gotRows []row
-	wantStatus := []string{"match", "missing", "surplus", "match"}
+	wantStatus := []reconcile.Status{reconcile.Match, reconcile.Missing, reconcile.Surplus, reconcile.Match}
 	for i, d := range []string{"2026-10-23", "2026-10-24", "2026-10-25", "2026-10-26"} {
 		hours := 24.0
 		if d == "2026-10-25" {

@@ -31,6 +31,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
@@ -112,7 +113,7 @@ type faultRig struct {
 	env       map[string]string
 	reportDir string
 	waits     *waitLog
-	truth     map[string]string // each day's status in the data
+	truth     map[string]reconcile.Status // each day's status in the data
 	frontHook atomic.Pointer[func(w http.ResponseWriter, r *http.Request) bool]
 }
 
@@ -125,10 +126,10 @@ func newFaultRig(t *testing.T, gaps bool) *faultRig {
 	t.Helper()
 	api := dstWindowClicks()
 	local := api
-	truth := map[string]string{"2026-10-24": "match", "2026-10-25": "match", "2026-10-26": "match"}
+	truth := map[string]reconcile.Status{"2026-10-24": "match", "2026-10-25": "match", "2026-10-26": "match"}
 	if gaps {
 		local = lossAndDuplicate(api)
-		truth = map[string]string{"2026-10-24": "match", "2026-10-25": "missing", "2026-10-26": "surplus"}
+		truth = map[string]reconcile.Status{"2026-10-24": "match", "2026-10-25": "missing", "2026-10-26": "surplus"}
 	}
 	ws := fmt.Sprintf("%s%03d", testWorkspace, faultWorkspaces.Add(1))
 	rig := &faultRig{t: t, reportDir: filepath.Join(t.TempDir(), "reports"), waits: &waitLog{}, truth: truth}

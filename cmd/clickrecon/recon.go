@@ -203,7 +203,7 @@ func failing(rep report.Report, failOn reconcile.Severity) bool {
 		return false
 	}
 	for _, d := range rep.Days {
-		if d.IsGap() && reconcile.Severity(d.Severity).AtLeast(failOn) {
+		if d.IsGap() && d.Severity.AtLeast(failOn) {
 			return true
 		}
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/internal/mysqltest"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
+	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/monitor"
 	"github.com/clickrecon/clickrecon/sources/elido"
@@ -450,7 +451,7 @@ func TestRunOutsideRetention(t *testing.T) {
 	}
 	var statuses []string
 	for _, d := range f.readReport().Days {
-		statuses = append(statuses, d.Date+" "+d.Status)
+		statuses = append(statuses, d.Date+" "+string(d.Status))
 		if d.Status == "unverifiable" && !strings.Contains(d.Reason, "ELIDO_RETENTION_DAYS=29") {
 			t.Errorf("%s: reason %q does not name the retention", d.Date, d.Reason)
 		}
@@ -507,38 +508,38 @@ func TestRunUnderAPIFaults(t *testing.T) {
 		name         string
 		faults       []elidotest.Fault
 		wantCode     int
-		wantStatuses []string
-		wantStatus   string
+		wantStatuses []reconcile.Status
+		wantStatus   report.Status
 		wantText     string // in a day's reason or a finding
 	}{
 		{name: "transient_503_survived", faults: []elidotest.Fault{{Kind: elidotest.ServerError, Status: 503, Times: 2}},
-			wantCode: exitOK, wantStatuses: []string{"match", "missing", "surplus"}, wantStatus: "discrepancies"},
+			wantCode: exitOK, wantStatuses: []reconcile.Status{"match", "missing", "surplus"}, wantStatus: "discrepancies"},
 		{name: "transient_429_survived", faults: []elidotest.Fault{{Kind: elidotest.RateLimited, RetryAfter: 7 * time.Second, Times: 1}},
-			wantCode: exitOK, wantStatuses: []string{"match", "missing", "surplus"}, wantStatus: "discrepancies"},
+			wantCode: exitOK, wantStatuses: []reconcile.Status{"match", "missing", "surplus"}, wantStatus: "discrepancies"},
 		{name: "summary_settles_on_second_read", faults: []elidotest.Fault{{Kind: elidotest.SummaryOff, Offset: 3, Times: 1}},
-			wantCode: exitOK, wantStatuses: []string{"match", "missing", "surplus"}, wantStatus: "discrepancies"},
+			wantCode: exitOK, wantStatuses: []reconcile.Status{"match", "missing", "surplus"}, wantStatus: "discrepancies"},
 		{name: "persistent_500", faults: []elidotest.Fault{{Kind: elidotest.ServerError, Status: 500}},
-			wantCode: exitIncomplete, wantStatuses: []string{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "500"},
+			wantCode: exitIncomplete, wantStatuses: []reconcile.Status{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "500"},
 		{name: "persistent_timeseries_502", faults: []elidotest.Fault{{Kind: elidotest.ServerError, Status: 502, Endpoint: "timeseries"}},
-			wantCode: exitIncomplete, wantStatuses: []string{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "502"},
+			wantCode: exitIncomplete, wantStatuses: []reconcile.Status{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "502"},
 		{name: "truncated_json", faults: []elidotest.Fault{{Kind: elidotest.Truncated}},
-			wantCode: exitIncomplete, wantStatuses: []string{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete"},
+			wantCode: exitIncomplete, wantStatuses: []reconcile.Status{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete"},
 		{name: "missing_clicks_field", faults: []elidotest.Fault{{Kind: elidotest.MissingField, Field: "clicks", Endpoint: "timeseries"}},
-			wantCode: exitIncomplete, wantStatuses: []string{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "clicks"},
+			wantCode: exitIncomplete, wantStatuses: []reconcile.Status{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "clicks"},
 		{name: "null_clicks_field", faults: []elidotest.Fault{{Kind: elidotest.NullField, Field: "clicks", Endpoint: "summary"}},
-			wantCode: exitIncomplete, wantStatuses: []string{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "clicks"},
+			wantCode: exitIncomplete, wantStatuses: []reconcile.Status{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "clicks"},
 		{name: "missing_day", faults: []elidotest.Fault{{Kind: elidotest.MissingDay}},
-			wantCode: exitIncomplete, wantStatuses: []string{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete"},
+			wantCode: exitIncomplete, wantStatuses: []reconcile.Status{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete"},
 		{name: "summary_disagrees", faults: []elidotest.Fault{{Kind: elidotest.SummaryOff, Offset: 40}},
-			wantCode: exitOK, wantStatuses: []string{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "/summary"},
+			wantCode: exitOK, wantStatuses: []reconcile.Status{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "/summary"},
 		// Elido's own numbers disagree on the 26th only: per-day summaries
 		// leave the other days verified, gaps included.
 		{name: "summary_disagrees_on_one_day", faults: []elidotest.Fault{{Kind: elidotest.SummaryOff, Offset: 40, Date: "2026-10-26"}},
-			wantCode: exitGaps, wantStatuses: []string{"match", "missing", "unverifiable"}, wantStatus: "discrepancies", wantText: "/summary for 2026-10-26"},
+			wantCode: exitGaps, wantStatuses: []reconcile.Status{"match", "missing", "unverifiable"}, wantStatus: "discrepancies", wantText: "/summary for 2026-10-26"},
 		{name: "key_revoked", faults: []elidotest.Fault{{Kind: elidotest.Unauthorized}},
-			wantCode: exitUsage, wantStatuses: []string{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "ELIDO_API_KEY"},
+			wantCode: exitUsage, wantStatuses: []reconcile.Status{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "ELIDO_API_KEY"},
 		{name: "key_lacks_scope", faults: []elidotest.Fault{{Kind: elidotest.Forbidden}},
-			wantCode: exitUsage, wantStatuses: []string{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "analytics:read"},
+			wantCode: exitUsage, wantStatuses: []reconcile.Status{"unverifiable", "unverifiable", "unverifiable"}, wantStatus: "incomplete", wantText: "analytics:read"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -553,7 +554,7 @@ func TestRunUnderAPIFaults(t *testing.T) {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, tt.wantCode, r.stdout, r.stderr)
 			}
 			got := f.readReport()
-			var statuses []string
+			var statuses []reconcile.Status
 			var text strings.Builder
 			for _, d := range got.Days {
 				statuses = append(statuses, d.Status)

@@ -31,7 +31,7 @@ const (
 )
 
 // serveReport is a run's report as clickrecon writes it.
-func serveReport(key string, made time.Time, status string, delta int64) report.Report {
+func serveReport(key string, made time.Time, status report.Status, delta int64) report.Report {
 	api, local := int64(100), 100+delta
 	return report.Report{
 		SchemaVersion: report.SchemaVersion,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
 
@@ -145,7 +146,7 @@ func TestRunStoreTimestampZone(t *testing.T) {
 			rep := f.readReport()
 			var got []string
 			for _, d := range rep.Days {
-				got = append(got, d.Status)
+				got = append(got, string(d.Status))
 			}
 			if strings.Join(got, " ") != strings.Join(tt.status, " ") {
 				t.Errorf("STORE_TIMESTAMP_TZ=%s: days %v, want %v (exit %d)\n%s", tt.zone, got, tt.status, r.code, r.stderr)
@@ -184,7 +185,7 @@ func TestRunStoreTimestampZone(t *testing.T) {
 		f.env["STORE_DSN"] = dsn
 		for _, tt := range []struct {
 			zone   string
-			status string
+			status reconcile.Status
 		}{
 			{"UTC", "missing"},
 			{"Europe/Warsaw", "match"},

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 )
 
@@ -24,9 +25,9 @@ func FuzzRender(f *testing.F) {
 		}
 		r.Interrupted = text
 		for _, m := range []Message{
-			Render(r, []Change{{Date: text, Kind: ChangeChanged, Was: State{Status: text, Delta: delta}, Now: &State{Status: id, Severity: text}}}),
+			Render(r, []Change{{Date: text, Kind: ChangeChanged, Was: State{Status: reconcile.Status(text), Delta: delta}, Now: &State{Status: reconcile.Status(id), Severity: reconcile.Severity(text)}}}),
 			RenderUpdate(Update{WorkspaceID: "48213", TZ: "UTC", From: "2026-11-24", To: "2026-11-26", RunKey: "k",
-				Days: []Change{{Date: id, Kind: ChangeHealed, Was: State{Status: text}}}}),
+				Days: []Change{{Date: id, Kind: ChangeHealed, Was: State{Status: reconcile.Status(text)}}}}),
 		} {
 			if err := m.Validate(); err != nil {
 				t.Fatalf("Validate: %v", err)

@@ -147,7 +147,7 @@ func RenderNotice(rep report.Report, causes []Cause, of NoticeOf) Message {
 
 	var days []string
 	for _, d := range rep.Days {
-		if d.Settled && reconcile.Status(d.Status) == reconcile.Unverifiable {
+		if d.Settled && d.Status == reconcile.Unverifiable {
 			days = append(days, plain(d.Date))
 		}
 	}

@@ -43,8 +43,8 @@ type Message struct {
 
 // State is a day's status and counts, as alerted or as read now.
 type State struct {
-	Status   string
-	Severity string
+	Status   reconcile.Status
+	Severity reconcile.Severity
 	API      int64
 	Local    int64
 	Delta    int64
@@ -323,7 +323,7 @@ func alertable(days []report.Day) []report.Day {
 }
 
 func isGap(d report.Day) bool {
-	return d.Settled && d.IsGap() && reconcile.Severity(d.Severity).AtLeast(reconcile.Warn) &&
+	return d.Settled && d.IsGap() && d.Severity.AtLeast(reconcile.Warn) &&
 		d.API != nil && d.Local != nil && d.Delta != nil
 }
 
@@ -340,7 +340,7 @@ func sortGaps(gaps []report.Day) {
 
 func gapEmoji(gaps []report.Day) string {
 	for _, d := range gaps {
-		if d.Severity == "fail" {
+		if d.Severity == reconcile.Fail {
 			return "🔴"
 		}
 	}
@@ -493,9 +493,10 @@ func span(from, to string) string {
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
 
 // esc escapes the three characters Slack's mrkdwn reserves, so text from a
-// report (a link id, a finding) can neither format nor mention (<!here>).
-func esc(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+// report (a link id, a finding, a status read back) can neither format
+// nor mention (<!here>).
+func esc[S ~string](s S) S {
+	return S(strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(string(s)))
 }
 
 // oneLine replaces what would let text leave its place in a message: a
@@ -505,7 +506,7 @@ var oneLine = strings.NewReplacer("`", "'", "\r\n", " ", "\n", " ", "\r", " ")
 
 // plain makes text from a report (a finding, an error, a date) inert in
 // mrkdwn: on its line, with no code span, mention or link.
-func plain(s string) string { return esc(oneLine.Replace(s)) }
+func plain[S ~string](s S) S { return S(esc(oneLine.Replace(string(s)))) }
 
 // code puts s in a code span that it cannot close early.
 func code(s string) string { return "`" + plain(s) + "`" }

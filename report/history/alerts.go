@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/jmoiron/sqlx"
 )
 
@@ -35,14 +36,14 @@ const (
 // outbox table: changing one makes pending rows of an older version
 // unreadable.
 type Alert struct {
-	Date      string `db:"day" json:"day"`
-	Status    string `db:"status" json:"status"` // missing or surplus, as alerted
-	Severity  string `db:"severity" json:"severity"`
-	API       int64  `db:"api_clicks" json:"api_clicks"` // the counts as alerted
-	Local     int64  `db:"local_clicks" json:"local_clicks"`
-	Delta     int64  `db:"delta_clicks" json:"delta_clicks"`
-	Healed    bool   `db:"healed" json:"healed"` // the day matched after it was alerted
-	Transport string `db:"transport" json:"transport"`
+	Date      string             `db:"day" json:"day"`
+	Status    reconcile.Status   `db:"status" json:"status"` // missing or surplus, as alerted
+	Severity  reconcile.Severity `db:"severity" json:"severity"`
+	API       int64              `db:"api_clicks" json:"api_clicks"` // the counts as alerted
+	Local     int64              `db:"local_clicks" json:"local_clicks"`
+	Delta     int64              `db:"delta_clicks" json:"delta_clicks"`
+	Healed    bool               `db:"healed" json:"healed"` // the day matched after it was alerted
+	Transport string             `db:"transport" json:"transport"`
 	// Channel and TS name the newest message that shows the day, the one
 	// a later run edits; both are empty for a webhook.
 	Channel string `db:"channel" json:"channel"`

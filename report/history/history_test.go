@@ -62,7 +62,7 @@ func migrated(t *testing.T, dsn string) *History {
 func n(v int64) *int64 { return &v }
 
 // day builds a settled day with both counts known.
-func day(date string, api, local int64, status, severity string) report.Day {
+func day(date string, api, local int64, status reconcile.Status, severity reconcile.Severity) report.Day {
 	return report.Day{Date: date, Hours: 24, API: n(api), Local: n(local), Delta: n(local - api),
 		Status: status, Severity: severity, Settled: true}
 }
