@@ -89,7 +89,7 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	o.StoreDSN, o.Query = world.StoreDSN, query
 	o.Retention = 0 // the demo's days are fixed; they never age out of the simulated Elido
 	jd := job.Deps{Elido: client, Log: log, Now: d.now, Progress: bar}
-	code, rep := runJob(ctx, o, jd, c.failOn(), nil, c.Format, false, stdout)
+	code, rep := runJob(ctx, o, jd, c.failOn(), nil, c.Format, stdout)
 	if code == exitIncomplete || c.Format != "text" {
 		return code
 	}
@@ -109,7 +109,7 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	// the repaired store beside it, so that both can be opened.
 	o.RunKey = report.RunKey(demo.Workspace, w, "demo after repair")
 	o.KeepDays = 0 // the first report stays, whatever its age
-	after, rep2 := runJob(ctx, o, job.Deps{Elido: client, Log: log, Now: d.now, Progress: bar}, "", nil, c.Format, false, io.Discard)
+	after, rep2 := runJob(ctx, o, job.Deps{Elido: client, Log: log, Now: d.now, Progress: bar}, "", nil, c.Format, io.Discard)
 	if after == exitIncomplete {
 		return exitIncomplete
 	}

@@ -87,8 +87,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	if lock != nil {
 		jd.Held = lock.Held
 	}
-	code, rep := runJob(ctx, o, jd,
-		c.failOn(), lockErr, c.Format, hideSlack, stdout)
+	code, rep := runJob(ctx, o, jd, c.failOn(), lockErr, c.Format, stdout)
 	mon.Finish(ctx, log, c.WorkspaceID, code, rep, time.Now(), time.Since(started))
 	return code
 }
@@ -132,12 +131,12 @@ func releaseLock(log *slog.Logger, lock *runlock.Lock) {
 }
 
 // runJob runs the pipeline, chooses the exit code from its Outcome and
-// prints the summary on stdout (and, for the demo, the Slack message the
-// run would send). run and demo both end here. lockErr is why the run
+// prints the summary on stdout. run and demo both end here (the demo then
+// prints the Slack message the run would send). lockErr is why the run
 // lock could not be taken, if it could not: a failure of the run like
 // the others.
 func runJob(ctx context.Context, o job.Options, d job.Deps, failOn reconcile.Severity, lockErr error,
-	format string, slackShown slackPreview, stdout io.Writer) (int, report.Report) {
+	format string, stdout io.Writer) (int, report.Report) {
 	started := d.Now()
 	out, err := job.Run(ctx, o, d)
 	out = out.Failed(job.PartLock, lockErr)
@@ -150,20 +149,8 @@ func runJob(ctx context.Context, o job.Options, d job.Deps, failOn reconcile.Sev
 		d.Log.Error("summary not printed", "err", err)
 		return exitIncomplete, out.Report
 	}
-	if slackShown == showSlack && format == "text" {
-		fmt.Fprintf(stdout, "\nThe Slack message this run would send:\n\n%s\n", alert.RenderMarkdown(alert.Render(out.Report, nil)))
-	}
 	return code, out.Report
 }
-
-// slackPreview says whether a run prints the Slack message it would send
-// (the demo does).
-type slackPreview bool
-
-const (
-	hideSlack slackPreview = false
-	showSlack slackPreview = true
-)
 
 // exitCode maps a run's Outcome to the exit codes of docs/contract.md, in one place: an
 // interrupted run or a report not stored is incomplete (3); a failure a
