@@ -43,7 +43,7 @@ func PrintSummary(w io.Writer, format string, rep report.Report, dir string) err
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "date\thours\telido\tlocal\tdelta\t status\t severity\t")
 		for _, r := range dayRuns(rep.Days, days) {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t %s\t %s\t\n", r.dates(), report.Hours(r.hours), optNum(r.api, false), optNum(r.local, false), optNum(r.delta, true), r.first.Status, report.DaySeverity(r.first))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t %s\t %s\t\n", r.dates(), report.Hours(r.hours), optCount(r.api), optCount(r.local), optDelta(r.delta), r.first.Status, report.DaySeverity(r.first))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -163,12 +163,20 @@ const maxTextDays = 20
 // maxTextLinks bounds the link rows printed on stdout.
 const maxTextLinks = 10
 
-func optNum(n *int64, signed bool) string {
-	switch {
-	case n == nil:
+// optCount writes a count as the text summary shows it: its digits, or -
+// when it is not known.
+func optCount(n *int64) string {
+	if n == nil {
 		return "-"
-	case signed:
-		return fmt.Sprintf("%+d", *n)
 	}
 	return fmt.Sprint(*n)
+}
+
+// optDelta writes a delta as the text summary shows it: with its sign, or
+// - when it is not known.
+func optDelta(n *int64) string {
+	if n == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%+d", *n)
 }

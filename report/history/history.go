@@ -108,7 +108,7 @@ func loadQueries(d dsn.Dialect) (queries, error) {
 // Open connects to the history database at rawDSN and checks that Migrate
 // has brought it up to the version this binary needs.
 func Open(ctx context.Context, rawDSN string) (*History, error) {
-	t, err := parseDSN(rawDSN, false)
+	t, err := parseDSN(rawDSN, dsn.ReadWrite)
 	if err != nil {
 		return nil, fmt.Errorf("open history: %w", err)
 	}
@@ -123,13 +123,10 @@ func Open(ctx context.Context, rawDSN string) (*History, error) {
 	return h, nil
 }
 
-// parseDSN reads a HISTORY_DSN. create allows a missing SQLite file to be
-// created (Migrate); without it the file must exist (Open).
-func parseDSN(rawDSN string, create bool) (dsn.Target, error) {
-	mode := dsn.ReadWrite
-	if create {
-		mode = dsn.ReadWriteCreate
-	}
+// parseDSN reads a HISTORY_DSN opened in mode: dsn.ReadWriteCreate lets a
+// missing SQLite file be created (Migrate); with dsn.ReadWrite the file
+// must exist (Open).
+func parseDSN(rawDSN string, mode dsn.Mode) (dsn.Target, error) {
 	return dsn.Parse(rawDSN, dsn.Options{
 		Name:        "HISTORY_DSN",
 		Mode:        mode,

@@ -207,7 +207,7 @@ func migrateConcurrently(t *testing.T, dsn string) {
 // openUnmigrated opens dsn without checking its tables.
 func openUnmigrated(t *testing.T, rawDSN string) *History {
 	t.Helper()
-	target, err := parseDSN(rawDSN, true)
+	target, err := parseDSN(rawDSN, dsn.ReadWriteCreate)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,11 +226,7 @@ func TestOpenRefusesAnUnmigratedDatabase(t *testing.T) {
 			if _, err := Open(context.Background(), dsn); err == nil || !strings.Contains(err.Error(), "clickrecon migrate") {
 				t.Errorf("Open of a missing file: err = %v, want one that says to run clickrecon migrate", err)
 			}
-			h, err := open(context.Background(), mustParse(t, dsn, true))
-			if err != nil {
-				t.Fatal(err)
-			}
-			h.Close()
+			openUnmigrated(t, dsn).Close()
 		}
 		_, err := Open(context.Background(), dsn)
 		if !errors.Is(err, ErrNotMigrated) {
@@ -240,15 +236,6 @@ func TestOpenRefusesAnUnmigratedDatabase(t *testing.T) {
 			t.Errorf("error %q does not say what to do", err)
 		}
 	})
-}
-
-func mustParse(t *testing.T, rawDSN string, create bool) dsn.Target {
-	t.Helper()
-	tg, err := parseDSN(rawDSN, create)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tg
 }
 
 func TestErrorsHideThePassword(t *testing.T) {

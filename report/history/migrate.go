@@ -62,7 +62,7 @@ func migrations(d dsn.Dialect) ([]migration, error) {
 // SQLite the write lock, so a second Migrate waits for the first and then
 // finds nothing to do. A SQLite file that does not exist is created.
 func Migrate(ctx context.Context, rawDSN string) (applied []string, err error) {
-	t, err := parseDSN(rawDSN, true)
+	t, err := parseDSN(rawDSN, dsn.ReadWriteCreate)
 	if err != nil {
 		return nil, fmt.Errorf("migrate history: %w", err)
 	}
