@@ -182,29 +182,33 @@ func (l lostAnswer) Insert(ctx context.Context, checks []store.HourCheck, hours 
 // The commit is answered but the answer lost: the repair reports the day
 // as failed; the rerun re-counts, finds nothing missing and inserts 0.
 func TestAnswerLostRerunInsertsNothing(t *testing.T) {
-	lost := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
-	elidoClicks := cat(background(day1), lost)
-	w := newWorld(t, elidoClicks, without(elidoClicks, lost))
-	o := w.options(day1)
-	plans, err := repair.Plan(t.Context(), w.api, w.st, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res := repair.Apply(t.Context(), lostAnswer{w.w}, w.st, o, plans, nil, nil); len(res) != 1 || res[0].Err == nil {
-		t.Fatalf("Apply = %+v; want the day reported failed", res)
-	}
-	again, err := repair.Plan(t.Context(), w.api, w.st, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(again[0].Add()) != 0 || again[0].Skipped == "" {
-		t.Errorf("rerun plan %+v; want nothing to add", again[0])
-	}
-	if res := repair.Apply(t.Context(), w.w, w.st, o, again, nil, nil); len(res) != 0 {
-		t.Errorf("rerun applied %+v, want nothing", res)
-	}
-	if diff := gocmp.Diff(multiset(elidoClicks, day1), w.rows(t, day1)); diff != "" {
-		t.Errorf("after the rerun (-elido +store):\n%s", diff)
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			lost := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
+			elidoClicks := cat(background(day1), lost)
+			w := e.world(t, elidoClicks, without(elidoClicks, lost))
+			o := w.options(day1)
+			plans, err := repair.Plan(t.Context(), w.api, w.st, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res := repair.Apply(t.Context(), lostAnswer{w.w}, w.st, o, plans, nil, nil); len(res) != 1 || res[0].Err == nil {
+				t.Fatalf("Apply = %+v; want the day reported failed", res)
+			}
+			again, err := repair.Plan(t.Context(), w.api, w.st, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(again[0].Add()) != 0 || again[0].Skipped == "" {
+				t.Errorf("rerun plan %+v; want nothing to add", again[0])
+			}
+			if res := repair.Apply(t.Context(), w.w, w.st, o, again, nil, nil); len(res) != 0 {
+				t.Errorf("rerun applied %+v, want nothing", res)
+			}
+			if diff := gocmp.Diff(multiset(elidoClicks, day1), e.rows(w, t, day1)); diff != "" {
+				t.Errorf("after the rerun (-elido +store):\n%s", diff)
+			}
+		})
 	}
 }
 
