@@ -17,6 +17,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clickrecon/clickrecon/cmd/clickrecon/demo"
+	"github.com/clickrecon/clickrecon/internal/dbtest"
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/history"
@@ -54,7 +56,7 @@ func setup(t *testing.T) (*demo.World, Options, Deps) {
 		Window:      world.Window,
 		WorkspaceID: demo.Workspace,
 		RunKey:      "test",
-		StoreDSN:    world.StoreDSN,
+		Store:       dbtest.Parsed(t, store.ParseDSN, world.StoreDSN),
 		Query:       query,
 		Settle:      2 * time.Hour,
 		Timeout:     time.Minute,
@@ -66,9 +68,38 @@ func setup(t *testing.T) (*demo.World, Options, Deps) {
 	return world, o, d
 }
 
+// vanished returns what parse reads of a SQLite file whose folder is gone
+// since: a store that cannot be opened.
+func vanished(t *testing.T, parse func(string) (dsn.Target, error)) dsn.Target {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "absent")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "clicks.db")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target := dbtest.Parsed(t, parse, "sqlite:"+path)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	return target
+}
+
+// migratedHistory migrates the history at rawDSN and returns it as Run
+// opens it.
+func migratedHistory(t *testing.T, rawDSN string) dsn.Target {
+	t.Helper()
+	if _, err := history.Migrate(context.Background(), dbtest.Parsed(t, history.ParseMigrateDSN, rawDSN)); err != nil {
+		t.Fatal(err)
+	}
+	return dbtest.Parsed(t, history.ParseDSN, rawDSN)
+}
+
 func openStore(t *testing.T, o Options) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), o.StoreDSN)
+	st, err := store.Open(context.Background(), o.Store, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +143,7 @@ func TestRunWritesTheReport(t *testing.T) {
 // Outcome's store error; Elido is still read and the report written.
 func TestRunWithoutTheStore(t *testing.T) {
 	_, o, d := setup(t)
-	o.StoreDSN = "sqlite:" + filepath.Join(t.TempDir(), "absent", "clicks.db")
+	o.Store = vanished(t, store.ParseDSN)
 	out, err := Run(context.Background(), o, d)
 	if err != nil {
 		t.Fatal(err)
@@ -271,10 +302,7 @@ func TestDrillDownOff(t *testing.T) {
 func TestRunReportsARevisedCount(t *testing.T) {
 	world, o, d := setup(t)
 	ctx := context.Background()
-	o.HistoryDSN = "sqlite:" + filepath.Join(t.TempDir(), "history.db")
-	if _, err := history.Migrate(ctx, o.HistoryDSN); err != nil {
-		t.Fatal(err)
-	}
+	o.History = migratedHistory(t, "sqlite:"+filepath.Join(t.TempDir(), "history.db"))
 	if out, err := Run(ctx, o, d); err != nil || out.Err(PartHistory) != nil {
 		t.Fatalf("first run: %v, history %v", err, out.Err(PartHistory))
 	}

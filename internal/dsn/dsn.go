@@ -114,19 +114,6 @@ type Target struct {
 	Secrets []string
 }
 
-// DialectOf returns the dialect raw's scheme names, as Parse reads it,
-// without checking the rest: PostgreSQL for a scheme it does not know.
-func DialectOf(raw string) Dialect {
-	scheme, _, _ := strings.Cut(raw, ":")
-	switch strings.ToLower(scheme) {
-	case "sqlite":
-		return SQLite
-	case "mysql", "mariadb":
-		return MySQL
-	}
-	return Postgres
-}
-
 // IsZero reports whether t is no DSN, as for a HISTORY_DSN left unset.
 func (t Target) IsZero() bool { return t.Dialect == 0 }
 

@@ -214,10 +214,32 @@ func insertCounters(t *testing.T, db *sqlx.DB, counters []counter) {
 	}
 }
 
+// storeDSN reads rawDSN as STORE_DSN is read (ParseDSN), and fails t when it
+// does not parse.
+func storeDSN(t testing.TB, rawDSN string) dsn.Target {
+	t.Helper()
+	st, err := ParseDSN(rawDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// storeWriteDSN reads rawDSN as STORE_WRITE_DSN is read (ParseWriteDSN), and
+// fails t when it does not parse.
+func storeWriteDSN(t testing.TB, rawDSN string) dsn.Target {
+	t.Helper()
+	st, err := ParseWriteDSN(rawDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // openStore opens the store under test and closes it when t ends.
 func openStore(t *testing.T, dsn string) *Store {
 	t.Helper()
-	s, err := Open(t.Context(), dsn)
+	s, err := Open(t.Context(), storeDSN(t, dsn), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
