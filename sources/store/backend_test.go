@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clickrecon/clickrecon/internal/dbtest"
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/mysqltest"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
@@ -218,22 +219,14 @@ func insertCounters(t *testing.T, db *sqlx.DB, counters []counter) {
 // does not parse.
 func storeDSN(t testing.TB, rawDSN string) dsn.Target {
 	t.Helper()
-	st, err := ParseDSN(rawDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return dbtest.Parsed(t, ParseDSN, rawDSN)
 }
 
 // storeWriteDSN reads rawDSN as STORE_WRITE_DSN is read (ParseWriteDSN), and
 // fails t when it does not parse.
 func storeWriteDSN(t testing.TB, rawDSN string) dsn.Target {
 	t.Helper()
-	st, err := ParseWriteDSN(rawDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return dbtest.Parsed(t, ParseWriteDSN, rawDSN)
 }
 
 // openStore opens the store under test and closes it when t ends.
