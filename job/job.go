@@ -142,7 +142,20 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		log.Error("history not opened: nothing will be posted to Slack", "err", historyErr)
 	}
 
-	api, summaries, elidoErr, local, storeErr := readBoth(ctx, d, o, st, storeErr)
+	// A store that was not opened is not read: its failure to open is
+	// the store's, and leaves every day unknown.
+	var sr *storeRead
+	if st != nil {
+		sr = &storeRead{store: st, query: o.Query, window: w, log: log}
+	} else {
+		log.Error("store not opened", "err", storeErr)
+	}
+	er := elidoRead{client: d.Elido, window: w, retention: o.Retention, now: d.Now(), log: log}
+	api, summaries, elidoErr, local, readErr := readBoth(ctx, d.Progress, er, sr)
+	if sr == nil {
+		local = unopened(w, storeErr)
+	}
+	storeErr = firstErr(storeErr, readErr)
 	res := reconcile.Compare(reconcile.Input{
 		Window:    w,
 		Now:       d.Now(),
@@ -152,7 +165,9 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		Local:     local,
 		Summaries: summaries,
 	})
-	res, drill, drillErr := drillDown(ctx, d, o, st, res)
+	res, drill, drillErr := drillDown(ctx, drillStage{on: o.Drilldown, limit: d.DrillLimit, timeout: o.Timeout,
+		driller: driller{client: d.Elido, store: st, query: o.Query, window: w, now: d.Now(),
+			retention: o.Retention, max: o.DrillMax, log: log, progress: d.Progress}}, res)
 	interrupted := interruption(ctx, o.Timeout)
 	var reviseErr error
 	if interrupted == nil {
@@ -179,7 +194,7 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		Requests:    d.Elido.Requests(),
 		Drilldown:   drill,
 	}, o.ReportURL)
-	rep.Findings = append(rep.Findings, repairMissing(ctx, d, o, st, res, why)...)
+	rep.Findings = append(rep.Findings, repairMissing(ctx, d, o.repairRun(), st, res, why)...)
 	d.Progress.Done()
 	out := Outcome{Report: rep, Result: res, Interrupted: interrupted}.
 		Failed(PartElido, firstErr(elidoErr, drillErr)).
@@ -272,20 +287,24 @@ func newReport(log *slog.Logger, res reconcile.Result, w reconcile.Window, meta 
 // readBoth reads Elido and the store's totals at the same time, so a run
 // takes about as long as the slower of the two. Each side keeps its own
 // limits: Elido's requests still go through the client's rate limiter, and
-// both end at the run's deadline. Their progress shows as one stage.
-func readBoth(ctx context.Context, d Deps, o Options, st *store.Store, openErr error) (
+// both end at the run's deadline. Their progress shows as one stage, on p.
+// A nil s reads Elido alone, and returns no local readings.
+func readBoth(ctx context.Context, p Progress, e elidoRead, s *storeRead) (
 	api map[reconcile.Date]reconcile.Reading, summaries []reconcile.SummaryCheck, elidoErr error,
 	local map[reconcile.Date]reconcile.Reading, storeErr error) {
-	p := &readProgress{p: d.Progress}
-	de, ds := d, d
-	de.Progress, ds.Progress = p.side(0), p.side(1)
+	rp := &readProgress{p: p}
+	e.progress = rp.side(0)
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		local, storeErr = readTotals(ctx, ds, o, st, openErr)
-	}()
-	api, summaries, elidoErr = readElido(ctx, de, o)
+	if s != nil {
+		sr := *s
+		sr.progress = rp.side(1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local, storeErr = readTotals(ctx, sr)
+		}()
+	}
+	api, summaries, elidoErr = readElido(ctx, e)
 	wg.Wait()
 	return api, summaries, elidoErr, local, storeErr
 }

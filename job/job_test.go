@@ -97,6 +97,21 @@ func migratedHistory(t *testing.T, rawDSN string) dsn.Target {
 	return dbtest.Parsed(t, history.ParseDSN, rawDSN)
 }
 
+// The stages of Run, over o and d.
+func elidoReadOf(o Options, d Deps) elidoRead {
+	return elidoRead{client: d.Elido, window: o.Window, retention: o.Retention, now: d.Now(), log: d.Log, progress: d.Progress}
+}
+
+func storeReadOf(o Options, d Deps, st *store.Store) storeRead {
+	return storeRead{store: st, query: o.Query, window: o.Window, log: d.Log, progress: d.Progress}
+}
+
+func drillStageOf(o Options, d Deps, st *store.Store) drillStage {
+	return drillStage{on: o.Drilldown, limit: d.DrillLimit, timeout: o.Timeout,
+		driller: driller{client: d.Elido, store: st, query: o.Query, window: o.Window, now: d.Now(),
+			retention: o.Retention, max: o.DrillMax, log: d.Log, progress: d.Progress}}
+}
+
 func openStore(t *testing.T, o Options) *store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), o.Store, store.Options{})
@@ -163,7 +178,7 @@ func TestRunWithoutTheStore(t *testing.T) {
 func TestReadElidoRetention(t *testing.T) {
 	world, o, d := setup(t)
 	o.Retention = 3 // with its day of margin, the oldest kept is 2026-10-26
-	api, _, err := readElido(context.Background(), d, o)
+	api, _, err := readElido(context.Background(), elidoReadOf(o, d))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +198,7 @@ func TestReadElidoRetention(t *testing.T) {
 func TestReadElidoSummaryPerDay(t *testing.T) {
 	world, o, d := setup(t)
 	world.Elido.SetFaults(elidotest.Fault{Kind: elidotest.SummaryOff, Offset: 5, Date: "2026-10-24"})
-	_, checks, err := readElido(context.Background(), d, o)
+	_, checks, err := readElido(context.Background(), elidoReadOf(o, d))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +216,7 @@ func TestReadElidoSummaryPerDay(t *testing.T) {
 func drill(t *testing.T, o Options, d Deps) (reconcile.Result, report.Drilldown) {
 	t.Helper()
 	st := openStore(t, o)
-	res, dr, err := drillDown(context.Background(), d, o, st, compared(t, o, d, st))
+	res, dr, err := drillDown(context.Background(), drillStageOf(o, d, st), compared(t, o, d, st))
 	if err != nil {
 		t.Fatalf("drill-down: %v", err)
 	}
@@ -212,11 +227,11 @@ func drill(t *testing.T, o Options, d Deps) (reconcile.Result, report.Drilldown)
 // stages before the drill-down.
 func compared(t *testing.T, o Options, d Deps, st *store.Store) reconcile.Result {
 	t.Helper()
-	api, summaries, err := readElido(context.Background(), d, o)
+	api, summaries, err := readElido(context.Background(), elidoReadOf(o, d))
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := readTotals(context.Background(), d, o, st, nil)
+	local, err := readTotals(context.Background(), storeReadOf(o, d, st))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,11 +442,11 @@ func TestDrillKeepsOnlyTheLinksThatDiffer(t *testing.T) {
 	_, o, d := setup(t)
 	st := openStore(t, o)
 	ctx := context.Background()
-	api, summaries, err := readElido(ctx, d, o)
+	api, summaries, err := readElido(ctx, elidoReadOf(o, d))
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := readTotals(ctx, d, o, st, nil)
+	local, err := readTotals(ctx, storeReadOf(o, d, st))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -498,7 +513,7 @@ func TestDrillDownWithoutBudgetReadsNoStoreLinks(t *testing.T) {
 	if _, err := db.Exec("ALTER TABLE clicks RENAME TO clicks_moved"); err != nil {
 		t.Fatal(err)
 	}
-	res, _, err = drillDown(context.Background(), d, o, st, res)
+	res, _, err = drillDown(context.Background(), drillStageOf(o, d, st), res)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,12 +133,35 @@ func Repair(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (Rep
 	return out, nil
 }
 
+// runRepair is what the repair stage of a run reads of its Options.
+type runRepair struct {
+	Repair        string // RepairOff, RepairPrint or RepairApply
+	Window        reconcile.Window
+	Settle        time.Duration
+	Query         store.Query
+	TimestampZone *time.Location
+	Store         dsn.Target // its dialect names the repair.sql it writes
+	StoreWrite    dsn.Target
+	RepairInsert  string
+	ReportDir     string // the plan goes in repair-RunKey beside the reports
+	RunKey        string
+	// DryRun and Unlocked only print the plan.
+	DryRun, Unlocked bool
+}
+
+// repairRun returns what the repair stage reads of o.
+func (o Options) repairRun() runRepair {
+	return runRepair{Repair: o.Repair, Window: o.Window, Settle: o.Settle, Query: o.Query, TimestampZone: o.TimestampZone,
+		Store: o.Store, StoreWrite: o.StoreWrite, RepairInsert: o.RepairInsert, ReportDir: o.ReportDir, RunKey: o.RunKey,
+		DryRun: o.DryRun, Unlocked: o.Unlocked}
+}
+
 // repairMissing is the run's opt-in repair stage: for the settled days the
 // run found missing, it plans the repair (repair), writes its
 // files beside the report, and with RepairApply inserts them, one
 // transaction per day. A dry run, or one without its lock, only prints.
 // It returns findings that say what was repaired, or why not.
-func repairMissing(ctx context.Context, d Deps, o Options, st *store.Store, res reconcile.Result, interrupted string) []report.Finding {
+func repairMissing(ctx context.Context, d Deps, o runRepair, st *store.Store, res reconcile.Result, interrupted string) []report.Finding {
 	if o.Repair == RepairOff || st == nil || interrupted != "" {
 		return nil
 	}
