@@ -14,6 +14,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/clickrecon/clickrecon"
+	"github.com/clickrecon/clickrecon/internal/dbtest"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report/history"
@@ -163,7 +164,7 @@ func TestSetupStoreReader(t *testing.T) {
 	readerDSN := asRole(t, dsn, role, true)
 
 	// clickrecon counts through it, and knows the store by its cluster.
-	s, err := store.Open(t.Context(), readerDSN)
+	s, err := store.Open(t.Context(), dbtest.Parsed(t, store.ParseDSN, readerDSN), store.Options{})
 	if err != nil {
 		t.Fatalf("open the store as %s: %v", role, err)
 	}
@@ -215,7 +216,7 @@ func TestSetupStoreWriter(t *testing.T) {
 	writerDSN := asRole(t, dsn, role, true)
 
 	// clickrecon's repair writer re-counts an hour and inserts through it.
-	w, err := store.OpenWriter(t.Context(), writerDSN, "")
+	w, err := store.OpenWriter(t.Context(), dbtest.Parsed(t, store.ParseWriteDSN, writerDSN), "", store.Options{})
 	if err != nil {
 		t.Fatalf("open the store for writing as %s: %v", role, err)
 	}
@@ -263,7 +264,7 @@ func TestSetupHistory(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	applied, err := history.Migrate(ctx, historyDSN)
+	applied, err := history.Migrate(ctx, dbtest.Parsed(t, history.ParseMigrateDSN, historyDSN))
 	if err != nil || len(applied) == 0 {
 		t.Fatalf("migrate as %s: applied %v, %v", role, applied, err)
 	}
@@ -271,10 +272,10 @@ func TestSetupHistory(t *testing.T) {
 	if err := admin.Get(&tables, "SELECT count(*) FROM pg_tables WHERE schemaname = $1 AND tableowner = $1", role); err != nil || tables == 0 {
 		t.Errorf("the role's schema holds %d tables it owns (%v), want the history's", tables, err)
 	}
-	if again, err := history.Migrate(ctx, historyDSN); err != nil || len(again) != 0 {
+	if again, err := history.Migrate(ctx, dbtest.Parsed(t, history.ParseMigrateDSN, historyDSN)); err != nil || len(again) != 0 {
 		t.Errorf("a second migrate applied %v, %v; want nothing", again, err)
 	}
-	h, err := history.Open(ctx, historyDSN)
+	h, err := history.Open(ctx, dbtest.Parsed(t, history.ParseDSN, historyDSN))
 	if err != nil {
 		t.Fatalf("open the history as %s: %v", role, err)
 	}

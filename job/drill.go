@@ -28,22 +28,20 @@ import (
 //
 // The error is one no retry can mend, met during the drill-down: Elido
 // refusing the key (401, 403) or redirecting to another origin.
-func drillDown(ctx context.Context, d Deps, o Options, st *store.Store, res reconcile.Result) (reconcile.Result, report.Drilldown, error) {
-	if !o.Drilldown || ctx.Err() != nil {
+func drillDown(ctx context.Context, s drillStage, res reconcile.Result) (reconcile.Result, report.Drilldown, error) {
+	if !s.on || ctx.Err() != nil {
 		// The findings across days need no drill-down.
-		return reconcile.Explain(res, nil, o.Window.Loc), report.Drilldown{Mode: report.DrillOff}, nil
+		return reconcile.Explain(res, nil, s.window.Loc), report.Drilldown{Mode: report.DrillOff}, nil
 	}
 	var dctx context.Context
 	var cancel context.CancelFunc
-	if d.DrillLimit != nil {
-		dctx, cancel = d.DrillLimit(ctx)
+	if s.limit != nil {
+		dctx, cancel = s.limit(ctx)
 	} else {
-		dctx, cancel = context.WithDeadline(ctx, drillDeadline(ctx, o.Timeout))
+		dctx, cancel = context.WithDeadline(ctx, drillDeadline(ctx, s.timeout))
 	}
-	dr := driller{client: d.Elido, store: st, query: o.Query, window: o.Window, now: d.Now(),
-		retention: o.Retention, max: o.DrillMax, log: d.Log, progress: d.Progress}
-	details, storeErrs, drill, err := dr.drill(dctx, res)
-	dr.recount(dctx, res, details)
+	details, storeErrs, drill, err := s.drill(dctx, res)
+	s.recount(dctx, res, details)
 	stopped := dctx.Err() != nil && ctx.Err() == nil
 	cancel()
 	for day, err := range storeErrs {
@@ -55,13 +53,25 @@ func drillDown(ctx context.Context, d Deps, o Options, st *store.Store, res reco
 			details[day] = det
 		}
 	}
-	res = reconcile.Explain(res, details, o.Window.Loc)
+	res = reconcile.Explain(res, details, s.window.Loc)
 	if stopped {
-		d.Log.Warn("drill-down stopped at its time limit")
+		s.log.Warn("drill-down stopped at its time limit")
 		res.Findings = append(res.Findings, reconcile.Finding{Kind: reconcile.FindingDrilldownGap,
 			Message: "the drill-down stopped at its time limit (RECON_TIMEOUT less a fifth kept for the report and Slack): what it had not read yet is missing from the links, countries and hours above"})
 	}
 	return res, drill, err
+}
+
+// drillStage is what drillDown needs: whether it is on (--drilldown
+// auto), when it must stop, and the driller that reads the days.
+type drillStage struct {
+	on bool
+	// limit returns the context the drill-down runs in (Deps.DrillLimit);
+	// nil: until drillDeadline of the run's deadline and timeout
+	// (RECON_TIMEOUT).
+	limit   func(ctx context.Context) (context.Context, context.CancelFunc)
+	timeout time.Duration
+	driller
 }
 
 // drillDeadline is when the drill-down must stop: the run's deadline less

@@ -25,35 +25,45 @@ func oldestKept(now time.Time, loc *time.Location, retention int) (reconcile.Dat
 	return reconcile.DateOf(now.In(loc)).AddDays(-retention + 1), true
 }
 
+// elidoRead is what readElido needs.
+type elidoRead struct {
+	client    *elido.Client
+	window    reconcile.Window
+	retention int       // ELIDO_RETENTION_DAYS; 0: no limit
+	now       time.Time // what "today" is, for the retention
+	log       *slog.Logger
+	progress  Progress
+}
+
 // readElido reads Elido's daily buckets and the matching /summary totals,
 // a chunk at a time. A chunk that cannot be read leaves its days unknown;
 // the first such error is returned for the exit code.
-func readElido(ctx context.Context, d Deps, o Options) (map[reconcile.Date]reconcile.Reading, []reconcile.SummaryCheck, error) {
+func readElido(ctx context.Context, r elidoRead) (map[reconcile.Date]reconcile.Reading, []reconcile.SummaryCheck, error) {
 	api := map[reconcile.Date]reconcile.Reading{}
 	var summaries []reconcile.SummaryCheck
 	var first error
 	started := time.Now()
-	w := o.Window
+	w := r.window
 	from := w.From
-	if oldest, ok := oldestKept(d.Now(), w.Loc, o.Retention); ok {
+	if oldest, ok := oldestKept(r.now, w.Loc, r.retention); ok {
 		// Elido keeps a plan's worth of days; older ones it cannot count,
 		// whatever it answers for them.
 		for day := from; day.Before(oldest) && !day.After(w.To); day = day.AddDays(1) {
-			api[day] = reconcile.Unknown(fmt.Errorf("the day is older than Elido keeps analytics (ELIDO_RETENTION_DAYS=%d): it cannot be reconciled", o.Retention))
+			api[day] = reconcile.Unknown(fmt.Errorf("the day is older than Elido keeps analytics (ELIDO_RETENTION_DAYS=%d): it cannot be reconciled", r.retention))
 			from = day.AddDays(1)
 		}
 	}
 	chunks := (reconcile.Window{From: from, To: w.To}.Len() + elidoChunkDays - 1) / elidoChunkDays
 	for i := 0; !from.After(w.To); from, i = from.AddDays(elidoChunkDays), i+1 {
-		d.Progress.Step("elido", i, chunks)
+		r.progress.Step("elido", i, chunks)
 		to := from.AddDays(elidoChunkDays - 1)
 		if to.After(w.To) {
 			to = w.To
 		}
-		days, checks, err := readElidoChunk(ctx, d.Log, d.Elido, from, to, w.Loc)
+		days, checks, err := readElidoChunk(ctx, r.log, r.client, from, to, w.Loc)
 		if err != nil {
 			first = firstErr(first, err)
-			d.Log.Error("elido read failed", "from", from.String(), "to", to.String(), "err", err)
+			r.log.Error("elido read failed", "from", from.String(), "to", to.String(), "err", err)
 			for day := from; !day.After(to); day = day.AddDays(1) {
 				api[day] = reconcile.Unknown(err)
 			}
@@ -64,7 +74,7 @@ func readElido(ctx context.Context, d Deps, o Options) (map[reconcile.Date]recon
 		}
 		summaries = append(summaries, checks...)
 	}
-	d.Log.Info("elido read", "days", len(api), "requests", d.Elido.Requests(), "duration_ms", time.Since(started).Milliseconds())
+	r.log.Info("elido read", "days", len(api), "requests", r.client.Requests(), "duration_ms", time.Since(started).Milliseconds())
 	return api, summaries, first
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
@@ -25,16 +26,20 @@ type Options struct {
 	Window      reconcile.Window
 	WorkspaceID string
 	RunKey      string // report.RunKey of the workspace, window and store
-	// StoreID is report.StoreID of the redacted STORE_DSN and the query,
-	// the store id of earlier versions: Run replaces it with the store's
-	// identity (storeID) and moves what the history kept under it.
-	StoreID  string
-	StoreDSN string // STORE_DSN
-	Query    store.Query
+	// LegacyStoreID is report.StoreID of the redacted STORE_DSN and the
+	// query: the store id of earlier versions, and the run's when the
+	// store cannot say what it is. Run goes by the id of the store's
+	// identity when it can read it (identify), and moves what the history
+	// kept under the legacy id to it.
+	LegacyStoreID string
+	Store         dsn.Target // STORE_DSN, read by store.ParseDSN
+	Query         store.Query
 	// TimestampZone is STORE_TIMESTAMP_TZ: the zone of a ts column of type
 	// timestamp (without time zone). nil: UTC.
 	TimestampZone *time.Location
-	HistoryDSN    string // HISTORY_DSN; "": no history, no alert de-duplication
+	// History is HISTORY_DSN, read by history.ParseDSN; zero: no history,
+	// no alert de-duplication.
+	History dsn.Target
 
 	Settle    time.Duration       // RECON_SETTLE
 	Tolerance reconcile.Tolerance // RECON_TOLERANCE_*, RECON_FAIL_*
@@ -60,9 +65,9 @@ type Options struct {
 
 	// Repair is --repair: RepairOff, RepairPrint or RepairApply (see
 	// repairMissing), with the writable role and custom insert it uses.
-	Repair        RepairMode
-	StoreWriteDSN string // STORE_WRITE_DSN
-	RepairInsert  string // the text of REPAIR_INSERT_FILE; "": the events schema's
+	Repair       RepairMode
+	StoreWrite   dsn.Target // STORE_WRITE_DSN, read by store.ParseWriteDSN
+	RepairInsert string     // the text of REPAIR_INSERT_FILE; "": the events schema's
 }
 
 // Deps are the clients a run talks to, its clock and where it reports its
@@ -121,11 +126,11 @@ type Progress interface {
 // stored (also among the Outcome's failures).
 func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	d = d.withDefaults()
-	st, storeErr := store.OpenWith(ctx, o.StoreDSN, store.Options{TimestampZone: o.TimestampZone})
+	st, storeErr := store.Open(ctx, o.Store, store.Options{TimestampZone: o.TimestampZone})
 	if st != nil {
 		defer st.Close()
 	}
-	h, historyErr := openHistory(ctx, o.HistoryDSN)
+	h, historyErr := openHistory(ctx, o.History)
 	if h != nil {
 		defer h.Close()
 	}
@@ -137,7 +142,20 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		log.Error("history not opened: nothing will be posted to Slack", "err", historyErr)
 	}
 
-	api, summaries, elidoErr, local, storeErr := readBoth(ctx, d, o, st, storeErr)
+	// A store that was not opened is not read: its failure to open is
+	// the store's, and leaves every day unknown.
+	var sr *storeRead
+	if st != nil {
+		sr = &storeRead{store: st, query: o.Query, window: w, log: log}
+	} else {
+		log.Error("store not opened", "err", storeErr)
+	}
+	er := elidoRead{client: d.Elido, window: w, retention: o.Retention, now: d.Now(), log: log}
+	api, summaries, elidoErr, local, readErr := readBoth(ctx, d.Progress, er, sr)
+	if sr == nil {
+		local = unopened(w, storeErr)
+	}
+	storeErr = firstErr(storeErr, readErr)
 	res := reconcile.Compare(reconcile.Input{
 		Window:    w,
 		Now:       d.Now(),
@@ -147,16 +165,21 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		Local:     local,
 		Summaries: summaries,
 	})
-	res, drill, drillErr := drillDown(ctx, d, o, st, res)
+	res, drill, drillErr := drillDown(ctx, drillStage{on: o.Drilldown, limit: d.DrillLimit, timeout: o.Timeout,
+		driller: driller{client: d.Elido, store: st, query: o.Query, window: w, now: d.Now(),
+			retention: o.Retention, max: o.DrillMax, log: log, progress: d.Progress}}, res)
 	interrupted := interruption(ctx, o.Timeout)
 	var reviseErr error
 	if interrupted == nil {
 		res, reviseErr = revise(ctx, log, h, o.WorkspaceID, w, res)
 	}
-	identity, identityErr := identify(ctx, log, st, o.Query)
-	sid := identity
-	if sid == "" {
-		sid = o.StoreID
+	// identityID is the store id of what the store is (identify), "" when
+	// it cannot say; storeID is the one the run goes by: identityID, else
+	// the legacy id of how STORE_DSN spells it.
+	identityID, identityErr := identify(ctx, log, st, o.Query)
+	storeID := identityID
+	if storeID == "" {
+		storeID = o.LegacyStoreID
 	}
 	var why string // the report's words for the interruption
 	if interrupted != nil {
@@ -165,13 +188,13 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	rep := newReport(log, res, w, report.Meta{
 		RunKey:      o.RunKey,
 		WorkspaceID: o.WorkspaceID,
-		StoreID:     sid,
+		StoreID:     storeID,
 		GeneratedAt: d.Now(),
 		Interrupted: why,
 		Requests:    d.Elido.Requests(),
 		Drilldown:   drill,
 	}, o.ReportURL)
-	rep.Findings = append(rep.Findings, repairMissing(ctx, d, o, st, res, why)...)
+	rep.Findings = append(rep.Findings, repairMissing(ctx, d, o.repairRun(), st, res, why)...)
 	d.Progress.Done()
 	out := Outcome{Report: rep, Result: res, Interrupted: interrupted}.
 		Failed(PartElido, firstErr(elidoErr, drillErr)).
@@ -183,8 +206,8 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	dir, reportErr := writeReport(ctx, log, d.Reports, o.ReportDir, keep, d.Now(), rep)
 	out.Dir = dir
 	out = out.Failed(PartReport, reportErr)
-	if h != nil && reviseErr == nil && identity != "" && identity != o.StoreID && interrupted == nil && !o.DryRun && !o.Unlocked {
-		lockErr, err := adoptStoreID(ctx, log, h, d.Held, o.WorkspaceID, o.StoreID, identity)
+	if h != nil && reviseErr == nil && identityID != "" && identityID != o.LegacyStoreID && interrupted == nil && !o.DryRun && !o.Unlocked {
+		lockErr, err := adoptStoreID(ctx, log, h, d.Held, o.WorkspaceID, o.LegacyStoreID, identityID)
 		out = out.Failed(PartLock, lockErr).Failed(PartHistory, err)
 	}
 
@@ -197,10 +220,10 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		endCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), noticeTimeout)
 		defer cancel()
 	}
-	scope, chain := noticeScopes(identity, o.Query.Name(), o.StoreID)
+	scope, chain := noticeScopes(identityID, o.Query.Name(), o.LegacyStoreID)
 	var mem memory
 	if d.Notifier != nil && !o.DryRun && (interrupted == nil || errors.Is(interrupted, context.DeadlineExceeded)) {
-		mem = remember(endCtx, log, h, o.WorkspaceID, chain, sid, w.Loc.String(), w.From.String(), w.To.String())
+		mem = remember(endCtx, log, h, o.WorkspaceID, chain, storeID, w.Loc.String(), w.From.String(), w.To.String())
 	}
 	out.Told = decide(out, mem, policy{Slack: d.Notifier != nil, Always: d.Notifier.Always(), DryRun: o.DryRun,
 		Unlocked: o.Unlocked, History: h != nil, Secrets: o.Secrets, Now: d.Now()})
@@ -222,22 +245,22 @@ func EndProbe(ctx context.Context, o Options, d Deps, probe []Failure) Outcome {
 	d = d.withDefaults()
 	w := o.Window
 	rep := report.New(reconcile.Result{}, w, report.Meta{RunKey: o.RunKey, WorkspaceID: o.WorkspaceID,
-		StoreID: o.StoreID, GeneratedAt: d.Now()})
+		StoreID: o.LegacyStoreID, GeneratedAt: d.Now()})
 	rep.Status = report.StatusIncomplete
 	out := Outcome{Report: rep, Unread: true, Failures: probe}
 	var h *history.History
 	if out.Err(PartHistoryDown) == nil {
 		var err error
-		h, err = openHistory(ctx, o.HistoryDSN)
+		h, err = openHistory(ctx, o.History)
 		if h != nil {
 			defer h.Close()
 		}
 		out = out.Failed(PartHistoryDown, err)
 	}
-	scope, chain := noticeScopes("", o.Query.Name(), o.StoreID)
+	scope, chain := noticeScopes("", o.Query.Name(), o.LegacyStoreID)
 	var mem memory
 	if d.Notifier != nil && !o.DryRun {
-		mem = remember(ctx, d.Log, h, o.WorkspaceID, chain, o.StoreID, w.Loc.String(), w.From.String(), w.To.String())
+		mem = remember(ctx, d.Log, h, o.WorkspaceID, chain, o.LegacyStoreID, w.Loc.String(), w.From.String(), w.To.String())
 	}
 	out.Told = decide(out, mem, policy{Slack: d.Notifier != nil, Always: d.Notifier.Always(), DryRun: o.DryRun,
 		History: h != nil, Secrets: o.Secrets, Now: d.Now()})
@@ -264,20 +287,24 @@ func newReport(log *slog.Logger, res reconcile.Result, w reconcile.Window, meta 
 // readBoth reads Elido and the store's totals at the same time, so a run
 // takes about as long as the slower of the two. Each side keeps its own
 // limits: Elido's requests still go through the client's rate limiter, and
-// both end at the run's deadline. Their progress shows as one stage.
-func readBoth(ctx context.Context, d Deps, o Options, st *store.Store, openErr error) (
+// both end at the run's deadline. Their progress shows as one stage, on p.
+// A nil s reads Elido alone, and returns no local readings.
+func readBoth(ctx context.Context, p Progress, e elidoRead, s *storeRead) (
 	api map[reconcile.Date]reconcile.Reading, summaries []reconcile.SummaryCheck, elidoErr error,
 	local map[reconcile.Date]reconcile.Reading, storeErr error) {
-	p := &readProgress{p: d.Progress}
-	de, ds := d, d
-	de.Progress, ds.Progress = p.side(0), p.side(1)
+	rp := &readProgress{p: p}
+	e.progress = rp.side(0)
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		local, storeErr = readTotals(ctx, ds, o, st, openErr)
-	}()
-	api, summaries, elidoErr = readElido(ctx, de, o)
+	if s != nil {
+		sr := *s
+		sr.progress = rp.side(1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local, storeErr = readTotals(ctx, sr)
+		}()
+	}
+	api, summaries, elidoErr = readElido(ctx, e)
 	wg.Wait()
 	return api, summaries, elidoErr, local, storeErr
 }
@@ -347,11 +374,11 @@ func writeReport(ctx context.Context, log *slog.Logger, dest *report.Dest, dirOr
 }
 
 // openHistory opens the run history, if there is one.
-func openHistory(ctx context.Context, dsn string) (*history.History, error) {
-	if dsn == "" {
+func openHistory(ctx context.Context, t dsn.Target) (*history.History, error) {
+	if t.IsZero() {
 		return nil, nil
 	}
-	return history.Open(ctx, dsn)
+	return history.Open(ctx, t)
 }
 
 func firstErr(first, err error) error {

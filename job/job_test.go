@@ -17,6 +17,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clickrecon/clickrecon/cmd/clickrecon/demo"
+	"github.com/clickrecon/clickrecon/internal/dbtest"
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/history"
@@ -54,7 +56,7 @@ func setup(t *testing.T) (*demo.World, Options, Deps) {
 		Window:      world.Window,
 		WorkspaceID: demo.Workspace,
 		RunKey:      "test",
-		StoreDSN:    world.StoreDSN,
+		Store:       dbtest.Parsed(t, store.ParseDSN, world.StoreDSN),
 		Query:       query,
 		Settle:      2 * time.Hour,
 		Timeout:     time.Minute,
@@ -66,9 +68,53 @@ func setup(t *testing.T) (*demo.World, Options, Deps) {
 	return world, o, d
 }
 
+// vanished returns what parse reads of a SQLite file whose folder is gone
+// since: a store that cannot be opened.
+func vanished(t *testing.T, parse func(string) (dsn.Target, error)) dsn.Target {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "absent")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "clicks.db")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	target := dbtest.Parsed(t, parse, "sqlite:"+path)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	return target
+}
+
+// migratedHistory migrates the history at rawDSN and returns it as Run
+// opens it.
+func migratedHistory(t *testing.T, rawDSN string) dsn.Target {
+	t.Helper()
+	if _, err := history.Migrate(context.Background(), dbtest.Parsed(t, history.ParseMigrateDSN, rawDSN)); err != nil {
+		t.Fatal(err)
+	}
+	return dbtest.Parsed(t, history.ParseDSN, rawDSN)
+}
+
+// The stages of Run, over o and d.
+func elidoReadOf(o Options, d Deps) elidoRead {
+	return elidoRead{client: d.Elido, window: o.Window, retention: o.Retention, now: d.Now(), log: d.Log, progress: d.Progress}
+}
+
+func storeReadOf(o Options, d Deps, st *store.Store) storeRead {
+	return storeRead{store: st, query: o.Query, window: o.Window, log: d.Log, progress: d.Progress}
+}
+
+func drillStageOf(o Options, d Deps, st *store.Store) drillStage {
+	return drillStage{on: o.Drilldown, limit: d.DrillLimit, timeout: o.Timeout,
+		driller: driller{client: d.Elido, store: st, query: o.Query, window: o.Window, now: d.Now(),
+			retention: o.Retention, max: o.DrillMax, log: d.Log, progress: d.Progress}}
+}
+
 func openStore(t *testing.T, o Options) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), o.StoreDSN)
+	st, err := store.Open(context.Background(), o.Store, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +158,7 @@ func TestRunWritesTheReport(t *testing.T) {
 // Outcome's store error; Elido is still read and the report written.
 func TestRunWithoutTheStore(t *testing.T) {
 	_, o, d := setup(t)
-	o.StoreDSN = "sqlite:" + filepath.Join(t.TempDir(), "absent", "clicks.db")
+	o.Store = vanished(t, store.ParseDSN)
 	out, err := Run(context.Background(), o, d)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +178,7 @@ func TestRunWithoutTheStore(t *testing.T) {
 func TestReadElidoRetention(t *testing.T) {
 	world, o, d := setup(t)
 	o.Retention = 3 // with its day of margin, the oldest kept is 2026-10-26
-	api, _, err := readElido(context.Background(), d, o)
+	api, _, err := readElido(context.Background(), elidoReadOf(o, d))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +198,7 @@ func TestReadElidoRetention(t *testing.T) {
 func TestReadElidoSummaryPerDay(t *testing.T) {
 	world, o, d := setup(t)
 	world.Elido.SetFaults(elidotest.Fault{Kind: elidotest.SummaryOff, Offset: 5, Date: "2026-10-24"})
-	_, checks, err := readElido(context.Background(), d, o)
+	_, checks, err := readElido(context.Background(), elidoReadOf(o, d))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +216,7 @@ func TestReadElidoSummaryPerDay(t *testing.T) {
 func drill(t *testing.T, o Options, d Deps) (reconcile.Result, report.Drilldown) {
 	t.Helper()
 	st := openStore(t, o)
-	res, dr, err := drillDown(context.Background(), d, o, st, compared(t, o, d, st))
+	res, dr, err := drillDown(context.Background(), drillStageOf(o, d, st), compared(t, o, d, st))
 	if err != nil {
 		t.Fatalf("drill-down: %v", err)
 	}
@@ -181,11 +227,11 @@ func drill(t *testing.T, o Options, d Deps) (reconcile.Result, report.Drilldown)
 // stages before the drill-down.
 func compared(t *testing.T, o Options, d Deps, st *store.Store) reconcile.Result {
 	t.Helper()
-	api, summaries, err := readElido(context.Background(), d, o)
+	api, summaries, err := readElido(context.Background(), elidoReadOf(o, d))
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := readTotals(context.Background(), d, o, st, nil)
+	local, err := readTotals(context.Background(), storeReadOf(o, d, st))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,10 +317,7 @@ func TestDrillDownOff(t *testing.T) {
 func TestRunReportsARevisedCount(t *testing.T) {
 	world, o, d := setup(t)
 	ctx := context.Background()
-	o.HistoryDSN = "sqlite:" + filepath.Join(t.TempDir(), "history.db")
-	if _, err := history.Migrate(ctx, o.HistoryDSN); err != nil {
-		t.Fatal(err)
-	}
+	o.History = migratedHistory(t, "sqlite:"+filepath.Join(t.TempDir(), "history.db"))
 	if out, err := Run(ctx, o, d); err != nil || out.Err(PartHistory) != nil {
 		t.Fatalf("first run: %v, history %v", err, out.Err(PartHistory))
 	}
@@ -399,11 +442,11 @@ func TestDrillKeepsOnlyTheLinksThatDiffer(t *testing.T) {
 	_, o, d := setup(t)
 	st := openStore(t, o)
 	ctx := context.Background()
-	api, summaries, err := readElido(ctx, d, o)
+	api, summaries, err := readElido(ctx, elidoReadOf(o, d))
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := readTotals(ctx, d, o, st, nil)
+	local, err := readTotals(ctx, storeReadOf(o, d, st))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +513,7 @@ func TestDrillDownWithoutBudgetReadsNoStoreLinks(t *testing.T) {
 	if _, err := db.Exec("ALTER TABLE clicks RENAME TO clicks_moved"); err != nil {
 		t.Fatal(err)
 	}
-	res, _, err = drillDown(context.Background(), d, o, st, res)
+	res, _, err = drillDown(context.Background(), drillStageOf(o, d, st), res)
 	if err != nil {
 		t.Fatal(err)
 	}

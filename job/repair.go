@@ -23,7 +23,7 @@ type RepairMode string
 const (
 	RepairOff   RepairMode = ""
 	RepairPrint RepairMode = "print" // plan the repair of the missing days and write its files
-	RepairApply RepairMode = "apply" // and insert the clicks through Options.StoreWriteDSN
+	RepairApply RepairMode = "apply" // and insert the clicks through Options.StoreWrite
 )
 
 // findingRepair is the kind of the findings the repair stage adds: Slack
@@ -35,12 +35,13 @@ type RepairOptions struct {
 	Window reconcile.Window
 	Settle time.Duration // RECON_SETTLE: only settled days are repaired
 	Query  store.Query   // the events preset
-	// StoreDSN is read, StoreWriteDSN written with Insert (the text of
-	// REPAIR_INSERT_FILE; "": the events schema's) when Apply is set.
-	StoreDSN      string
-	StoreWriteDSN string
-	Insert        string
-	Apply         bool
+	// Store (STORE_DSN) is read, StoreWrite (STORE_WRITE_DSN) written
+	// with Insert (the text of REPAIR_INSERT_FILE; "": the events
+	// schema's) when Apply is set.
+	Store      dsn.Target
+	StoreWrite dsn.Target
+	Insert     string
+	Apply      bool
 	// TimestampZone is STORE_TIMESTAMP_TZ, for reading and writing a ts
 	// column of type timestamp (without time zone). nil: UTC.
 	TimestampZone *time.Location
@@ -69,7 +70,7 @@ func Repair(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (Rep
 	d = d.withDefaults()
 	log := d.Log
 	so := store.Options{TimestampZone: o.TimestampZone}
-	st, err := store.OpenWith(ctx, o.StoreDSN, so)
+	st, err := store.Open(ctx, o.Store, so)
 	if err != nil {
 		log.Error("store not opened", "err", err)
 		return RepairOutcome{}, err
@@ -77,7 +78,7 @@ func Repair(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (Rep
 	defer st.Close()
 	var w *store.Writer
 	if o.Apply {
-		if w, err = openWriter(ctx, st, o.StoreWriteDSN, o.Insert, so); err != nil {
+		if w, err = openWriter(ctx, st, o.StoreWrite, o.Insert, so); err != nil {
 			log.Error("store not opened for writing: nothing planned or written", "err", err)
 			fmt.Fprintf(stdout, "clickrecon repair: nothing planned or written: %v\n", err)
 			return RepairOutcome{}, err
@@ -94,7 +95,7 @@ func Repair(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (Rep
 		out.Err = err
 		return out, nil
 	}
-	if err := repair.WritePlan(o.Dir, plans, dsn.DialectOf(o.StoreDSN)); err != nil {
+	if err := repair.WritePlan(o.Dir, plans, o.Store.Dialect); err != nil {
 		log.Error("repair plan not written: nothing applied", "err", err)
 		out.Err = err
 		return out, nil
@@ -135,12 +136,35 @@ func Repair(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (Rep
 	return out, nil
 }
 
+// runRepair is what the repair stage of a run reads of its Options.
+type runRepair struct {
+	Repair        RepairMode
+	Window        reconcile.Window
+	Settle        time.Duration
+	Query         store.Query
+	TimestampZone *time.Location
+	Store         dsn.Target // its dialect names the repair.sql it writes
+	StoreWrite    dsn.Target
+	RepairInsert  string
+	ReportDir     string // the plan goes in repair-RunKey beside the reports
+	RunKey        string
+	// DryRun and Unlocked only print the plan.
+	DryRun, Unlocked bool
+}
+
+// repairRun returns what the repair stage reads of o.
+func (o Options) repairRun() runRepair {
+	return runRepair{Repair: o.Repair, Window: o.Window, Settle: o.Settle, Query: o.Query, TimestampZone: o.TimestampZone,
+		Store: o.Store, StoreWrite: o.StoreWrite, RepairInsert: o.RepairInsert, ReportDir: o.ReportDir, RunKey: o.RunKey,
+		DryRun: o.DryRun, Unlocked: o.Unlocked}
+}
+
 // repairMissing is the run's opt-in repair stage: for the settled days the
 // run found missing, it plans the repair (repair), writes its
 // files beside the report, and with RepairApply inserts them, one
 // transaction per day. A dry run, or one without its lock, only prints.
 // It returns findings that say what was repaired, or why not.
-func repairMissing(ctx context.Context, d Deps, o Options, st *store.Store, res reconcile.Result, interrupted string) []report.Finding {
+func repairMissing(ctx context.Context, d Deps, o runRepair, st *store.Store, res reconcile.Result, interrupted string) []report.Finding {
 	if o.Repair == RepairOff || st == nil || interrupted != "" {
 		return nil
 	}
@@ -164,7 +188,7 @@ func repairMissing(ctx context.Context, d Deps, o Options, st *store.Store, res 
 		return []report.Finding{finding("no repair: %v", err)}
 	}
 	dir := filepath.Join(o.ReportDir, "repair-"+o.RunKey)
-	if err := repair.WritePlan(dir, plans, dsn.DialectOf(o.StoreDSN)); err != nil {
+	if err := repair.WritePlan(dir, plans, o.Store.Dialect); err != nil {
 		log.Error("repair plan not written: nothing applied", "err", err)
 		return []report.Finding{finding("no repair: its plan could not be written: %v", err)}
 	}
@@ -185,7 +209,7 @@ func repairMissing(ctx context.Context, d Deps, o Options, st *store.Store, res 
 	if err := held(ctx, d); err != nil {
 		return append(out, finding("no repair: the run lock was lost before writing; run clickrecon repair --apply"))
 	}
-	w, err := openWriter(ctx, st, o.StoreWriteDSN, o.RepairInsert, store.Options{TimestampZone: o.TimestampZone})
+	w, err := openWriter(ctx, st, o.StoreWrite, o.RepairInsert, store.Options{TimestampZone: o.TimestampZone})
 	if err != nil {
 		log.Error("store not opened for writing: nothing repaired", "err", err)
 		return append(out, finding("no repair: %v", err))
@@ -201,8 +225,8 @@ func repairMissing(ctx context.Context, d Deps, o Options, st *store.Store, res 
 // openWriter opens STORE_WRITE_DSN for writing and checks, before
 // anything is written, that it names the store st reads: a repair planned
 // on one store is never written into another.
-func openWriter(ctx context.Context, st *store.Store, writeDSN, insert string, so store.Options) (*store.Writer, error) {
-	w, err := store.OpenWriterWith(ctx, writeDSN, insert, so)
+func openWriter(ctx context.Context, st *store.Store, write dsn.Target, insert string, so store.Options) (*store.Writer, error) {
+	w, err := store.OpenWriter(ctx, write, insert, so)
 	if err != nil {
 		return nil, err
 	}

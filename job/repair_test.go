@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clickrecon/clickrecon/internal/dbtest"
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/sources/store"
 )
 
 // repairOptions are the options of "clickrecon repair" over the run's
@@ -19,9 +23,19 @@ import (
 func repairOptions(t *testing.T, o Options, apply bool) RepairOptions {
 	return RepairOptions{
 		Window: o.Window, Settle: o.Settle, Query: o.Query,
-		StoreDSN: o.StoreDSN, StoreWriteDSN: o.StoreDSN, Apply: apply,
+		Store: o.Store, StoreWrite: dbtest.Parsed(t, store.ParseWriteDSN, "sqlite:"+storeFile(t, o)), Apply: apply,
 		Dir: filepath.Join(t.TempDir(), "repair-test"),
 	}
+}
+
+// storeFile is the path of the demo's SQLite store.
+func storeFile(t *testing.T, o Options) string {
+	t.Helper()
+	u, err := url.Parse(o.Store.Conn)
+	if err != nil || o.Store.Dialect != dsn.SQLite {
+		t.Fatalf("the demo store is not a SQLite file: %s (%v)", o.Store, err)
+	}
+	return u.Path
 }
 
 // lostDayTotal is the store's total for the demo's day with lost clicks.
@@ -119,7 +133,7 @@ func TestRepairWithoutItsLockInsertsNothing(t *testing.T) {
 func TestRepairWithoutAWritableStorePlansNothing(t *testing.T) {
 	_, o, d := setup(t)
 	ro := repairOptions(t, o, true)
-	ro.StoreWriteDSN = "sqlite:" + filepath.Join(t.TempDir(), "absent", "clicks.db")
+	ro.StoreWrite = vanished(t, store.ParseWriteDSN)
 	out, err := Repair(context.Background(), ro, d, &bytes.Buffer{})
 	if err == nil {
 		t.Fatalf("Repair opened a store that does not exist: %+v", out)
@@ -164,11 +178,7 @@ func TestRunRepairPrintAddsFindings(t *testing.T) {
 func TestRunRepairApplyIntoAnotherStoreWritesNothing(t *testing.T) {
 	_, o, d := setup(t)
 	before := lostDayTotal(t, o)
-	src, ok := strings.CutPrefix(o.StoreDSN, "sqlite:")
-	if !ok {
-		t.Fatalf("the demo store is not SQLite: %s", o.StoreDSN)
-	}
-	b, err := os.ReadFile(src)
+	b, err := os.ReadFile(storeFile(t, o))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +186,7 @@ func TestRunRepairApplyIntoAnotherStoreWritesNothing(t *testing.T) {
 	if err := os.WriteFile(copyPath, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o.Repair, o.StoreWriteDSN = RepairApply, "sqlite:"+copyPath
+	o.Repair, o.StoreWrite = RepairApply, dbtest.Parsed(t, store.ParseWriteDSN, "sqlite:"+copyPath)
 	out, err := Run(context.Background(), o, d)
 	if err != nil {
 		t.Fatal(err)

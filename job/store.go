@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -26,22 +27,23 @@ func chunkDays(q store.Query, days int) int {
 	return storeChunkDays
 }
 
+// storeRead is what readTotals needs.
+type storeRead struct {
+	store    *store.Store
+	query    store.Query
+	window   reconcile.Window
+	log      *slog.Logger
+	progress Progress
+}
+
 // readTotals reads each day's total from the store: the main pass, one
 // count(*) or sum(clicks) per day (store.Store.Totals), never the per-link
-// counts, which only the days that differ need (drillDown). A store that
-// could not be opened (openErr) leaves every day unknown; a day whose
+// counts, which only the days that differ need (drillDown). A day whose
 // query fails is left unknown. The first error is returned for the exit
 // code.
-func readTotals(ctx context.Context, d Deps, o Options, st *store.Store, openErr error) (map[reconcile.Date]reconcile.Reading, error) {
+func readTotals(ctx context.Context, r storeRead) (map[reconcile.Date]reconcile.Reading, error) {
 	local := map[reconcile.Date]reconcile.Reading{}
-	days := o.Window.Days()
-	if openErr != nil {
-		d.Log.Error("store not opened", "err", openErr)
-		for _, day := range days {
-			local[day] = reconcile.Unknown(openErr)
-		}
-		return local, openErr
-	}
+	days := r.window.Days()
 	var first error
 	// A failure that hits every day (a missing table, a query that does
 	// not fit) is logged once with the days it hit, not once a day: the
@@ -52,12 +54,12 @@ func readTotals(ctx context.Context, d Deps, o Options, st *store.Store, openErr
 	shown := map[string]string{}
 	var causes []string
 	started := time.Now()
-	size := chunkDays(o.Query, len(days))
+	size := chunkDays(r.query, len(days))
 	chunks := (len(days) + size - 1) / size
 	for i := 0; i < chunks; i++ {
-		d.Progress.Step("store", i, chunks)
+		r.progress.Step("store", i, chunks)
 		chunk := days[i*size : min((i+1)*size, len(days))]
-		totals, err := st.Totals(ctx, o.Query, chunk, o.Window.Loc)
+		totals, err := r.store.Totals(ctx, r.query, chunk, r.window.Loc)
 		first = firstErr(first, err)
 		var clicks int64
 		for _, day := range chunk {
@@ -76,15 +78,25 @@ func readTotals(ctx context.Context, d Deps, o Options, st *store.Store, openErr
 			clicks += r.Clicks
 		}
 		if chunks > 1 {
-			d.Log.Info("store days counted", "from", chunk[0].String(), "to", chunk[len(chunk)-1].String(),
+			r.log.Info("store days counted", "from", chunk[0].String(), "to", chunk[len(chunk)-1].String(),
 				"chunk", i+1, "of", chunks, "clicks", clicks)
 		}
 	}
-	d.Progress.Step("store", chunks, chunks)
+	r.progress.Step("store", chunks, chunks)
 	for _, key := range causes {
 		hit := failed[key]
-		d.Log.Error("store read failed", "days", len(hit), "from", hit[0].String(), "to", hit[len(hit)-1].String(), "err", shown[key])
+		r.log.Error("store read failed", "days", len(hit), "from", hit[0].String(), "to", hit[len(hit)-1].String(), "err", shown[key])
 	}
-	d.Log.Info("store read", "days", len(local), "duration_ms", time.Since(started).Milliseconds())
+	r.log.Info("store read", "days", len(local), "duration_ms", time.Since(started).Milliseconds())
 	return local, first
+}
+
+// unopened is what the store says of each day of w when it could not be
+// opened (err): nothing, for that reason.
+func unopened(w reconcile.Window, err error) map[reconcile.Date]reconcile.Reading {
+	local := map[reconcile.Date]reconcile.Reading{}
+	for _, day := range w.Days() {
+		local[day] = reconcile.Unknown(err)
+	}
+	return local
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/clickrecon/clickrecon/internal/dbtest"
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/reconcile"
@@ -100,12 +101,12 @@ func newWorld(t *testing.T, elidoClicks, stored []elidotest.Click) world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(t.Context(), dsn)
+	st, err := store.Open(t.Context(), dbtest.Parsed(t, store.ParseDSN, dsn), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	w, err := store.OpenWriter(t.Context(), dsn, "")
+	w, err := store.OpenWriter(t.Context(), dbtest.Parsed(t, store.ParseWriteDSN, dsn), "", store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,12 +407,12 @@ func TestTimestampColumnInLocalZoneRestoredExactly(t *testing.T) {
 		}
 	}
 	so := store.Options{TimestampZone: ny}
-	st, err := store.OpenWith(t.Context(), w.dsn, so)
+	st, err := store.Open(t.Context(), dbtest.Parsed(t, store.ParseDSN, w.dsn), so)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	wr, err := store.OpenWriterWith(t.Context(), w.dsn, "", so)
+	wr, err := store.OpenWriter(t.Context(), dbtest.Parsed(t, store.ParseWriteDSN, w.dsn), "", so)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
+	"github.com/clickrecon/clickrecon/internal/dbtest"
 	"github.com/clickrecon/clickrecon/internal/mysqltest"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/repair"
@@ -60,12 +61,12 @@ func newMySQLWorld(t *testing.T, elidoClicks, stored []elidotest.Click) world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(t.Context(), dsn)
+	st, err := store.Open(t.Context(), dbtest.Parsed(t, store.ParseDSN, dsn), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	w, err := store.OpenWriter(t.Context(), dsn, "")
+	w, err := store.OpenWriter(t.Context(), dbtest.Parsed(t, store.ParseWriteDSN, dsn), "", store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,9 @@ import (
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
+	"github.com/clickrecon/clickrecon/report/history"
 	"github.com/clickrecon/clickrecon/sources/elido"
+	"github.com/clickrecon/clickrecon/sources/store"
 )
 
 // config is everything the environment can set. Flags override the fields
@@ -243,10 +245,25 @@ func (c config) placeholders() error {
 	return errors.Join(errs...)
 }
 
+// dsns are a command's DSNs, each parsed once, where it is validated:
+// what opens a database takes its parsed DSN from here.
+type dsns struct {
+	store      dsn.Target // STORE_DSN (store.ParseDSN)
+	history    dsn.Target // HISTORY_DSN (history.ParseDSN); zero when unset
+	storeWrite dsn.Target // STORE_WRITE_DSN (store.ParseWriteDSN); zero when unset
+}
+
+// lock is the database whose lock keeps two runs of a workspace apart
+// (runlock.On): a PostgreSQL history or store (an advisory lock), else
+// the SQLite history, else the SQLite store (a lock file beside it).
+func (d dsns) lock() dsn.Target { return runlock.On(d.history, d.store) }
+
 // validateRun checks everything a reconciliation run needs, given the
-// current time, and returns the window it names. Nothing here touches the
-// network or a database. It returns every mistake it finds, joined.
-func (c config) validateRun(now time.Time) (reconcile.Window, error) {
+// current time, and returns the window it names and its DSNs, parsed
+// (but for STORE_WRITE_DSN, which repair's checks parse). Nothing here
+// touches the network or a database. It returns every mistake it finds,
+// joined.
+func (c config) validateRun(now time.Time) (reconcile.Window, dsns, error) {
 	var errs []error
 	add := func(err error) {
 		if err != nil {
@@ -256,9 +273,12 @@ func (c config) validateRun(now time.Time) (reconcile.Window, error) {
 	add(c.placeholders())
 	add(c.validateCommon())
 	add(c.elido().Validate())
+	var parsed dsns
 	if c.StoreDSN == "" {
 		add(fmt.Errorf("STORE_DSN is not set: give postgres://USER@HOST/DB, mysql://USER@HOST/DB or sqlite:PATH (or STORE_DSN_FILE)"))
-	} else if _, err := dsn.Parse(c.StoreDSN, dsn.Options{Name: "STORE_DSN", MissingHint: "check STORE_DSN", MySQL: true}); err != nil {
+	} else {
+		var err error
+		parsed.store, err = store.ParseDSN(c.StoreDSN)
 		add(err)
 	}
 	if c.Days < 1 {
@@ -268,7 +288,8 @@ func (c config) validateRun(now time.Time) (reconcile.Window, error) {
 		add(fmt.Errorf("ELIDO_RETENTION_DAYS must not be negative (0: no limit), got %d", c.Retention))
 	}
 	if c.HistoryDSN != "" {
-		_, err := dsn.Parse(c.HistoryDSN, dsn.Options{Name: "HISTORY_DSN", Mode: dsn.ReadWrite, MissingHint: "run clickrecon migrate to create it"})
+		var err error
+		parsed.history, err = history.ParseDSN(c.HistoryDSN)
 		add(err)
 	}
 	var w reconcile.Window
@@ -280,7 +301,7 @@ func (c config) validateRun(now time.Time) (reconcile.Window, error) {
 		}, loc, now)
 		add(err)
 	}
-	return w, errors.Join(errs...)
+	return w, parsed, errors.Join(errs...)
 }
 
 // secrets returns every secret the configuration holds, with the
@@ -308,11 +329,6 @@ func (c config) secrets() []string {
 	}
 	return kept
 }
-
-// lockDSN is the database whose lock keeps two runs of a workspace apart
-// (runlock.DSN): a PostgreSQL history or store (an advisory lock), else
-// the SQLite history, else the SQLite store (a lock file beside it).
-func (c config) lockDSN() string { return runlock.DSN(c.HistoryDSN, c.StoreDSN) }
 
 // elido returns the Elido client's configuration; its Validate is where
 // the ELIDO_* variables are checked.

@@ -14,6 +14,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/cmd/clickrecon/demo"
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
@@ -76,6 +77,16 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 		fmt.Fprintf(stderr, "clickrecon demo: %v\n", err)
 		return exitIncomplete
 	}
+	// The demo's store is also its STORE_WRITE_DSN.
+	storeDSN, err := store.ParseDSN(world.StoreDSN)
+	var storeWrite dsn.Target
+	if err == nil {
+		storeWrite, err = store.ParseWriteDSN(world.StoreDSN)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "clickrecon demo: %v\n", err)
+		return exitIncomplete
+	}
 
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
@@ -85,8 +96,8 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 			world.Elido.URL(), len(world.StoreClicks), len(world.ElidoClicks), w.From.AddDays(1), w.From.AddDays(2))
 	}
 	o := c.options(w)
-	o.WorkspaceID, o.RunKey, o.StoreID = demo.Workspace, runKey, report.StoreID("demo")
-	o.StoreDSN, o.Query = world.StoreDSN, query
+	o.WorkspaceID, o.RunKey, o.LegacyStoreID = demo.Workspace, runKey, report.StoreID("demo")
+	o.Store, o.Query = storeDSN, query
 	o.Retention = 0 // the demo's days are fixed; they never age out of the simulated Elido
 	jd := job.Deps{Elido: client, Log: log, Now: d.now, Progress: bar}
 	code, rep := runJob(ctx, o, jd, c.failOn(), nil, c.Format, stdout)
@@ -99,7 +110,7 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	fmt.Fprintf(stdout, "\nclickrecon repair --apply puts the lost clicks back (STORE_WRITE_DSN is the demo's store):\n\n")
 	if repairExit(job.Repair(ctx, job.RepairOptions{
 		Window: w, Settle: c.Settle, Query: query,
-		StoreDSN: world.StoreDSN, StoreWriteDSN: world.StoreDSN, Apply: true,
+		Store: storeDSN, StoreWrite: storeWrite, Apply: true,
 		Dir: filepath.Join(c.ReportDir, "repair-"+runKey),
 	}, job.Deps{Elido: client, Log: log, Now: d.now}, stdout)) == exitIncomplete {
 		return exitIncomplete

@@ -4,18 +4,26 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clickrecon/clickrecon/internal/dbtest"
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/job/runlock"
+	"github.com/clickrecon/clickrecon/report/history"
+	"github.com/clickrecon/clickrecon/sources/store"
 )
 
 // The embedded setup (SQLite store, SQLite history or none) has a lock
 // too: a second run of the workspace does nothing and exits 3.
 func TestEmbeddedRunRefusedWhileAnotherHoldsTheLock(t *testing.T) {
-	for _, history := range []string{"sqlite", ""} {
-		t.Run("history_"+history, func(t *testing.T) {
+	for _, historyBackend := range []string{"sqlite", ""} {
+		t.Run("history_"+historyBackend, func(t *testing.T) {
 			api := dstWindowClicks()
 			f := newFixture(t, "sqlite", api, api)
-			withSlack(t, f, history)
-			l, err := runlock.Take(t.Context(), runlock.DSN(f.env["HISTORY_DSN"], f.env["STORE_DSN"]), testWorkspace)
+			withSlack(t, f, historyBackend)
+			var hist dsn.Target // zero: no history
+			if raw := f.env["HISTORY_DSN"]; raw != "" {
+				hist = dbtest.Parsed(t, history.ParseDSN, raw)
+			}
+			l, err := runlock.Take(t.Context(), runlock.On(hist, dbtest.Parsed(t, store.ParseDSN, f.env["STORE_DSN"])), testWorkspace)
 			if err != nil {
 				t.Fatal(err)
 			}

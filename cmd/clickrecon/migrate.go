@@ -26,12 +26,13 @@ func cmdMigrate(ctx context.Context, args []string, env envconfig.Lookuper, stdo
 	case c.Timeout <= 0:
 		return usageExit(stderr, fmt.Errorf("RECON_TIMEOUT must be positive, got %s", c.Timeout))
 	}
-	if _, err := dsn.Parse(c.HistoryDSN, dsn.Options{Name: "HISTORY_DSN", Mode: dsn.ReadWriteCreate}); err != nil {
+	target, err := history.ParseMigrateDSN(c.HistoryDSN)
+	if err != nil {
 		return usageExit(stderr, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
-	applied, err := history.Migrate(ctx, c.HistoryDSN)
+	applied, err := history.Migrate(ctx, target)
 	if err != nil {
 		fmt.Fprintf(stderr, "clickrecon migrate: %v\n", err)
 		if dsn.Refused(err) {

@@ -11,8 +11,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clickrecon/clickrecon/internal/dbtest"
 	"github.com/clickrecon/clickrecon/job/runlock"
+	"github.com/clickrecon/clickrecon/report/history"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
+	"github.com/clickrecon/clickrecon/sources/store"
 )
 
 // A second run of a workspace whose lock is held does nothing: no
@@ -20,7 +23,7 @@ import (
 func TestRunRefusedWhileAnotherHoldsTheLock(t *testing.T) {
 	api := dstWindowClicks()
 	f := newFixture(t, "postgres", api, api)
-	held, err := runlock.Take(t.Context(), f.env["STORE_DSN"], testWorkspace)
+	held, err := runlock.Take(t.Context(), dbtest.Parsed(t, store.ParseDSN, f.env["STORE_DSN"]), testWorkspace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +52,7 @@ func TestLockOnHistoryDatabase(t *testing.T) {
 	api := dstWindowClicks()
 	f := newFixture(t, "sqlite", api, api)
 	withSlack(t, f, "postgres")
-	held, err := runlock.Take(t.Context(), f.env["HISTORY_DSN"], testWorkspace)
+	held, err := runlock.Take(t.Context(), dbtest.Parsed(t, history.ParseDSN, f.env["HISTORY_DSN"]), testWorkspace)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/lib/pq"
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/dbtest"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/job/runlock"
 	"github.com/clickrecon/clickrecon/report"
@@ -139,7 +140,7 @@ func withHistory(t *testing.T, f *fixture, backend string) string {
 	case "postgres":
 		_, dsn = pgtest.New(t)
 	}
-	if _, err := history.Migrate(t.Context(), dsn); err != nil {
+	if _, err := history.Migrate(t.Context(), dbtest.Parsed(t, history.ParseMigrateDSN, dsn)); err != nil {
 		t.Fatal(err)
 	}
 	f.env["HISTORY_DSN"] = dsn
@@ -211,7 +212,7 @@ func TestOutboxHistoryReadOnlyPostsNothing(t *testing.T) {
 			slack := newFakeSlack(t)
 			slack.configure(f, transport)
 			admin, dsn := pgtest.New(t)
-			if _, err := history.Migrate(t.Context(), dsn); err != nil {
+			if _, err := history.Migrate(t.Context(), dbtest.Parsed(t, history.ParseMigrateDSN, dsn)); err != nil {
 				t.Fatal(err)
 			}
 			f.env["HISTORY_DSN"] = readOnlyRole(t, admin, dsn)
@@ -641,11 +642,11 @@ func TestOutboxEquivalentStoreDSNsAlertOnce(t *testing.T) {
 	for _, dsn := range spellings {
 		f.env["STORE_DSN"] = dsn
 		if r := f.run(outboxWindow...); r.code != exitOK {
-			t.Fatalf("%s: exit %d\n%s", store.RedactDSN(dsn), r.code, r.stderr)
+			t.Fatalf("%s: exit %d\n%s", dbtest.Parsed(t, store.ParseDSN, dsn), r.code, r.stderr)
 		}
 		for _, rep := range f.reports() {
 			if rep.StoreID != want {
-				t.Errorf("%s: store_id %s, want %s", store.RedactDSN(dsn), rep.StoreID, want)
+				t.Errorf("%s: store_id %s, want %s", dbtest.Parsed(t, store.ParseDSN, dsn), rep.StoreID, want)
 			}
 		}
 	}
@@ -665,7 +666,7 @@ func TestOutboxLegacyStoreIDAdopted(t *testing.T) {
 	if r := f.run(outboxWindow...); r.code != exitOK || len(slack.received()) != 1 {
 		t.Fatalf("first run: exit %d, %d alerts\n%s", r.code, len(slack.received()), r.stderr)
 	}
-	legacy := report.StoreID(store.RedactDSN(f.env["STORE_DSN"]) + " events")
+	legacy := report.StoreID(dbtest.Parsed(t, store.ParseDSN, f.env["STORE_DSN"]).Redacted + " events")
 	db, err := openHistoryDB(historyDSN)
 	if err != nil {
 		t.Fatal(err)
@@ -694,7 +695,7 @@ func TestOutboxLegacyStoreIDAdopted(t *testing.T) {
 // its query: its identity, however the DSN is spelled.
 func identityStoreID(t *testing.T, dsn, query string) string {
 	t.Helper()
-	st, err := store.Open(t.Context(), dsn)
+	st, err := store.Open(t.Context(), dbtest.Parsed(t, store.ParseDSN, dsn), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,10 +18,11 @@ import (
 )
 
 // runSetup is what a run's configuration resolves to before it reads
-// anything: the window, the store's query and timestamp zone, the
-// monitors, the report destination and the repair's insert.
+// anything: the window, the parsed DSNs, the store's query and timestamp
+// zone, the monitors, the report destination and the repair's insert.
 type runSetup struct {
 	window       reconcile.Window
+	dsns         dsns
 	query        store.Query
 	tsZone       *time.Location
 	mon          job.Monitors
@@ -43,18 +44,18 @@ func configureRun(ctx context.Context, args []string, env envconfig.Lookuper, st
 	}
 	errs := []error{envErr}
 	var err error
-	s.window, err = c.validateRun(d.now())
+	s.window, s.dsns, err = c.validateRun(d.now())
 	errs = append(errs, err)
 	s.query, err = store.LoadQuery(c.StorePreset, c.StoreQueryFile, c.StoreTotalFile)
 	errs = append(errs, err)
 	s.tsZone, err = store.TimestampZone(c.StoreTSZone)
 	errs = append(errs, err)
-	if err == nil && c.StoreDSN != "" {
-		errs = append(errs, store.CheckZone(c.StoreDSN, s.query, s.tsZone, false))
+	if err == nil && !s.dsns.store.IsZero() {
+		errs = append(errs, store.CheckZone(s.dsns.store, s.query, s.tsZone, false))
 	}
 	s.mon, err = job.NewMonitors(c.PushgatewayURL, c.HealthcheckURL, d.monitor...)
 	errs = append(errs, err)
-	s.repair, s.repairInsert, err = c.validateRunRepair()
+	s.repair, s.repairInsert, s.dsns.storeWrite, err = c.validateRunRepair()
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return c, s, err
@@ -82,15 +83,15 @@ func probeSources(ctx context.Context, c config, s runSetup) []job.Failure {
 	ctx, cancel := context.WithTimeout(ctx, min(c.Timeout, probeTimeout))
 	defer cancel()
 	var fs []job.Failure
-	err := store.Probe(ctx, c.StoreDSN, store.Options{TimestampZone: s.tsZone}, s.query, s.window.From, s.window.Loc)
+	err := store.Probe(ctx, s.dsns.store, store.Options{TimestampZone: s.tsZone}, s.query, s.window.From, s.window.Loc)
 	switch {
 	case errors.Is(err, store.ErrBadQuery):
 		fs = append(fs, job.Failure{Part: job.PartStore, Err: badQuery(c, s.query, err)})
 	case errors.Is(err, store.ErrRefused):
 		fs = append(fs, job.Failure{Part: job.PartStore, Err: fmt.Errorf("STORE_DSN: %w", err)})
 	}
-	if c.HistoryDSN != "" {
-		h, err := history.Open(ctx, c.HistoryDSN)
+	if !s.dsns.history.IsZero() {
+		h, err := history.Open(ctx, s.dsns.history)
 		switch {
 		case err == nil:
 			h.Close()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/safehttp"
 	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/job/runlock"
@@ -32,7 +33,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	}
 	defer setup.dest.Close()
 	window, query, tsZone, mon, dest, repairInsert := setup.window, setup.query, setup.tsZone, setup.mon, setup.dest, setup.repairInsert
-	storeID := store.RedactDSN(c.StoreDSN) + " " + query.Name()
+	storeID := setup.dsns.store.Redacted + " " + query.Name()
 	runKey := report.RunKey(c.WorkspaceID, window, storeID)
 	bar := newBar(stderr)
 	log := newLogger(bar, c.LogFormat, c.LogLevel).With("run_key", runKey)
@@ -43,8 +44,8 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 		return usageExit(stderr, err)
 	}
 	o := c.options(window)
-	o.WorkspaceID, o.RunKey, o.StoreID = c.WorkspaceID, runKey, report.StoreID(storeID)
-	o.StoreDSN, o.Query, o.HistoryDSN = c.StoreDSN, query, c.HistoryDSN
+	o.WorkspaceID, o.RunKey, o.LegacyStoreID = c.WorkspaceID, runKey, report.StoreID(storeID)
+	o.Store, o.Query, o.History = setup.dsns.store, query, setup.dsns.history
 	o.TimestampZone = tsZone
 	o.DryRun = c.DryRun
 	o.Secrets = c.secrets()
@@ -71,7 +72,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 
 	// A run refused by the lock reports nothing to monitoring: the run
 	// that holds the lock does, and a ping of ours would say it failed.
-	lock, lockErr, refused := takeLock(ctx, log, c, stdout, "run")
+	lock, lockErr, refused := takeLock(ctx, log, c, setup.dsns.lock(), stdout, "run")
 	if refused {
 		return exitIncomplete
 	}
@@ -82,7 +83,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	started := time.Now()
 	mon.Start(ctx, log)
 	o.Unlocked = lockErr != nil
-	o.Repair, o.StoreWriteDSN, o.RepairInsert = setup.repair, c.StoreWriteDSN, repairInsert
+	o.Repair, o.StoreWrite, o.RepairInsert = setup.repair, setup.dsns.storeWrite, repairInsert
 	jd := job.Deps{Elido: client, Notifier: notifier, Reports: dest, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit}
 	if lock != nil {
 		jd.Held = lock.Held
@@ -93,19 +94,19 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 }
 
 // takeLock takes the workspace's run lock (runlock: a PostgreSQL advisory
-// lock, or a lock file beside the SQLite history or store). While another
+// lock, or a lock file beside the SQLite history or store) on on
+// (dsns.lock; zero: no lock). While another
 // run or repair holds it, this one is refused (exit 3: the CronJob retries
 // it later) and does nothing else; stdout says so, naming what may hold it
 // (who). A lock that cannot be taken at all is returned as lockErr, for
 // the caller to decide. lock is nil when there is none; the run checks it
 // is still held before it posts, records or inserts anything.
-func takeLock(ctx context.Context, log *slog.Logger, c config, stdout io.Writer, who string) (lock *runlock.Lock, lockErr error, refused bool) {
-	dsn := c.lockDSN()
-	if dsn == "" {
+func takeLock(ctx context.Context, log *slog.Logger, c config, on dsn.Target, stdout io.Writer, who string) (lock *runlock.Lock, lockErr error, refused bool) {
+	if on.IsZero() {
 		log.Debug("no run lock: no database to lock")
 		return nil, nil, false
 	}
-	lock, err := runlock.Take(ctx, dsn, c.WorkspaceID)
+	lock, err := runlock.Take(ctx, on, c.WorkspaceID)
 	switch {
 	case errors.Is(err, runlock.ErrLocked):
 		log.Error("another clickrecon "+who+" of this workspace holds the lock; this one does nothing and exits 3", "workspace_id", c.WorkspaceID)

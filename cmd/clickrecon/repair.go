@@ -28,11 +28,11 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 		return usageExit(stderr, err)
 	}
 	c.Format = "text" // repair always prints text
-	window, err := c.validateRun(d.now())
+	window, dsns, err := c.validateRun(d.now())
 	if err != nil {
 		return usageExit(stderr, err)
 	}
-	insertSQL, err := c.validateRepair()
+	insertSQL, storeWrite, err := c.validateRepair()
 	if err != nil {
 		return usageExit(stderr, err)
 	}
@@ -44,10 +44,10 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 	if err != nil {
 		return usageExit(stderr, err)
 	}
-	if err := store.CheckZone(c.StoreDSN, query, tsZone, true); err != nil {
+	if err := store.CheckZone(dsns.store, query, tsZone, true); err != nil {
 		return usageExit(stderr, err)
 	}
-	runKey := report.RunKey(c.WorkspaceID, window, store.RedactDSN(c.StoreDSN)+" repair")
+	runKey := report.RunKey(c.WorkspaceID, window, dsns.store.Redacted+" repair")
 	log := newLogger(newBar(stderr), c.LogFormat, c.LogLevel).With("run_key", runKey)
 	ec := c.elido()
 	ec.Logger = log
@@ -59,7 +59,7 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 	defer cancel()
 
 	// Two repairs of one workspace, or a repair and a run, never overlap.
-	lock, err, refused := takeLock(ctx, log, c, stdout, "run or repair")
+	lock, err, refused := takeLock(ctx, log, c, dsns.lock(), stdout, "run or repair")
 	switch {
 	case refused:
 		return exitIncomplete
@@ -74,7 +74,7 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 	}
 	return repairExit(job.Repair(ctx, job.RepairOptions{
 		Window: window, Settle: c.Settle, Query: query,
-		StoreDSN: c.StoreDSN, StoreWriteDSN: c.StoreWriteDSN, Insert: insertSQL, Apply: c.Apply,
+		Store: dsns.store, StoreWrite: storeWrite, Insert: insertSQL, Apply: c.Apply,
 		TimestampZone: tsZone,
 		Dir:           filepath.Join(c.ReportDir, "repair-"+runKey),
 	}, jd, stdout))
@@ -103,49 +103,50 @@ func repairExit(out job.RepairOutcome, err error) int {
 }
 
 // validateRepair checks what repair needs beyond what run does, and
-// returns the custom insert statement (REPAIR_INSERT_FILE), if any.
-func (c config) validateRepair() (string, error) {
+// returns the custom insert statement (REPAIR_INSERT_FILE), if any, and
+// STORE_WRITE_DSN parsed (zero when unset).
+func (c config) validateRepair() (insert string, storeWrite dsn.Target, err error) {
 	switch {
 	case c.StoreQueryFile != "":
-		return "", errors.New("repair reads the events schema (table clicks: ts, link_id, country_code) and cannot use STORE_QUERY_FILE: unset it (REPAIR_INSERT_FILE may give an insert for a table with more columns)")
+		return "", dsn.Target{}, errors.New("repair reads the events schema (table clicks: ts, link_id, country_code) and cannot use STORE_QUERY_FILE: unset it (REPAIR_INSERT_FILE may give an insert for a table with more columns)")
 	case c.StorePreset == store.PresetDaily:
-		return "", errors.New("repair needs each click's time, and the daily preset has a counter per link and day: it cannot be repaired click by click (docs/repair.md says how to raise its counters from Elido's per-link breakdown instead)")
+		return "", dsn.Target{}, errors.New("repair needs each click's time, and the daily preset has a counter per link and day: it cannot be repaired click by click (docs/repair.md says how to raise its counters from Elido's per-link breakdown instead)")
 	case c.Apply && c.StoreWriteDSN == "":
-		return "", errors.New("--apply needs STORE_WRITE_DSN (or STORE_WRITE_DSN_FILE): a role that may insert into the click store; STORE_DSN stays read-only")
+		return "", dsn.Target{}, errors.New("--apply needs STORE_WRITE_DSN (or STORE_WRITE_DSN_FILE): a role that may insert into the click store; STORE_DSN stays read-only")
 	case strings.Contains(c.ReportDir, "://"):
-		return "", fmt.Errorf("repair writes its files to a local folder: give --report-dir (RECON_REPORT_DIR) as a path, not %s", dsn.Redact(c.ReportDir))
+		return "", dsn.Target{}, fmt.Errorf("repair writes its files to a local folder: give --report-dir (RECON_REPORT_DIR) as a path, not %s", dsn.Redact(c.ReportDir))
 	}
 	if c.StoreWriteDSN != "" {
-		if _, err := dsn.Parse(c.StoreWriteDSN, store.WriteDSNOptions); err != nil {
-			return "", err
+		if storeWrite, err = store.ParseWriteDSN(c.StoreWriteDSN); err != nil {
+			return "", dsn.Target{}, err
 		}
 	}
 	if c.RepairInsertFile == "" {
-		return "", nil
+		return "", storeWrite, nil
 	}
 	b, err := os.ReadFile(c.RepairInsertFile)
 	if err != nil {
-		return "", fmt.Errorf("REPAIR_INSERT_FILE: %w", err)
+		return "", dsn.Target{}, fmt.Errorf("REPAIR_INSERT_FILE: %w", err)
 	}
-	return string(b), nil
+	return string(b), storeWrite, nil
 }
 
 // validateRunRepair checks run's --repair (RECON_REPAIR) and what its
-// mode needs, and returns the mode with the custom insert statement, if
-// any.
-func (c config) validateRunRepair() (job.RepairMode, string, error) {
-	mode := job.RepairMode(c.Repair)
+// mode needs, and returns the mode, the custom insert statement, if any,
+// and STORE_WRITE_DSN parsed (zero when unset).
+func (c config) validateRunRepair() (mode job.RepairMode, insert string, storeWrite dsn.Target, err error) {
+	mode = job.RepairMode(c.Repair)
 	switch mode {
 	case job.RepairOff:
-		return mode, "", nil
+		return mode, "", dsn.Target{}, nil
 	case job.RepairPrint, job.RepairApply:
 	default:
-		return job.RepairOff, "", fmt.Errorf("--repair (RECON_REPAIR) must be print or apply, got %q", c.Repair)
+		return job.RepairOff, "", dsn.Target{}, fmt.Errorf("--repair (RECON_REPAIR) must be print or apply, got %q", c.Repair)
 	}
 	c.Apply = mode == job.RepairApply
-	insert, err := c.validateRepair()
+	insert, storeWrite, err = c.validateRepair()
 	if err != nil {
-		return job.RepairOff, "", fmt.Errorf("--repair %s: %w", c.Repair, err)
+		return job.RepairOff, "", dsn.Target{}, fmt.Errorf("--repair %s: %w", c.Repair, err)
 	}
-	return mode, insert, nil
+	return mode, insert, storeWrite, nil
 }

@@ -19,10 +19,11 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/clickrecon/clickrecon/internal/dsn"
+	"github.com/clickrecon/clickrecon/internal/dbtest"
 	"github.com/clickrecon/clickrecon/internal/mysqltest"
 	"github.com/clickrecon/clickrecon/job/runlock"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
+	"github.com/clickrecon/clickrecon/sources/store"
 )
 
 func (f *fixture) repair(args ...string) result {
@@ -161,7 +162,7 @@ func TestRepairRefusedWhileAnotherHoldsTheLock(t *testing.T) {
 	api := dstWindowClicks()
 	f := newFixture(t, "postgres", api, lossAndDuplicate(api))
 	f.env["STORE_WRITE_DSN"] = f.env["STORE_DSN"]
-	l, err := runlock.Take(t.Context(), runlock.DSN("", f.env["STORE_DSN"]), testWorkspace)
+	l, err := runlock.Take(t.Context(), dbtest.Parsed(t, store.ParseDSN, f.env["STORE_DSN"]), testWorkspace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,18 +227,7 @@ func TestRunRepairSaysWhatWasRestored(t *testing.T) {
 // storeCount is the number of rows of the events table a store DSN names.
 func storeCount(t *testing.T, storeDSN string) int {
 	t.Helper()
-	driver, conn := "postgres", storeDSN
-	if path, ok := strings.CutPrefix(storeDSN, "sqlite:"); ok {
-		driver, conn = "sqlite", path
-	}
-	if dsn.DialectOf(storeDSN) == dsn.MySQL {
-		target, err := dsn.Parse(storeDSN, dsn.Options{MySQL: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		driver, conn = "mysql", target.MySQLConfig.FormatDSN()
-	}
-	db, err := sqlx.Open(driver, conn)
+	db, err := dbtest.Parsed(t, store.ParseDSN, storeDSN).Open()
 	if err != nil {
 		t.Fatal(err)
 	}

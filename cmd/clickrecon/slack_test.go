@@ -8,6 +8,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/clickrecon/clickrecon/internal/dbtest"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/report/alert/slacktest"
 	"github.com/clickrecon/clickrecon/report/history"
@@ -34,7 +35,7 @@ func withSlack(t *testing.T, f *fixture, historyBackend string) *fakeWebhook {
 		f.env["HISTORY_DSN"] = dsn
 	}
 	if historyBackend != "" {
-		if _, err := history.Migrate(t.Context(), f.env["HISTORY_DSN"]); err != nil {
+		if _, err := history.Migrate(t.Context(), dbtest.Parsed(t, history.ParseMigrateDSN, f.env["HISTORY_DSN"])); err != nil {
 			t.Fatal(err)
 		}
 	}

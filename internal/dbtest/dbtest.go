@@ -10,7 +10,21 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/clickrecon/clickrecon/internal/dsn"
 )
+
+// Parsed returns what parse (store.ParseDSN, history.ParseDSN...) reads
+// of rawDSN, the value a store or history is opened with, and ends t when
+// it does not parse.
+func Parsed(t testing.TB, parse func(string) (dsn.Target, error), rawDSN string) dsn.Target {
+	t.Helper()
+	target, err := parse(rawDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return target
+}
 
 // Unavailable ends t because the server at where (a DSN already redacted)
 // did not answer: it skips, unless CI is set (to anything non-empty), when

@@ -94,9 +94,15 @@ const sqliteBusyTimeout = "10000"
 // acceptedForms ends the message about a DSN that is none of them.
 const acceptedForms = "use postgres://USER:PASSWORD@HOST:PORT/DB?sslmode=..., postgresql://..., mysql://USER:PASSWORD@HOST:PORT/DB?tls=... (the click store only) or sqlite:PATH"
 
-// Target is a parsed DSN: the dialect and what to hand its driver.
+// Target is a parsed DSN: the dialect, what to hand its driver and how to
+// name it in a log line. A DSN is parsed once, where it is validated, and
+// its Target is what the code that opens it takes. The zero Target is no
+// DSN (IsZero).
 type Target struct {
 	Dialect Dialect
+	// Redacted is the DSN as written with its password replaced (Redact):
+	// what errors and logs show.
+	Redacted string
 	// Conn is the lib/pq connection URL, the SQLite file: URI, or the
 	// MySQL driver's own DSN.
 	Conn string
@@ -108,23 +114,27 @@ type Target struct {
 	Secrets []string
 }
 
-// DialectOf returns the dialect raw's scheme names, as Parse reads it,
-// without checking the rest: PostgreSQL for a scheme it does not know.
-func DialectOf(raw string) Dialect {
-	scheme, _, _ := strings.Cut(raw, ":")
-	switch strings.ToLower(scheme) {
-	case "sqlite":
-		return SQLite
-	case "mysql", "mariadb":
-		return MySQL
+// IsZero reports whether t is no DSN, as for a HISTORY_DSN left unset.
+func (t Target) IsZero() bool { return t.Dialect == 0 }
+
+// String returns the redacted DSN, so that a Target printed by mistake
+// shows no password.
+func (t Target) String() string { return t.Redacted }
+
+// Parse reads raw, a postgres://, postgresql://, mysql:// or sqlite: DSN.
+// For SQLite it checks, unless opts.Mode is ReadWriteCreate, that the file
+// exists. Its errors name the DSN as opts.Name and never contain the
+// password.
+func Parse(raw string, opts Options) (Target, error) {
+	t, err := parse(raw, opts)
+	if err != nil {
+		return Target{}, err
 	}
-	return Postgres
+	t.Redacted = Redact(raw)
+	return t, nil
 }
 
-// Parse reads raw, a postgres://, postgresql:// or sqlite: DSN. For SQLite
-// it checks, unless opts.Mode is ReadWriteCreate, that the file exists. Its
-// errors name the DSN as opts.Name and never contain the password.
-func Parse(raw string, opts Options) (Target, error) {
+func parse(raw string, opts Options) (Target, error) {
 	name := opts.Name
 	if name == "" {
 		name = "DSN"

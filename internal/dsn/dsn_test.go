@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
@@ -23,38 +24,38 @@ func TestParsePostgres(t *testing.T) {
 		{
 			name: "connect_timeout_added",
 			raw:  "postgres://app:s3cr3t@db.internal:5432/clicks?sslmode=require",
-			want: Target{Dialect: Postgres, Conn: "postgres://app:s3cr3t@db.internal:5432/clicks?connect_timeout=10&sslmode=require",
+			want: Target{Dialect: Postgres, Redacted: "postgres://app:xxxxx@db.internal:5432/clicks?sslmode=require", Conn: "postgres://app:s3cr3t@db.internal:5432/clicks?connect_timeout=10&sslmode=require",
 				Secrets: []string{"s3cr3t", "s3cr3t", "s3cr3t", "s3cr3t"}},
 		},
 		{
 			name: "own_connect_timeout_kept",
 			raw:  "postgresql://app@db/clicks?connect_timeout=3",
-			want: Target{Dialect: Postgres, Conn: "postgresql://app@db/clicks?connect_timeout=3"},
+			want: Target{Dialect: Postgres, Redacted: "postgresql://app@db/clicks?connect_timeout=3", Conn: "postgresql://app@db/clicks?connect_timeout=3"},
 		},
 		{
 			// An @ in a query value (Azure's user@server form) is no
 			// misread user:password part.
 			name: "at_in_a_query_value",
 			raw:  "postgres://db:5432/clicks?user=recon@myserver&application_name=job@cron",
-			want: Target{Dialect: Postgres, Conn: "postgres://db:5432/clicks?application_name=job%40cron&connect_timeout=10&user=recon%40myserver"},
+			want: Target{Dialect: Postgres, Redacted: "postgres://db:5432/clicks?user=recon@myserver&application_name=job@cron", Conn: "postgres://db:5432/clicks?application_name=job%40cron&connect_timeout=10&user=recon%40myserver"},
 		},
 		{
 			name: "scheme_in_capitals",
 			raw:  "POSTGRES://app@db/clicks",
-			want: Target{Dialect: Postgres, Conn: "postgres://app@db/clicks?connect_timeout=10"},
+			want: Target{Dialect: Postgres, Redacted: "postgres://app@db/clicks", Conn: "postgres://app@db/clicks?connect_timeout=10"},
 		},
 		{
 			// The password is scrubbed decoded, encoded both ways, and as
 			// written (lower-case hex, here).
 			name: "percent_encoded_password",
 			raw:  "postgres://app:p%40ss%2fw0rd@db/clicks",
-			want: Target{Dialect: Postgres, Conn: "postgres://app:p%40ss%2Fw0rd@db/clicks?connect_timeout=10",
+			want: Target{Dialect: Postgres, Redacted: "postgres://app:xxxxx@db/clicks", Conn: "postgres://app:p%40ss%2Fw0rd@db/clicks?connect_timeout=10",
 				Secrets: []string{"p@ss/w0rd", "p%40ss%2Fw0rd", "p@ss%2Fw0rd", "p%40ss%2fw0rd"}},
 		},
 		{
 			name: "password_in_query",
 			raw:  "postgres://app@db/clicks?password=s3cr%23t&connect_timeout=5",
-			want: Target{Dialect: Postgres, Conn: "postgres://app@db/clicks?password=s3cr%23t&connect_timeout=5",
+			want: Target{Dialect: Postgres, Redacted: "postgres://app@db/clicks?connect_timeout=5&password=xxxxx", Conn: "postgres://app@db/clicks?password=s3cr%23t&connect_timeout=5",
 				Secrets: []string{"s3cr#t", "s3cr%23t"}},
 		},
 	}
@@ -68,6 +69,24 @@ func TestParsePostgres(t *testing.T) {
 				t.Errorf("Parse(%q) (-want +got):\n%s", tt.raw, diff)
 			}
 		})
+	}
+}
+
+// A Target is shown by its redacted DSN, however it is printed: never
+// with the password its Conn holds.
+func TestTargetPrintsRedacted(t *testing.T) {
+	got, err := Parse("mysql://recon:s3cr3t@db:3306/clicks", Options{MySQL: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "mysql://recon:xxxxx@db:3306/clicks"
+	for _, s := range []string{got.Redacted, got.String(), fmt.Sprint(got), fmt.Sprintf("%v", got)} {
+		if s != want {
+			t.Errorf("printed %q, want %q", s, want)
+		}
+	}
+	if got.IsZero() || !(Target{}).IsZero() {
+		t.Errorf("IsZero: parsed %v, zero %v", got.IsZero(), (Target{}).IsZero())
 	}
 }
 
@@ -108,7 +127,9 @@ func TestParseSQLite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(Target{Dialect: SQLite, Conn: tt.want}, got); diff != "" {
+			// A SQLite DSN has no password: its redacted form is
+			// Redact's, tested with it.
+			if diff := cmp.Diff(Target{Dialect: SQLite, Conn: tt.want}, got, cmpopts.IgnoreFields(Target{}, "Redacted")); diff != "" {
 				t.Errorf("Parse(%q) (-want +got):\n%s", tt.raw, diff)
 			}
 		})

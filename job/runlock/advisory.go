@@ -36,12 +36,8 @@ const quickTimeout = 5 * time.Second
 // takeAdvisory takes a PostgreSQL session-level advisory lock keyed by
 // workspaceID on a connection of its own, held until release. It needs no
 // privilege and touches no table, so a read-only role will do.
-func takeAdvisory(ctx context.Context, rawDSN, workspaceID string) (*Lock, error) {
-	t, err := dsn.Parse(rawDSN, dsn.Options{})
-	if err != nil {
-		return nil, err
-	}
-	where := "advisory lock on " + dsn.Redact(rawDSN)
+func takeAdvisory(ctx context.Context, t dsn.Target, workspaceID string) (*Lock, error) {
+	where := "advisory lock on " + t.Redacted
 	conn, err := dsn.WithDefaultParam(t.Conn, "application_name", applicationName)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)

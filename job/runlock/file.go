@@ -15,7 +15,7 @@ import (
 )
 
 // takeFile takes an exclusive flock(2) on the workspace's lock file beside
-// the SQLite file of rawDSN: PATH.lock-KEY, KEY the workspace's Key in hex,
+// the SQLite file of t: PATH.lock-KEY, KEY the workspace's Key in hex,
 // so that the runs of two workspaces sharing a history do not exclude each
 // other. The lock file is created when missing and never removed (removing
 // it would let a run lock a new file while another holds the old one).
@@ -24,14 +24,10 @@ import (
 // volume), it goes in the system's temporary folder, named after the
 // file's resolved path: it then keeps apart only the runs of one machine,
 // which are the only ones that share a local file anyway.
-func takeFile(rawDSN, workspaceID string) (*Lock, error) {
-	t, err := dsn.Parse(rawDSN, dsn.Options{Mode: dsn.ReadWriteCreate})
-	if err != nil {
-		return nil, err
-	}
+func takeFile(t dsn.Target, workspaceID string) (*Lock, error) {
 	u, err := url.Parse(t.Conn)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite path of %s: %w", dsn.Redact(rawDSN), err)
+		return nil, fmt.Errorf("sqlite path of %s: %w", t.Redacted, err)
 	}
 	db := resolve(u.Path)
 	key := fmt.Sprintf("%016x", uint64(Key(workspaceID)))

@@ -3,7 +3,6 @@ package runlock
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -19,12 +18,6 @@ const (
 	mysqlUnlockSQL  = "SELECT COALESCE(RELEASE_LOCK(?), 0)"
 )
 
-// isMySQL reports whether rawDSN names a MySQL or MariaDB database.
-func isMySQL(rawDSN string) bool {
-	scheme, _, _ := strings.Cut(rawDSN, ":")
-	return strings.EqualFold(scheme, "mysql") || strings.EqualFold(scheme, "mariadb")
-}
-
 // mysqlLockName is the name of workspaceID's lock on a MySQL server: its
 // Key, so that it stays within MySQL's 64 characters whatever the id.
 func mysqlLockName(workspaceID string) string {
@@ -34,12 +27,8 @@ func mysqlLockName(workspaceID string) string {
 // takeMySQL takes a MySQL named lock (GET_LOCK) keyed by workspaceID on a
 // connection of its own, held until release: the lock of a MySQL click
 // store when there is no history to lock. A read-only user will do.
-func takeMySQL(ctx context.Context, rawDSN, workspaceID string) (*Lock, error) {
-	t, err := dsn.Parse(rawDSN, dsn.Options{MySQL: true})
-	if err != nil {
-		return nil, err
-	}
-	where := "named lock on " + dsn.Redact(rawDSN)
+func takeMySQL(ctx context.Context, t dsn.Target, workspaceID string) (*Lock, error) {
+	where := "named lock on " + t.Redacted
 	l, err := tryMySQL(ctx, t, mysqlLockName(workspaceID))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, dsn.RedactError(err, t.Secrets))

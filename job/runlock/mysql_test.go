@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/mysqltest"
 )
 
@@ -14,11 +15,12 @@ import (
 // workspace is not, a killed session loses it (Held says so) and frees it.
 func TestMySQLNamedLock(t *testing.T) {
 	db, raw := mysqltest.New(t)
-	if got := DSN("", raw); got != raw {
-		t.Fatalf("DSN(no history, MySQL store) = %q, want the store", got)
+	store := target(t, raw)
+	if got := On(dsn.Target{}, store); got.Conn != store.Conn {
+		t.Fatalf("On(no history, MySQL store) = %s, want the store", got)
 	}
 	ctx := t.Context()
-	first, err := Take(ctx, raw, "48213")
+	first, err := Take(ctx, store, "48213")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,10 +28,10 @@ func TestMySQLNamedLock(t *testing.T) {
 	if !strings.HasPrefix(first.String(), "named lock on mysql://") {
 		t.Errorf("String() = %q", first.String())
 	}
-	if _, err := Take(ctx, raw, "48213"); !errors.Is(err, ErrLocked) {
+	if _, err := Take(ctx, store, "48213"); !errors.Is(err, ErrLocked) {
 		t.Fatalf("second Take: %v, want ErrLocked", err)
 	}
-	other, err := Take(ctx, raw, "77777")
+	other, err := Take(ctx, store, "77777")
 	if err != nil {
 		t.Fatalf("another workspace: %v", err)
 	}
@@ -49,7 +51,7 @@ func TestMySQLNamedLock(t *testing.T) {
 	if err := first.Held(ctx); !errors.Is(err, ErrLost) {
 		t.Errorf("Held after KILL: %v, want ErrLost", err)
 	}
-	again, err := Take(ctx, raw, "48213")
+	again, err := Take(ctx, store, "48213")
 	if err != nil {
 		t.Fatalf("Take after the holder's session ended: %v", err)
 	}

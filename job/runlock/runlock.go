@@ -19,8 +19,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
+
+	"github.com/clickrecon/clickrecon/internal/dsn"
 )
 
 // ErrLocked is returned by Take when another run of the same workspace
@@ -43,46 +44,42 @@ type Lock struct {
 	releaseErr error
 }
 
-// DSN returns the DSN whose lock keeps two runs apart: the first
+// On returns the database whose lock keeps two runs apart: the first
 // PostgreSQL one of the history and the store (an advisory lock is seen by
 // every machine), else the SQLite history, else the store (a MySQL store
-// is locked with a named lock, seen by every machine too). It is "" only
-// when both are.
-func DSN(historyDSN, storeDSN string) string {
-	for _, d := range []string{historyDSN, storeDSN} {
-		if isPostgres(d) {
-			return d
+// is locked with a named lock, seen by every machine too). A zero Target
+// is a database not set (no history); On returns one only when both are.
+func On(history, store dsn.Target) dsn.Target {
+	for _, t := range []dsn.Target{history, store} {
+		if t.Dialect == dsn.Postgres {
+			return t
 		}
 	}
-	if historyDSN != "" {
-		return historyDSN
+	if !history.IsZero() {
+		return history
 	}
-	return storeDSN
+	return store
 }
 
-func isPostgres(rawDSN string) bool {
-	scheme, _, _ := strings.Cut(rawDSN, ":")
-	return strings.EqualFold(scheme, "postgres") || strings.EqualFold(scheme, "postgresql")
-}
-
-// Take takes workspaceID's run lock on rawDSN without waiting: a
-// PostgreSQL advisory lock for postgres:// and postgresql://, a MySQL named
-// lock (GET_LOCK) for mysql:// and mariadb://, an flock on
-// a lock file beside the file for sqlite:PATH (the file need not exist: a
-// history that migrate has still to create). When another run holds it,
-// the error wraps ErrLocked. Release it with Release.
-func Take(ctx context.Context, rawDSN, workspaceID string) (*Lock, error) {
+// Take takes workspaceID's run lock on t without waiting: a PostgreSQL
+// advisory lock for PostgreSQL, a MySQL named lock (GET_LOCK) for MySQL
+// and MariaDB, an flock on a lock file beside the file for SQLite (the file
+// need not exist: a history that migrate has still to create). When
+// another run holds it, the error wraps ErrLocked. Release it with Release.
+func Take(ctx context.Context, t dsn.Target, workspaceID string) (*Lock, error) {
 	var (
 		l   *Lock
 		err error
 	)
-	switch {
-	case isPostgres(rawDSN):
-		l, err = takeAdvisory(ctx, rawDSN, workspaceID)
-	case isMySQL(rawDSN):
-		l, err = takeMySQL(ctx, rawDSN, workspaceID)
+	switch t.Dialect {
+	case dsn.Postgres:
+		l, err = takeAdvisory(ctx, t, workspaceID)
+	case dsn.MySQL:
+		l, err = takeMySQL(ctx, t, workspaceID)
+	case dsn.SQLite:
+		l, err = takeFile(t, workspaceID)
 	default:
-		l, err = takeFile(rawDSN, workspaceID)
+		err = errors.New("no database to lock")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock workspace %s: %w", workspaceID, err)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 )
 
@@ -24,7 +25,7 @@ func uniqueWorkspace(t *testing.T, name string) string {
 	return fmt.Sprintf("%s-%s-%016x", t.Name(), name, rand.Uint64())
 }
 
-func TestDSN(t *testing.T) {
+func TestOn(t *testing.T) {
 	const (
 		pg     = "postgres://u@db/history"
 		pgql   = "postgresql://u@db/clicks"
@@ -43,11 +44,25 @@ func TestDSN(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := DSN(tt.history, tt.store); got != tt.want {
-				t.Errorf("DSN(%q, %q) = %q, want %q", tt.history, tt.store, got, tt.want)
+			if got := On(target(t, tt.history), target(t, tt.store)); got.Conn != target(t, tt.want).Conn {
+				t.Errorf("On(%q, %q) = %s, want %s", tt.history, tt.store, got, tt.want)
 			}
 		})
 	}
+}
+
+// target reads rawDSN as the DSNs a lock may be taken on are read: a
+// SQLite file need not exist yet. "" is no DSN, the zero Target.
+func target(t *testing.T, rawDSN string) dsn.Target {
+	t.Helper()
+	if rawDSN == "" {
+		return dsn.Target{}
+	}
+	tg, err := dsn.Parse(rawDSN, dsn.Options{Mode: dsn.ReadWriteCreate, MySQL: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
 }
 
 func TestKeyIsStable(t *testing.T) {
@@ -82,7 +97,7 @@ func setups(t *testing.T) map[string]func(t *testing.T) string {
 func TestTakeExcludesASecondRunOfTheSameWorkspace(t *testing.T) {
 	for name, newDSN := range setups(t) {
 		t.Run(name, func(t *testing.T) {
-			dsn := newDSN(t)
+			dsn := target(t, newDSN(t))
 			ctx := context.Background()
 			ws := uniqueWorkspace(t, "a")
 
@@ -158,14 +173,14 @@ func TestAdvisoryHeldDetectsATerminatedSession(t *testing.T) {
 	ctx := context.Background()
 	ws := uniqueWorkspace(t, "a")
 
-	l, err := Take(ctx, dsn, ws)
+	l, err := Take(ctx, target(t, dsn), ws)
 	if err != nil {
 		t.Fatalf("Take: %v", err)
 	}
 	if err := l.Held(ctx); err != nil {
 		t.Fatalf("Held before the session was terminated: %v", err)
 	}
-	if _, err := Take(ctx, dsn, ws); !errors.Is(err, ErrLocked) {
+	if _, err := Take(ctx, target(t, dsn), ws); !errors.Is(err, ErrLocked) {
 		t.Fatalf("second Take while held: %v, want ErrLocked", err)
 	}
 
@@ -190,7 +205,7 @@ func TestAdvisoryHeldDetectsATerminatedSession(t *testing.T) {
 	if err := l.Held(ctx); !errors.Is(err, ErrLost) {
 		t.Errorf("Held after the session was terminated: %v, want ErrLost", err)
 	}
-	second, err := Take(ctx, dsn, ws)
+	second, err := Take(ctx, target(t, dsn), ws)
 	if err != nil {
 		t.Fatalf("Take after the holder's session ended: %v", err)
 	}
@@ -218,7 +233,7 @@ func TestAdvisoryErrorsHideThePassword(t *testing.T) {
 	defer cancel()
 	// Nothing listens on port 1: the connection is refused at once.
 	dsn := "postgres://recon:s3cret-pw@127.0.0.1:1/clicks?sslmode=disable&connect_timeout=2"
-	_, err := Take(ctx, dsn, "48213")
+	_, err := Take(ctx, target(t, dsn), "48213")
 	if err == nil {
 		t.Fatal("Take on a closed port: got nil error")
 	}
@@ -231,7 +246,7 @@ func TestAdvisoryErrorsHideThePassword(t *testing.T) {
 	if !strings.Contains(err.Error(), "48213") {
 		t.Errorf("error %q does not name the workspace", err)
 	}
-	if _, err := Take(ctx, "mysql://u:p@host/db", "48213"); err == nil || errors.Is(err, ErrLocked) {
+	if _, err := Take(ctx, target(t, "mysql://u:p@host/db"), "48213"); err == nil || errors.Is(err, ErrLocked) {
 		t.Errorf("Take with an unsupported DSN: %v, want a DSN error", err)
 	}
 }
@@ -247,13 +262,13 @@ func TestFileLockFollowsTheFileNotItsSpelling(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := uniqueWorkspace(t, "a")
-	l, err := Take(ctx, "sqlite:"+db, ws)
+	l, err := Take(ctx, target(t, "sqlite:"+db), ws)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Release()
 	for _, spelling := range []string{"sqlite://" + db, "sqlite:" + filepath.Join(link, "history.db"), "SQLITE:" + db} {
-		if _, err := Take(ctx, spelling, ws); !errors.Is(err, ErrLocked) {
+		if _, err := Take(ctx, target(t, spelling), ws); !errors.Is(err, ErrLocked) {
 			t.Errorf("Take(%s) while %s is locked: %v, want ErrLocked", spelling, db, err)
 		}
 	}
@@ -271,7 +286,7 @@ func TestFileLockHeldDetectsARemovedFile(t *testing.T) {
 	ctx := context.Background()
 	db := filepath.Join(t.TempDir(), "history.db")
 	ws := uniqueWorkspace(t, "a")
-	l, err := Take(ctx, "sqlite:"+db, ws)
+	l, err := Take(ctx, target(t, "sqlite:"+db), ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +298,7 @@ func TestFileLockHeldDetectsARemovedFile(t *testing.T) {
 	if err := l.Held(ctx); !errors.Is(err, ErrLost) {
 		t.Errorf("Held after the lock file was removed: %v, want ErrLost", err)
 	}
-	second, err := Take(ctx, "sqlite:"+db, ws)
+	second, err := Take(ctx, target(t, "sqlite:"+db), ws)
 	if err != nil {
 		t.Fatalf("Take after the lock file was removed: %v", err)
 	}
@@ -302,7 +317,7 @@ func TestFileLockFallsBackToTheTemporaryFolder(t *testing.T) {
 	if err := os.Mkdir(db+fmt.Sprintf(".lock-%016x", uint64(Key(ws))), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Take(ctx, "sqlite:"+db, ws)
+	l, err := Take(ctx, target(t, "sqlite:"+db), ws)
 	if err != nil {
 		t.Fatalf("Take: %v", err)
 	}
@@ -312,7 +327,7 @@ func TestFileLockFallsBackToTheTemporaryFolder(t *testing.T) {
 	if filepath.Dir(path) != filepath.Clean(os.TempDir()) {
 		t.Errorf("lock file %s, want it in %s", path, os.TempDir())
 	}
-	if _, err := Take(ctx, "sqlite:"+db, ws); !errors.Is(err, ErrLocked) {
+	if _, err := Take(ctx, target(t, "sqlite:"+db), ws); !errors.Is(err, ErrLocked) {
 		t.Errorf("second Take: %v, want ErrLocked", err)
 	}
 }
@@ -332,7 +347,7 @@ func TestHelperProcess(t *testing.T) {
 	if db == "" {
 		t.Skip("only run by TestFileLockAcrossProcesses")
 	}
-	l, err := Take(context.Background(), "sqlite:"+db, os.Getenv(helperWS))
+	l, err := Take(context.Background(), target(t, "sqlite:"+db), os.Getenv(helperWS))
 	if errors.Is(err, ErrLocked) {
 		os.Exit(3)
 	}
@@ -396,7 +411,7 @@ func TestFileLockAcrossProcesses(t *testing.T) {
 		t.Fatal("the holder process did not take the lock within 30s")
 	}
 
-	if _, err := Take(ctx, "sqlite:"+db, ws); !errors.Is(err, ErrLocked) {
+	if _, err := Take(ctx, target(t, "sqlite:"+db), ws); !errors.Is(err, ErrLocked) {
 		t.Errorf("Take in this process while another holds the lock: %v, want ErrLocked", err)
 	}
 	err = helper(t, db, ws).Run()
@@ -410,7 +425,7 @@ func TestFileLockAcrossProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	holder.Wait()
-	l, err := Take(ctx, "sqlite:"+db, ws)
+	l, err := Take(ctx, target(t, "sqlite:"+db), ws)
 	if err != nil {
 		t.Fatalf("Take after the holder was killed: %v", err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clickrecon/clickrecon/internal/dbtest"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/history"
 )
@@ -84,10 +85,10 @@ func newHistory(t *testing.T) *history.History {
 	t.Helper()
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "history.db")
 	ctx := context.Background()
-	if _, err := history.Migrate(ctx, dsn); err != nil {
+	if _, err := history.Migrate(ctx, dbtest.Parsed(t, history.ParseMigrateDSN, dsn)); err != nil {
 		t.Fatal(err)
 	}
-	h, err := history.Open(ctx, dsn)
+	h, err := history.Open(ctx, dbtest.Parsed(t, history.ParseDSN, dsn))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/clickrecon/clickrecon/internal/dbtest"
 	"github.com/clickrecon/clickrecon/report/history"
 )
 
@@ -254,10 +255,10 @@ func outboxHistory(t *testing.T) *history.History {
 	t.Helper()
 	ctx := context.Background()
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "history.db")
-	if _, err := history.Migrate(ctx, dsn); err != nil {
+	if _, err := history.Migrate(ctx, dbtest.Parsed(t, history.ParseMigrateDSN, dsn)); err != nil {
 		t.Fatal(err)
 	}
-	h, err := history.Open(ctx, dsn)
+	h, err := history.Open(ctx, dbtest.Parsed(t, history.ParseDSN, dsn))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,33 +105,31 @@ func loadQueries(d dsn.Dialect) (queries, error) {
 	return q, nil
 }
 
-// Open connects to the history database at rawDSN and checks that Migrate
-// has brought it up to the version this binary needs.
-func Open(ctx context.Context, rawDSN string) (*History, error) {
-	t, err := parseDSN(rawDSN, dsn.ReadWrite)
-	if err != nil {
-		return nil, fmt.Errorf("open history: %w", err)
-	}
+// Open connects to the history database at t, a HISTORY_DSN read by
+// ParseDSN, and checks that Migrate has brought it up to the version this
+// binary needs.
+func Open(ctx context.Context, t dsn.Target) (*History, error) {
 	h, err := open(ctx, t)
 	if err != nil {
-		return nil, fmt.Errorf("open history %s: %w", dsn.Redact(rawDSN), dsn.RedactError(err, t.Secrets))
+		return nil, fmt.Errorf("open history %s: %w", t.Redacted, dsn.RedactError(err, t.Secrets))
 	}
 	if err := h.checkMigrated(ctx); err != nil {
 		h.Close()
-		return nil, fmt.Errorf("open history %s: %w", dsn.Redact(rawDSN), dsn.RedactError(err, t.Secrets))
+		return nil, fmt.Errorf("open history %s: %w", t.Redacted, dsn.RedactError(err, t.Secrets))
 	}
 	return h, nil
 }
 
-// parseDSN reads a HISTORY_DSN opened in mode: dsn.ReadWriteCreate lets a
-// missing SQLite file be created (Migrate); with dsn.ReadWrite the file
-// must exist (Open).
-func parseDSN(rawDSN string, mode dsn.Mode) (dsn.Target, error) {
-	return dsn.Parse(rawDSN, dsn.Options{
-		Name:        "HISTORY_DSN",
-		Mode:        mode,
-		MissingHint: "run clickrecon migrate to create it",
-	})
+// ParseDSN reads HISTORY_DSN for Open: PostgreSQL, or a SQLite file that
+// must exist (migrate creates it).
+func ParseDSN(rawDSN string) (dsn.Target, error) {
+	return dsn.Parse(rawDSN, dsn.Options{Name: "HISTORY_DSN", Mode: dsn.ReadWrite, MissingHint: "run clickrecon migrate to create it"})
+}
+
+// ParseMigrateDSN reads HISTORY_DSN for Migrate: PostgreSQL, or a SQLite
+// file that is created when it does not exist.
+func ParseMigrateDSN(rawDSN string) (dsn.Target, error) {
+	return dsn.Parse(rawDSN, dsn.Options{Name: "HISTORY_DSN", Mode: dsn.ReadWriteCreate})
 }
 
 func open(ctx context.Context, t dsn.Target) (*History, error) {

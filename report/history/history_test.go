@@ -48,10 +48,10 @@ func each(t *testing.T, test func(t *testing.T, dsn string)) {
 func migrated(t *testing.T, dsn string) *History {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := Migrate(ctx, dsn); err != nil {
+	if _, err := Migrate(ctx, mustParse(t, dsn, true)); err != nil {
 		t.Fatal(err)
 	}
-	h, err := Open(ctx, dsn)
+	h, err := Open(ctx, mustParse(t, dsn, false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,21 +105,21 @@ func sampleReport(days ...report.Day) report.Report {
 func TestMigrateIsIdempotent(t *testing.T) {
 	each(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		first, err := Migrate(ctx, dsn)
+		first, err := Migrate(ctx, mustParse(t, dsn, true))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff([]string{"001_history", "002_outbox", "003_notices", "004_unknown_totals"}, first); diff != "" {
 			t.Errorf("first Migrate applied (-want +got):\n%s", diff)
 		}
-		second, err := Migrate(ctx, dsn)
+		second, err := Migrate(ctx, mustParse(t, dsn, true))
 		if err != nil {
 			t.Fatalf("second Migrate: %v", err)
 		}
 		if len(second) != 0 {
 			t.Errorf("second Migrate applied %v, want nothing", second)
 		}
-		h, err := Open(ctx, dsn)
+		h, err := Open(ctx, mustParse(t, dsn, false))
 		if err != nil {
 			t.Fatalf("Open after Migrate: %v", err)
 		}
@@ -161,12 +161,13 @@ func migrateConcurrently(t *testing.T, dsn string) {
 	results := make([][]string, runs)
 	errs := make([]error, runs)
 	start := make(chan struct{})
+	target := mustParse(t, dsn, true)
 	for i := range runs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			results[i], errs[i] = Migrate(context.Background(), dsn)
+			results[i], errs[i] = Migrate(context.Background(), target)
 		}()
 	}
 	close(start)
@@ -207,11 +208,7 @@ func migrateConcurrently(t *testing.T, dsn string) {
 // openUnmigrated opens dsn without checking its tables.
 func openUnmigrated(t *testing.T, rawDSN string) *History {
 	t.Helper()
-	target, err := parseDSN(rawDSN, dsn.ReadWriteCreate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := open(context.Background(), target)
+	h, err := open(context.Background(), mustParse(t, rawDSN, true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,12 +220,12 @@ func TestOpenRefusesAnUnmigratedDatabase(t *testing.T) {
 		if strings.HasPrefix(dsn, "sqlite:") {
 			// Open never creates a file: an empty one stands in for a
 			// database nobody migrated.
-			if _, err := Open(context.Background(), dsn); err == nil || !strings.Contains(err.Error(), "clickrecon migrate") {
-				t.Errorf("Open of a missing file: err = %v, want one that says to run clickrecon migrate", err)
+			if _, err := ParseDSN(dsn); err == nil || !strings.Contains(err.Error(), "clickrecon migrate") {
+				t.Errorf("HISTORY_DSN of a missing file: err = %v, want one that says to run clickrecon migrate", err)
 			}
 			openUnmigrated(t, dsn).Close()
 		}
-		_, err := Open(context.Background(), dsn)
+		_, err := Open(context.Background(), mustParse(t, dsn, false))
 		if !errors.Is(err, ErrNotMigrated) {
 			t.Fatalf("Open of an unmigrated database: err = %v, want ErrNotMigrated", err)
 		}
@@ -236,6 +233,21 @@ func TestOpenRefusesAnUnmigratedDatabase(t *testing.T) {
 			t.Errorf("error %q does not say what to do", err)
 		}
 	})
+}
+
+// mustParse reads rawDSN as HISTORY_DSN is read for Migrate (create) or
+// for Open, and fails t when it does not parse.
+func mustParse(t *testing.T, rawDSN string, create bool) dsn.Target {
+	t.Helper()
+	parse := ParseDSN
+	if create {
+		parse = ParseMigrateDSN
+	}
+	tg, err := parse(rawDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
 }
 
 func TestErrorsHideThePassword(t *testing.T) {
@@ -246,8 +258,8 @@ func TestErrorsHideThePassword(t *testing.T) {
 		"postgres://recon@127.0.0.1:1/history?sslmode=disable&password=s3cr%23t-pw",
 	} {
 		for name, call := range map[string]func() error{
-			"Open":    func() error { _, err := Open(ctx, dsn); return err },
-			"Migrate": func() error { _, err := Migrate(ctx, dsn); return err },
+			"Open":    func() error { _, err := Open(ctx, mustParse(t, dsn, false)); return err },
+			"Migrate": func() error { _, err := Migrate(ctx, mustParse(t, dsn, true)); return err },
 		} {
 			err := call()
 			if err == nil {
@@ -258,8 +270,8 @@ func TestErrorsHideThePassword(t *testing.T) {
 			}
 		}
 	}
-	if _, err := Open(ctx, "mysql://x"); err == nil || !strings.Contains(err.Error(), "sqlite:PATH") {
-		t.Errorf("Open of an unsupported DSN: %v", err)
+	if _, err := ParseDSN("mysql://x"); err == nil || !strings.Contains(err.Error(), "sqlite:PATH") {
+		t.Errorf("an unsupported HISTORY_DSN: %v", err)
 	}
 }
 

@@ -55,25 +55,22 @@ func migrations(d dsn.Dialect) ([]migration, error) {
 	return ms, nil
 }
 
-// Migrate creates or upgrades the history tables at rawDSN and returns the
+// Migrate creates or upgrades the history tables at t, a HISTORY_DSN read
+// by ParseMigrateDSN, and returns the
 // versions it applied, none when the database was up to date. It is
 // idempotent and safe to run concurrently: everything happens in one
 // transaction, which on PostgreSQL first takes an advisory lock and on
 // SQLite the write lock, so a second Migrate waits for the first and then
 // finds nothing to do. A SQLite file that does not exist is created.
-func Migrate(ctx context.Context, rawDSN string) (applied []string, err error) {
-	t, err := parseDSN(rawDSN, dsn.ReadWriteCreate)
-	if err != nil {
-		return nil, fmt.Errorf("migrate history: %w", err)
-	}
+func Migrate(ctx context.Context, t dsn.Target) (applied []string, err error) {
 	h, err := open(ctx, t)
 	if err != nil {
-		return nil, fmt.Errorf("migrate history %s: %w", dsn.Redact(rawDSN), dsn.RedactError(err, t.Secrets))
+		return nil, fmt.Errorf("migrate history %s: %w", t.Redacted, dsn.RedactError(err, t.Secrets))
 	}
 	defer h.Close()
 	applied, err = h.migrate(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("migrate history %s: %w", dsn.Redact(rawDSN), dsn.RedactError(err, t.Secrets))
+		return nil, fmt.Errorf("migrate history %s: %w", t.Redacted, dsn.RedactError(err, t.Secrets))
 	}
 	return applied, nil
 }

@@ -225,7 +225,7 @@ func TestIntendFailsOnAHistoryItCannotWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 		u.User = url.User(role)
-		ro, err := Open(ctx, u.String())
+		ro, err := Open(ctx, mustParse(t, u.String(), false))
 		if err != nil {
 			t.Fatalf("Open as a role that may only read: %v", err)
 		}
@@ -250,17 +250,17 @@ func TestMigrateAddsTheOutboxToAnExistingHistory(t *testing.T) {
 				t.Fatalf("%s: %v", stmt, err)
 			}
 		}
-		if _, err := Open(ctx, dsn); !errors.Is(err, ErrNotMigrated) {
+		if _, err := Open(ctx, mustParse(t, dsn, false)); !errors.Is(err, ErrNotMigrated) {
 			t.Fatalf("Open without the outbox: %v, want ErrNotMigrated", err)
 		}
-		applied, err := Migrate(ctx, dsn)
+		applied, err := Migrate(ctx, mustParse(t, dsn, true))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff([]string{"002_outbox"}, applied); diff != "" {
 			t.Errorf("Migrate applied (-want +got):\n%s", diff)
 		}
-		h2, err := Open(ctx, dsn)
+		h2, err := Open(ctx, mustParse(t, dsn, false))
 		if err != nil {
 			t.Fatal(err)
 		}

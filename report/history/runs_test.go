@@ -95,7 +95,7 @@ func TestMigrateUnknownTotalsKeepsRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := Migrate(ctx, dsn); err != nil {
+		if _, err := Migrate(ctx, mustParse(t, dsn, true)); err != nil {
 			t.Fatal(err)
 		}
 		want := []totalsRow{{RunKey: "blind"}, {RunKey: "seen", API: n(10), Local: n(9), Delta: n(-1)}}

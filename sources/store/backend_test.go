@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clickrecon/clickrecon/internal/dbtest"
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/mysqltest"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
@@ -214,10 +215,24 @@ func insertCounters(t *testing.T, db *sqlx.DB, counters []counter) {
 	}
 }
 
+// storeDSN reads rawDSN as STORE_DSN is read (ParseDSN), and fails t when it
+// does not parse.
+func storeDSN(t testing.TB, rawDSN string) dsn.Target {
+	t.Helper()
+	return dbtest.Parsed(t, ParseDSN, rawDSN)
+}
+
+// storeWriteDSN reads rawDSN as STORE_WRITE_DSN is read (ParseWriteDSN), and
+// fails t when it does not parse.
+func storeWriteDSN(t testing.TB, rawDSN string) dsn.Target {
+	t.Helper()
+	return dbtest.Parsed(t, ParseWriteDSN, rawDSN)
+}
+
 // openStore opens the store under test and closes it when t ends.
 func openStore(t *testing.T, dsn string) *Store {
 	t.Helper()
-	s, err := Open(t.Context(), dsn)
+	s, err := Open(t.Context(), storeDSN(t, dsn), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

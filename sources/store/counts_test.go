@@ -645,10 +645,10 @@ func TestOpenRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	u.Path = "/no_such_database_for_clickrecon"
-	if _, err := Open(t.Context(), u.String()); !errors.Is(err, ErrRefused) {
+	if _, err := Open(t.Context(), storeDSN(t, u.String()), Options{}); !errors.Is(err, ErrRefused) {
 		t.Errorf("unknown database: error %v, want ErrRefused", err)
 	}
-	if _, err := Open(t.Context(), "postgres://recon@127.0.0.1:1/clicks?sslmode=disable&connect_timeout=1"); err == nil || errors.Is(err, ErrRefused) {
+	if _, err := Open(t.Context(), storeDSN(t, "postgres://recon@127.0.0.1:1/clicks?sslmode=disable&connect_timeout=1"), Options{}); err == nil || errors.Is(err, ErrRefused) {
 		t.Errorf("unreachable server: error %v, want one that is not ErrRefused", err)
 	}
 }

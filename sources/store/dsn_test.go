@@ -59,7 +59,7 @@ func TestOpenErrors(t *testing.T) {
 		{
 			name:    "postgres_malformed_url",
 			dsn:     "postgres://app:s3cr#3t-pw@127.0.0.1/clicks",
-			want:    []string{"malformed PostgreSQL DSN", "percent-encoded"},
+			want:    []string{"malformed PostgreSQL STORE_DSN", "percent-encoded"},
 			secrets: []string{"s3cr", "3t-pw"},
 		},
 		{
@@ -95,7 +95,7 @@ func TestOpenErrors(t *testing.T) {
 		{
 			name: "sqlite_missing_file",
 			dsn:  "sqlite:" + filepath.Join(dir, "missing.db"),
-			want: []string{filepath.Join(dir, "missing.db"), "does not exist", "read-only"},
+			want: []string{filepath.Join(dir, "missing.db"), "does not exist", "check STORE_DSN"},
 		},
 		{
 			name: "sqlite_directory",
@@ -105,7 +105,7 @@ func TestOpenErrors(t *testing.T) {
 		{
 			name: "sqlite_not_a_database",
 			dsn:  "sqlite:" + notADatabase,
-			want: []string{"open store", "is not a SQLite database"},
+			want: []string{"is not a SQLite database"},
 		},
 		{
 			name: "sqlite_without_path",
@@ -115,13 +115,19 @@ func TestOpenErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := Open(t.Context(), tt.dsn)
-			if err == nil {
-				s.Close()
-				t.Fatal("Open succeeded, want an error")
+			// A DSN that does not parse is refused by ParseDSN, where
+			// the command validates it, before anything is opened.
+			st, err := ParseDSN(tt.dsn)
+			opened := err == nil
+			if opened {
+				var s *Store
+				if s, err = Open(t.Context(), st, Options{}); err == nil {
+					s.Close()
+					t.Fatal("Open succeeded, want an error")
+				}
 			}
 			errorContains(t, err, tt.want...)
-			if isConfig(err) == tt.retry {
+			if opened && isConfig(err) == tt.retry {
 				t.Errorf("error %v: marked as a configuration mistake %v, want %v", err, isConfig(err), !tt.retry)
 			}
 			for _, secret := range tt.secrets {

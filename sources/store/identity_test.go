@@ -16,14 +16,15 @@ import (
 func identity(t *testing.T, rawDSN string) string {
 	t.Helper()
 	ctx := context.Background()
-	s, err := Open(ctx, rawDSN)
+	st := storeDSN(t, rawDSN)
+	s, err := Open(ctx, st, Options{})
 	if err != nil {
-		t.Fatalf("Open(%s): %v", RedactDSN(rawDSN), err)
+		t.Fatalf("Open(%s): %v", st, err)
 	}
 	defer s.Close()
 	id, err := s.Identity(ctx)
 	if err != nil {
-		t.Fatalf("Identity of %s: %v", RedactDSN(rawDSN), err)
+		t.Fatalf("Identity of %s: %v", st, err)
 	}
 	return id
 }
@@ -71,7 +72,7 @@ func TestIdentityPostgresIsTheStoreNotItsSpelling(t *testing.T) {
 	for name, dsn := range spellings {
 		t.Run(name, func(t *testing.T) {
 			if got := identity(t, dsn); got != want {
-				t.Errorf("Identity of %s = %q, want %q as for %s", RedactDSN(dsn), got, want, RedactDSN(base))
+				t.Errorf("Identity of %s = %q, want %q as for %s", storeDSN(t, dsn), got, want, storeDSN(t, base))
 			}
 		})
 	}
@@ -99,7 +100,7 @@ func TestIdentityPostgresServerFallback(t *testing.T) {
 		u.Scheme = "postgresql"
 		u.RawQuery += "&application_name=x"
 	})} {
-		s, err := Open(ctx, dsn)
+		s, err := Open(ctx, storeDSN(t, dsn), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -58,14 +58,12 @@ func TimestampZone(name string) (*time.Location, error) {
 }
 
 // CheckZone reports, before anything is read, a STORE_TIMESTAMP_TZ that
-// the store at rawDSN cannot apply to q: on SQLite a zone other than UTC
+// the store at t cannot apply to q: on SQLite a zone other than UTC
 // reads wall-clock text of the events preset only (a custom query compares
 // ts with UTC instants in its own SQL), and repair, which places clicks
-// exactly in time, does not read such a store at all. A DSN that does not
-// parse is left to Open to report.
-func CheckZone(rawDSN string, q Query, zone *time.Location, repair bool) error {
-	t, err := parseDSN(rawDSN)
-	if err != nil || t.Dialect != dsn.SQLite || zone == nil || zone.String() == "UTC" {
+// exactly in time, does not read such a store at all.
+func CheckZone(t dsn.Target, q Query, zone *time.Location, repair bool) error {
+	if t.Dialect != dsn.SQLite || zone == nil || zone.String() == "UTC" {
 		return nil
 	}
 	switch {

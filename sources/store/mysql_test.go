@@ -63,7 +63,7 @@ func TestMySQLOpenErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 			defer cancel()
-			s, err := Open(ctx, tt.dsn)
+			s, err := Open(ctx, storeDSN(t, tt.dsn), Options{})
 			if err == nil {
 				s.Close()
 				t.Fatal("Open succeeded")
@@ -162,7 +162,7 @@ func TestMySQLDatetimeInTheTimestampZone(t *testing.T) {
 		db.MustExec("INSERT INTO clicks (ts, link_id) VALUES (?, ?)", c.ts, c.link)
 	}
 	warsaw := mustZone(t, "Europe/Warsaw")
-	s, err := OpenWith(t.Context(), raw, Options{TimestampZone: warsaw})
+	s, err := Open(t.Context(), storeDSN(t, raw), Options{TimestampZone: warsaw})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestMySQLTimestampZoneRefusedForATimestampColumn(t *testing.T) {
 	db, raw := mysqltest.New(t)
 	db.MustExec(`CREATE TABLE clicks (ts TIMESTAMP(3) NOT NULL, link_id VARCHAR(64) NOT NULL, country_code CHAR(2) NULL, KEY (ts))`)
 	warsaw := mustZone(t, "Europe/Warsaw")
-	s, err := OpenWith(t.Context(), raw, Options{TimestampZone: warsaw})
+	s, err := Open(t.Context(), storeDSN(t, raw), Options{TimestampZone: warsaw})
 	if err != nil {
 		t.Fatal(err)
 	}

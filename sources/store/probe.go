@@ -7,11 +7,12 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/reconcile"
 )
 
 // Probe checks, before a run asks Elido for anything, that the store at
-// rawDSN opens and that q fits it: each statement a run would use (the
+// t opens and that q fits it: each statement a run would use (the
 // count query, its total query, the preset's chunk query) is prepared,
 // never run, in a read-only transaction. Preparing makes the database
 // resolve every table and column, so a missing table (STORE_PRESET=daily on
@@ -23,8 +24,8 @@ import (
 // the server may be down, and a retry may help), or the preparation's,
 // marked ErrBadQuery when the query does not fit the database. day and loc
 // only give the parameters values to bind.
-func Probe(ctx context.Context, rawDSN string, o Options, q Query, day reconcile.Date, loc *time.Location) error {
-	s, err := OpenWith(ctx, rawDSN, o)
+func Probe(ctx context.Context, t dsn.Target, o Options, q Query, day reconcile.Date, loc *time.Location) error {
+	s, err := Open(ctx, t, o)
 	if err != nil {
 		return err
 	}

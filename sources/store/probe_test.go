@@ -46,7 +46,7 @@ func TestProbe(t *testing.T) {
 				{"custom_total_query_names_a_missing_table", badTotal, "no_such_table"},
 			} {
 				t.Run(tt.name, func(t *testing.T) {
-					err := Probe(t.Context(), dsn, Options{}, tt.q, day, loc)
+					err := Probe(t.Context(), storeDSN(t, dsn), Options{}, tt.q, day, loc)
 					switch {
 					case tt.wantBad == "" && err != nil:
 						t.Errorf("Probe: %v", err)
@@ -70,7 +70,7 @@ WHERE ts >= :from AND ts < :to GROUP BY link_id`)
 	}
 	day, _ := reconcile.ParseDate("2026-10-25")
 	started := time.Now()
-	if err := Probe(t.Context(), dsn, Options{}, q, day, time.UTC); err != nil {
+	if err := Probe(t.Context(), storeDSN(t, dsn), Options{}, q, day, time.UTC); err != nil {
 		t.Fatal(err)
 	}
 	if took := time.Since(started); took > 20*time.Second {
@@ -90,11 +90,11 @@ func TestProbeOpenErrors(t *testing.T) {
 	}
 	u.Path = "/no_such_database"
 	noDB := u.String()
-	if err := Probe(t.Context(), noDB, Options{}, events, day, time.UTC); !errors.Is(err, ErrRefused) {
+	if err := Probe(t.Context(), storeDSN(t, noDB), Options{}, events, day, time.UTC); !errors.Is(err, ErrRefused) {
 		t.Errorf("missing database: %v, want ErrRefused", err)
 	}
 	down := "postgres://postgres@127.0.0.1:1/test?sslmode=disable&connect_timeout=2"
-	if err := Probe(t.Context(), down, Options{}, events, day, time.UTC); err == nil || errors.Is(err, ErrRefused) || errors.Is(err, ErrBadQuery) {
+	if err := Probe(t.Context(), storeDSN(t, down), Options{}, events, day, time.UTC); err == nil || errors.Is(err, ErrRefused) || errors.Is(err, ErrBadQuery) {
 		t.Errorf("server down: %v, want an error a retry may mend", err)
 	}
 }

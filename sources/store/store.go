@@ -4,14 +4,16 @@
 //
 // # Opening
 //
-// Open picks the driver from the DSN: postgres://… or postgresql://… for
+// ParseDSN reads STORE_DSN once, where it is validated, and Open takes
+// what it read; its dialect picks the driver: postgres://… or postgresql://… for
 // PostgreSQL (connect_timeout=10 is added when the DSN sets none),
 // mysql://… or mariadb://… for MySQL and MariaDB (see mysql.go: read-only
 // sessions, time_zone pinned to +00:00), sqlite:PATH
 // for an existing SQLite file, opened read-only (mode=ro and
 // PRAGMA query_only): a missing file is an error, never a new database.
-// Errors never contain the DSN's password; RedactDSN gives a DSN fit for a
-// log line.
+// Errors never contain the DSN's password; a parsed DSN's Redacted is fit
+// for a log line. ParseWriteDSN and OpenWriter do the same for
+// STORE_WRITE_DSN, which repair writes through.
 //
 // # Queries
 //
@@ -128,13 +130,6 @@ type Store struct {
 	wallZone *time.Location
 }
 
-// Open connects to the store at rawDSN (postgres://…, postgresql://… or
-// sqlite:PATH) and checks that it answers. Its errors show the DSN with the
-// password redacted.
-func Open(ctx context.Context, rawDSN string) (*Store, error) {
-	return OpenWith(ctx, rawDSN, Options{})
-}
-
 // Options say how a store is read. The zero Options is the default.
 type Options struct {
 	// TimestampZone is the zone of a ts that holds local wall-clock
@@ -152,19 +147,18 @@ type Options struct {
 	LockWait time.Duration
 }
 
-// OpenWith is Open with options.
-func OpenWith(ctx context.Context, rawDSN string, o Options) (*Store, error) {
-	t, err := parseDSN(rawDSN)
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", configError{err})
-	}
+// Open connects to the store at t, a STORE_DSN read by ParseDSN
+// (postgres://…, mysql://… or sqlite:PATH), and checks that it answers.
+// Its errors show the DSN with the password redacted.
+func Open(ctx context.Context, t dsn.Target, o Options) (*Store, error) {
 	jitOff := t.Dialect == dsn.Postgres && !setsJIT(t)
-	if t, err = o.pin(t); err != nil {
-		return nil, fmt.Errorf("open store %s: %w", RedactDSN(rawDSN), err)
+	t, err := o.pin(t)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", t.Redacted, err)
 	}
 	s, err := open(ctx, t)
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", RedactDSN(rawDSN), dsn.RedactError(refused(err), t.Secrets))
+		return nil, fmt.Errorf("open store %s: %w", t.Redacted, dsn.RedactError(refused(err), t.Secrets))
 	}
 	s.jitOff = jitOff
 	if t.Dialect == dsn.SQLite && o.TimestampZone != nil && o.TimestampZone.String() != "UTC" {
@@ -266,19 +260,11 @@ func refused(err error) error {
 	return configError{err}
 }
 
-// parseDSN reads a store DSN: a SQLite file must exist, and is opened
-// read-only.
-func parseDSN(rawDSN string) (dsn.Target, error) {
-	return dsn.Parse(rawDSN, dsn.Options{
-		Mode:        dsn.ReadOnly,
-		MissingHint: "it is opened read-only, never created: check the path",
-		MySQL:       true,
-	})
+// ParseDSN reads STORE_DSN for Open: PostgreSQL, MySQL or MariaDB, or a
+// SQLite file that must exist, opened read-only.
+func ParseDSN(rawDSN string) (dsn.Target, error) {
+	return dsn.Parse(rawDSN, dsn.Options{Name: "STORE_DSN", Mode: dsn.ReadOnly, MissingHint: "check STORE_DSN", MySQL: true})
 }
-
-// RedactDSN returns rawDSN with its password replaced by "xxxxx", so that it
-// can appear in logs and errors (see dsn.Redact).
-func RedactDSN(rawDSN string) string { return dsn.Redact(rawDSN) }
 
 func open(ctx context.Context, t dsn.Target) (*Store, error) {
 	open := t.Open

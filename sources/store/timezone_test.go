@@ -108,7 +108,7 @@ func TestPostgresTimestampZoneOption(t *testing.T) {
 		db.MustExec(`INSERT INTO clicks (ts, link_id) VALUES ($1, 'a')`, ts)
 	}
 	ny := mustZone(t, "America/New_York")
-	s, err := OpenWith(t.Context(), withSessionZone(t, base, "Asia/Tokyo"), Options{TimestampZone: ny})
+	s, err := Open(t.Context(), storeDSN(t, withSessionZone(t, base, "Asia/Tokyo")), Options{TimestampZone: ny})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestSQLiteTimestampZone(t *testing.T) {
 		db.MustExec(`INSERT INTO clicks (ts, link_id, country_code) VALUES (?, 'a', 'PL')`, ts)
 	}
 	waw := mustZone(t, "Europe/Warsaw")
-	s, err := OpenWith(t.Context(), dsn, Options{TimestampZone: waw})
+	s, err := Open(t.Context(), storeDSN(t, dsn), Options{TimestampZone: waw})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestSQLiteTimestampZone(t *testing.T) {
 	}
 	// Without the zone, the wall-clock texts are read as UTC: the day
 	// holds other clicks.
-	utc, err := OpenWith(t.Context(), dsn, Options{})
+	utc, err := Open(t.Context(), storeDSN(t, dsn), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestSQLiteTimestampZone(t *testing.T) {
 func TestSQLiteTimestampZoneRefusesCustomQueries(t *testing.T) {
 	_, dsn := newLooseSQLite(t)
 	waw := mustZone(t, "Europe/Warsaw")
-	s, err := OpenWith(t.Context(), dsn, Options{TimestampZone: waw})
+	s, err := Open(t.Context(), storeDSN(t, dsn), Options{TimestampZone: waw})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestCheckZone(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckZone(tt.dsn, tt.q, tt.zone, tt.repair)
+			err := CheckZone(storeDSN(t, tt.dsn), tt.q, tt.zone, tt.repair)
 			if tt.want == "" {
 				if err != nil {
 					t.Errorf("error %v, want none", err)

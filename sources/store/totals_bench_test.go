@@ -42,7 +42,7 @@ func BenchmarkPostgresTotals(b *testing.B) {
 		FROM generate_series(0, 364) AS d, generate_series(0, 999) AS l`)
 	db.MustExec(`VACUUM ANALYZE clicks`)
 	db.MustExec(`VACUUM ANALYZE click_counts`)
-	s, err := Open(b.Context(), dsn)
+	s, err := Open(b.Context(), storeDSN(b, dsn), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

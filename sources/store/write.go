@@ -58,18 +58,15 @@ func allowedInsertParam(name string) bool {
 	return false
 }
 
-// OpenWriter connects to the store at rawDSN for writing (a SQLite file
-// must exist). insertSQL is the statement that inserts one click, with the
+// OpenWriter connects to the store at t, a STORE_WRITE_DSN read by
+// ParseWriteDSN, for writing. insertSQL is the statement that inserts one click, with the
 // named parameters :ts (an instant: timestamptz on PostgreSQL, RFC 3339 UTC
 // text with milliseconds on SQLite, a UTC DATETIME(6) value on MySQL, whose
 // session time_zone is +00:00), :link_id and :country_code (NULL where
 // Elido does not know it); "" is the events schema's own insert. Its
 // errors name STORE_WRITE_DSN and never contain the DSN's password.
-func OpenWriter(ctx context.Context, rawDSN, insertSQL string) (*Writer, error) {
-	return OpenWriterWith(ctx, rawDSN, insertSQL, Options{})
-}
-
-// OpenWriterWith is OpenWriter with options: a click's :ts goes into a
+//
+// With o, a click's :ts goes into a
 // timestamp (without time zone) column as its wall-clock time in
 // o.TimestampZone, the zone the store reads that column in, and a day's
 // transaction waits o.LockWait for the clicks table.
@@ -82,13 +79,10 @@ func OpenWriter(ctx context.Context, rawDSN, insertSQL string) (*Writer, error) 
 // may insert into it: a role without them is a configuration error. On
 // MySQL it checks the same with a locking read of an empty range and an
 // EXPLAIN of the insert (checkMySQLGrants).
-func OpenWriterWith(ctx context.Context, rawDSN, insertSQL string, o Options) (*Writer, error) {
-	t, err := dsn.Parse(rawDSN, WriteDSNOptions)
+func OpenWriter(ctx context.Context, t dsn.Target, insertSQL string, o Options) (*Writer, error) {
+	t, err := o.pin(t)
 	if err != nil {
-		return nil, fmt.Errorf("open store for writing: %w", configError{err})
-	}
-	if t, err = o.pin(t); err != nil {
-		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", RedactDSN(rawDSN), err)
+		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", t.Redacted, err)
 	}
 	custom := insertSQL != ""
 	if !custom {
@@ -125,24 +119,26 @@ func OpenWriterWith(ctx context.Context, rawDSN, insertSQL string, o Options) (*
 	}
 	db, err := t.Open()
 	if err != nil {
-		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", RedactDSN(rawDSN), configError{dsn.RedactError(err, t.Secrets)})
+		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", t.Redacted, configError{dsn.RedactError(err, t.Secrets)})
 	}
 	w := &Writer{db: db, dialect: t.Dialect, insert: ins, span: span, lockWait: lockWait}
 	if err := w.reader().check(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", RedactDSN(rawDSN), dsn.RedactError(refused(err), t.Secrets))
+		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", t.Redacted, dsn.RedactError(refused(err), t.Secrets))
 	}
 	if err := w.checkGrants(ctx, !custom); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", RedactDSN(rawDSN), dsn.RedactError(err, t.Secrets))
+		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", t.Redacted, dsn.RedactError(err, t.Secrets))
 	}
 	return w, nil
 }
 
-// WriteDSNOptions are the rules STORE_WRITE_DSN is read with: an existing
-// SQLite file, a PostgreSQL database, or a MySQL or MariaDB one under the
-// same rules as STORE_DSN.
-var WriteDSNOptions = dsn.Options{Name: "STORE_WRITE_DSN", Mode: dsn.ReadWrite, MissingHint: "repair writes into an existing store", MySQL: true}
+// ParseWriteDSN reads STORE_WRITE_DSN for OpenWriter: an existing SQLite
+// file, opened for writing, a PostgreSQL database, or a MySQL or MariaDB
+// one under the same rules as STORE_DSN.
+func ParseWriteDSN(rawDSN string) (dsn.Target, error) {
+	return dsn.Parse(rawDSN, dsn.Options{Name: "STORE_WRITE_DSN", Mode: dsn.ReadWrite, MissingHint: "repair writes into an existing store", MySQL: true})
+}
 
 // Close closes the connection pool.
 func (w *Writer) Close() error { return w.db.Close() }

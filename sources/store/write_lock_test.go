@@ -50,7 +50,7 @@ func TestWriterWaitsForAnOpenReceiverThenCountsIt(t *testing.T) {
 	db, dsn := newPostgres("")(t)
 	hour := []HourCheck{{From: repairHour, To: repairHour.Add(time.Hour), Clicks: 0}}
 	lost := Click{repairHour.Add(time.Minute), "lnk_a", "PL"}
-	w, err := OpenWriter(t.Context(), dsn, "")
+	w, err := OpenWriter(t.Context(), storeWriteDSN(t, dsn), "", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestWriterWaitsForAnOpenReceiverThenCountsIt(t *testing.T) {
 // refused with ErrBusy, bounded, with nothing written: never a hang.
 func TestWriterBusyTableRefusesTheDay(t *testing.T) {
 	db, dsn := newPostgres("")(t)
-	w, err := OpenWriterWith(t.Context(), dsn, "", Options{LockWait: 200 * time.Millisecond})
+	w, err := OpenWriter(t.Context(), storeWriteDSN(t, dsn), "", Options{LockWait: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestWriterRoleWithoutTheGrantsIsRefused(t *testing.T) {
 		{"no_insert", "SELECT, UPDATE", "", "GRANT INSERT ON clicks"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			w, err := OpenWriter(t.Context(), role(t, db, dsn, tt.grants), tt.insert)
+			w, err := OpenWriter(t.Context(), storeWriteDSN(t, role(t, db, dsn, tt.grants)), tt.insert, Options{})
 			if err == nil {
 				w.Close()
 				t.Fatal("opened, want refused")
@@ -186,7 +186,7 @@ func TestWriterRoleWithoutTheGrantsIsRefused(t *testing.T) {
 		})
 	}
 	t.Run("enough", func(t *testing.T) {
-		w, err := OpenWriter(t.Context(), role(t, db, dsn, "SELECT, INSERT, UPDATE"), "")
+		w, err := OpenWriter(t.Context(), storeWriteDSN(t, role(t, db, dsn, "SELECT, INSERT, UPDATE")), "", Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +202,7 @@ func TestWriterRoleWithoutTheGrantsIsRefused(t *testing.T) {
 // its hour alone: the day's other hours are written.
 func TestWriterRejectedClickRefusesItsHourOnly(t *testing.T) {
 	db, dsn := newPostgres("")(t)
-	w, err := OpenWriter(t.Context(), dsn, "")
+	w, err := OpenWriter(t.Context(), storeWriteDSN(t, dsn), "", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestWriterRejectedClickRefusesItsHourOnly(t *testing.T) {
 func TestSQLiteWriterHoldsTheWriteLock(t *testing.T) {
 	_, dsn := newSQLite(t)
 	path := strings.TrimPrefix(dsn, "sqlite:")
-	w, err := OpenWriter(t.Context(), dsn, "")
+	w, err := OpenWriter(t.Context(), storeWriteDSN(t, dsn), "", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestCheckTarget(t *testing.T) {
 	}
 	writer := func(t *testing.T, dsn string) *Writer {
 		t.Helper()
-		w, err := OpenWriter(t.Context(), dsn, "")
+		w, err := OpenWriter(t.Context(), storeWriteDSN(t, dsn), "", Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

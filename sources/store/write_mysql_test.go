@@ -66,7 +66,7 @@ const insertMySQL = "INSERT INTO clicks (ts, link_id, country_code) VALUES (?, ?
 
 func openMySQLWriter(t *testing.T, dsn string, o Options) *Writer {
 	t.Helper()
-	w, err := OpenWriterWith(t.Context(), dsn, "", o)
+	w, err := OpenWriter(t.Context(), storeWriteDSN(t, dsn), "", o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestMySQLWriterUserWithoutTheGrantsIsRefused(t *testing.T) {
 		{"no_insert", []string{"GRANT SELECT ON DB.clicks"}, "GRANT INSERT ON clicks"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			w, err := OpenWriter(t.Context(), writeUser(t, db, dsn, tt.grants...), "")
+			w, err := OpenWriter(t.Context(), storeWriteDSN(t, writeUser(t, db, dsn, tt.grants...)), "", Options{})
 			if err == nil {
 				w.Close()
 				t.Fatal("opened, want refused")

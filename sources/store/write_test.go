@@ -58,7 +58,7 @@ func TestWriterInsert(t *testing.T) {
 			hour := []HourCheck{{From: from, To: from.Add(time.Hour), Clicks: 1}}
 			lost := []Click{{from.Add(1500 * time.Millisecond), "x'); DROP TABLE clicks; --", ""}, {from.Add(time.Second), "lnk_b", "DE"}}
 
-			w, err := OpenWriter(t.Context(), dsn, "INSERT INTO clicks (ts, link_id, country_code, source) VALUES (:ts, :link_id, :country_code, 'repair')")
+			w, err := OpenWriter(t.Context(), storeWriteDSN(t, dsn), "INSERT INTO clicks (ts, link_id, country_code, source) VALUES (:ts, :link_id, :country_code, 'repair')", Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,7 +84,7 @@ func TestWriterInsert(t *testing.T) {
 				t.Errorf("%d rows with the custom insert's source (%v), want 2", repaired, err)
 			}
 
-			_, err = OpenWriter(t.Context(), dsn, "INSERT INTO clicks (ts, link_id) VALUES (:ts, :link)")
+			_, err = OpenWriter(t.Context(), storeWriteDSN(t, dsn), "INSERT INTO clicks (ts, link_id) VALUES (:ts, :link)", Options{})
 			if err == nil || !strings.Contains(err.Error(), "unknown parameter :link") || !errors.Is(err, ErrRefused) {
 				t.Errorf("unknown parameter: %v", err)
 			}
