@@ -3,6 +3,8 @@ package job
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/clickrecon/clickrecon/internal/secret"
@@ -99,7 +101,7 @@ func decide(out Outcome, mem memory, p policy) Decision {
 		// deadline still says so.
 		d.Notice, d.NoticeWhy = alert.NoticeQuiet, "the run was stopped"
 	default:
-		d.Notice = alert.DecideNotice(alert.NoticeInput{Causes: d.Causes, Always: always, Now: p.Now,
+		d.Notice = decideNotice(noticeInput{Causes: d.Causes, Always: always, Now: p.Now,
 			Remembered: mem.Remembered, Last: mem.Last, HadLast: mem.HadLast})
 	}
 	return d
@@ -149,4 +151,65 @@ func recordGo(out Outcome, p policy) (bool, string) {
 		return false, "the run lock is not held"
 	}
 	return true, ""
+}
+
+// remindAfter is how long a failure that lasts stays quiet before its
+// notice is posted again.
+const remindAfter = 7 * 24 * time.Hour
+
+// noticeInput is what decideNotice weighs.
+type noticeInput struct {
+	Causes []alert.Cause // what kept this run from checking; none: it checked everything
+	// Remembered says the history could be read for the last notice; when
+	// false (no history, or a history that is down) nothing remembers a
+	// notice and every run that could not check posts one.
+	Remembered bool
+	Last       history.Notice // the last notice, when HadLast
+	HadLast    bool
+	// Always is SLACK_NOTIFY=always with no gap to alert: the notice is
+	// the run's message and is posted every run.
+	Always bool
+	Now    time.Time
+}
+
+// decideNotice says whether a run posts a notice, a reminder, a recovery
+// message or nothing. A cause already told stays quiet for remindAfter; a
+// new cause is told at once; the first run that checks everything after a
+// notice says so, once. It does no I/O.
+func decideNotice(in noticeInput) alert.NoticeAction {
+	open := in.Remembered && in.HadLast && in.Last.Open()
+	switch {
+	case len(in.Causes) == 0 && open:
+		return alert.NoticeRecovered
+	case len(in.Causes) == 0:
+		return alert.NoticeQuiet
+	case !in.Remembered || in.Always || !open:
+		return alert.NoticePost
+	case !within(fingerprint(in.Causes), in.Last.Fingerprint):
+		return alert.NoticePost
+	case in.Now.Sub(in.Last.LastPosted) >= remindAfter:
+		return alert.NoticeRemind
+	}
+	return alert.NoticeQuiet
+}
+
+// fingerprint names a set of causes: their keys, sorted, joined by "+".
+func fingerprint(causes []alert.Cause) string {
+	var keys []string
+	for _, c := range causes {
+		keys = append(keys, c.Key)
+	}
+	slices.Sort(keys)
+	return strings.Join(slices.Compact(keys), "+")
+}
+
+// within reports whether every cause of fingerprint fp was told in told.
+func within(fp, told string) bool {
+	have := strings.Split(told, "+")
+	for _, k := range strings.Split(fp, "+") {
+		if !slices.Contains(have, k) {
+			return false
+		}
+	}
+	return true
 }

@@ -105,3 +105,68 @@ func TestNoticeScopes(t *testing.T) {
 		t.Errorf("identified: own %q, chain (-want +got):\n%s", own, diff)
 	}
 }
+
+var (
+	keyRevoked = alert.Cause{Key: "elido:http_401", What: "Elido's daily counts",
+		Why: `elido: GET timeseries 2026-11-24..2026-11-26: HTTP 401 unauthorized: "API key revoked": the API key is missing, revoked or expired: check ELIDO_API_KEY`,
+		Do:  "fix ELIDO_API_KEY (or its Secret); the next run checks these days again"}
+	storeDown = alert.Cause{Key: "store:unavailable", What: "the store's daily counts",
+		Why: "open store postgres://recon@db:5432/clicks: dial tcp 10.0.0.7:5432: connect: connection refused",
+		Do:  "check that the store is up and reachable at STORE_DSN; the CronJob retries, and the next run checks these days again"}
+)
+
+func TestDecideNotice(t *testing.T) {
+	t.Parallel()
+	night := time.Date(2026, 11, 20, 3, 0, 0, 0, time.UTC)
+	told := func(fp string, at time.Time) history.Notice {
+		return history.Notice{Fingerprint: fp, FirstPosted: at, LastPosted: at}
+	}
+	resolved := told("elido:http_401", night)
+	resolved.Resolved = night.Add(24 * time.Hour)
+	tests := []struct {
+		name string
+		in   noticeInput
+		want alert.NoticeAction
+	}{
+		{"all_checked_nothing_told", noticeInput{Remembered: true, Now: night}, alert.NoticeQuiet},
+		{"all_checked_after_a_recovery", noticeInput{Remembered: true, HadLast: true, Last: resolved, Now: night.AddDate(0, 0, 3)}, alert.NoticeQuiet},
+		{"first_failure_is_posted", noticeInput{Causes: []alert.Cause{keyRevoked}, Remembered: true, Now: night}, alert.NoticePost},
+		{"same_cause_next_night_is_quiet", noticeInput{Causes: []alert.Cause{keyRevoked}, Remembered: true, HadLast: true,
+			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, alert.NoticeQuiet},
+		{"same_cause_six_days_on_is_quiet", noticeInput{Causes: []alert.Cause{keyRevoked}, Remembered: true, HadLast: true,
+			Last: told("elido:http_401", night), Now: night.Add(remindAfter - time.Minute)}, alert.NoticeQuiet},
+		{"same_cause_a_week_on_is_reminded", noticeInput{Causes: []alert.Cause{keyRevoked}, Remembered: true, HadLast: true,
+			Last: told("elido:http_401", night), Now: night.Add(remindAfter)}, alert.NoticeRemind},
+		{"a_new_cause_is_posted", noticeInput{Causes: []alert.Cause{keyRevoked, storeDown}, Remembered: true, HadLast: true,
+			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, alert.NoticePost},
+		{"one_of_two_causes_left_is_quiet", noticeInput{Causes: []alert.Cause{storeDown}, Remembered: true, HadLast: true,
+			Last: told("elido:http_401+store:unavailable", night), Now: night.Add(24 * time.Hour)}, alert.NoticeQuiet},
+		{"another_cause_is_posted", noticeInput{Causes: []alert.Cause{storeDown}, Remembered: true, HadLast: true,
+			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, alert.NoticePost},
+		{"failure_after_a_recovery_is_posted", noticeInput{Causes: []alert.Cause{keyRevoked}, Remembered: true, HadLast: true,
+			Last: resolved, Now: night.AddDate(0, 0, 3)}, alert.NoticePost},
+		{"checking_again_is_told_once", noticeInput{Remembered: true, HadLast: true,
+			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, alert.NoticeRecovered},
+		{"nothing_remembers_so_every_run_posts", noticeInput{Causes: []alert.Cause{keyRevoked}, Remembered: false, HadLast: true,
+			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, alert.NoticePost},
+		{"nothing_remembers_no_recovery", noticeInput{Remembered: false, HadLast: true,
+			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, alert.NoticeQuiet},
+		{"always_posts_every_run", noticeInput{Causes: []alert.Cause{keyRevoked}, Remembered: true, HadLast: true, Always: true,
+			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, alert.NoticePost},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := decideNotice(tt.in); got != tt.want {
+				t.Errorf("decideNotice = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFingerprintIgnoresOrderAndRepeats(t *testing.T) {
+	t.Parallel()
+	a := fingerprint([]alert.Cause{storeDown, keyRevoked, storeDown})
+	if b := fingerprint([]alert.Cause{keyRevoked, storeDown}); a != b || a != "elido:http_401+store:unavailable" {
+		t.Errorf("fingerprints %q and %q, want both elido:http_401+store:unavailable", a, b)
+	}
+}

@@ -34,14 +34,14 @@ func revise(ctx context.Context, log *slog.Logger, h *history.History, workspace
 type teller struct {
 	slack   *alert.Notifier
 	history *history.History
-	guard   alert.Guard
+	guard   func(ctx context.Context) error // never nil: see lockGuard
 	log     *slog.Logger
 	now     func() time.Time
 	scope   string // the notice scope this run saves under (noticeScopes)
 }
 
 // tell carries out dec for rep, in order: the gap alert (through the
-// notifier's outbox), the failure notice, then the run's record. It
+// history's outbox), the failure notice, then the run's record. It
 // returns what failed. After the run's deadline ctx is the bounded
 // context Run gives the end of a stopped run (noticeTimeout).
 func (t teller) tell(ctx context.Context, dec Decision, rep report.Report) []Failure {
@@ -56,7 +56,7 @@ func (t teller) tell(ctx context.Context, dec Decision, rep report.Report) []Fai
 	if slackErr != nil {
 		// A notice could not reach Slack either.
 		if len(dec.Causes) > 0 {
-			t.log.Warn("slack notice skipped: Slack itself failed", "causes", alert.Fingerprint(dec.Causes))
+			t.log.Warn("slack notice skipped: Slack itself failed", "causes", fingerprint(dec.Causes))
 		}
 	} else {
 		postErr, recordErr := t.notice(ctx, dec, rep)
@@ -69,7 +69,7 @@ func (t teller) tell(ctx context.Context, dec Decision, rep report.Report) []Fai
 	return fs
 }
 
-// alertGaps runs the gap alert stage when dec says so: the notifier
+// alertGaps runs the gap alert stage (gaps.send) when dec says so: it
 // settles earlier posts, reads what was alerted and posts an alert, an
 // update, a heal or nothing, once.
 func (t teller) alertGaps(ctx context.Context, dec Decision, rep report.Report) error {
@@ -86,7 +86,8 @@ func (t teller) alertGaps(ctx context.Context, dec Decision, rep report.Report) 
 	if err != nil {
 		return err
 	}
-	out, err := t.slack.SendWith(ctx, rep, csv, t.history, dec.Caveats, t.guard)
+	g := gaps{slack: t.slack, history: t.history, guard: t.guard, now: t.now}
+	out, err := g.send(ctx, rep, csv, dec.Caveats)
 	if err != nil {
 		t.log.Error("slack failed", "err", err)
 		return err
@@ -100,13 +101,13 @@ func (t teller) alertGaps(ctx context.Context, dec Decision, rep report.Report) 
 const noticeTimeout = 15 * time.Second
 
 // notice posts what dec says of the failure notice, once per cause
-// (alert.DecideNotice), and once when checking works again, and records
+// (decideNotice), and once when checking works again, and records
 // it when the history remembers. The run lock is not needed: a notice
 // repeated by two overlapping runs is harmless, and a lock that cannot be
 // taken is often the very failure to tell. It returns the error of the
 // post, and of the record separately.
 func (t teller) notice(ctx context.Context, dec Decision, rep report.Report) (postErr, recordErr error) {
-	mem, fp := dec.Memory, alert.Fingerprint(dec.Causes)
+	mem, fp := dec.Memory, fingerprint(dec.Causes)
 	switch dec.Notice {
 	case alert.NoticeQuiet:
 		if dec.NoticeWhy == "" && len(dec.Causes) > 0 {
@@ -115,7 +116,7 @@ func (t teller) notice(ctx context.Context, dec Decision, rep report.Report) (po
 		return nil, nil
 	}
 	if dec.Notice == alert.NoticeRecovered {
-		if err := t.slack.PostNotice(ctx, alert.RenderRecovered(rep, mem.Last)); err != nil {
+		if err := t.slack.PostNotice(ctx, alert.RenderRecovered(rep, mem.Last.Reason, mem.Last.FirstPosted)); err != nil {
 			t.log.Error("slack recovery message failed", "err", err)
 			return err, nil
 		}
@@ -163,7 +164,7 @@ func (t teller) record(ctx context.Context, rep report.Report) error {
 // lockGuard checks, immediately before a post or a record, that the run
 // lock is still this run's: once it is lost another run may hold it, and
 // both would post. held nil: no lock to check.
-func lockGuard(held func(ctx context.Context) error) alert.Guard {
+func lockGuard(held func(ctx context.Context) error) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
 		if held == nil {
 			return nil

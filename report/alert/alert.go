@@ -1,32 +1,19 @@
-// Package alert tells Slack what a run found: one Block Kit message per run
-// with settled gaps (or every run, with SLACK_NOTIFY=always), through an
-// incoming webhook or a bot token, never repeated and, with history,
-// updated or marked healed when the numbers change.
+// Package alert renders what a run found as Slack messages and carries
+// them to Slack, through an incoming webhook or a bot token.
 //
-// Render and RenderUpdate build messages and are pure; Send decides what
-// to post from the report and what history says was alerted before, posts
-// it, records it, and with a bot token attaches the report's CSV in the
-// alert's thread and edits earlier alerts in place.
+// Render, RenderWith, RenderUpdate, RenderNotice and RenderRecovered
+// build Block Kit messages and are pure; every message fits Slack's limits
+// and has a plain-text fallback. A Notifier is the transport: Post posts a
+// message (a bot post may carry a mark in its metadata, which FindPosted
+// reads back from the channel), Update edits one in place and Attach puts
+// a file in its thread. What to post, and when, is decided by the caller
+// over the run history; this package neither reads nor writes it.
 //
-// De-duplication is by day: history keeps, for each (workspace, zone,
-// date), the status and counts last alerted and the message (channel, ts)
-// that showed them. A settled gap never alerted, or alerted and healed
-// since, is new and makes a run post an alert. A gap alerted with the same
-// status and counts is not alerted again. One whose counts changed, and
-// one that matches now, update the message that showed it: in place
-// (chat.update) with a bot token, as a short new message with a webhook,
-// and in the "since the last alert" section when the run posts an alert
-// anyway. Provisional and unverifiable days are never alerted as gaps and
-// never heal anything. Without history every run alerts on what it finds.
-//
-// With history, a new message is recorded before it is posted and marked
-// posted after (the outbox, see deliver): a post whose answer never came
-// is settled by the next run, found through its metadata with a bot
-// token, posted once more and marked as a possible repeat with a webhook.
-//
-// Neither the webhook URL nor the token ever appears in an error or a log
-// line: errors from slack-go and net/http quote the request URL, so they
-// are rewritten before they leave the package.
+// A post is never retried when Slack may have acted on it: such a failure
+// matches ErrUnconfirmed, one only a configuration change can mend
+// ErrMisconfigured. Neither the webhook URL nor the token ever appears in
+// an error or a log line: errors from slack-go and net/http quote the
+// request URL, so they are rewritten before they leave the package.
 package alert
 
 import (
@@ -43,7 +30,6 @@ import (
 
 	"github.com/clickrecon/clickrecon/internal/backoff"
 	"github.com/clickrecon/clickrecon/internal/secret"
-	"github.com/clickrecon/clickrecon/report/history"
 )
 
 // SLACK_NOTIFY values.
@@ -63,6 +49,13 @@ func ParseNotify(s string) (string, error) {
 	}
 	return "", fmt.Errorf("SLACK_NOTIFY must be %s or %s, got %q", NotifyGaps, NotifyAlways, s)
 }
+
+// The transports, as Transport names them and the run history records
+// them.
+const (
+	TransportWebhook = "webhook" // an incoming webhook: no channel, no ts, no edits
+	TransportBot     = "bot"     // a bot token: messages can be edited in place and read back
+)
 
 // DefaultAPIURL is Slack's Web API, used with a bot token when APIURL is
 // empty.
@@ -112,7 +105,7 @@ func redacted(secret string) string {
 
 // Notifier posts a run's alerts to one Slack destination.
 type Notifier struct {
-	transport  string // history.TransportWebhook or history.TransportBot
+	transport  string // TransportWebhook or TransportBot
 	webhookURL string
 	api        *slack.Client // nil for a webhook
 	channel    string
@@ -180,7 +173,7 @@ func New(cfg Config, opts ...Option) (*Notifier, error) {
 			// Neither the URL nor err (which quotes it) is shown.
 			return nil, errors.New("SLACK_WEBHOOK_URL is not a URL such as https://hooks.slack.com/services/T…/B…/…")
 		}
-		n.transport = history.TransportWebhook
+		n.transport = TransportWebhook
 		n.webhookURL = cfg.WebhookURL
 		n.secrets = append(n.secrets, cfg.WebhookURL, u.String(), u.RawQuery)
 		if len(u.Path) > 1 { // the path is the webhook's secret
@@ -207,7 +200,7 @@ func New(cfg Config, opts ...Option) (*Notifier, error) {
 		if !strings.HasSuffix(apiURL, "/") { // slack-go appends the method name
 			apiURL += "/"
 		}
-		n.transport = history.TransportBot
+		n.transport = TransportBot
 		n.secrets = append(n.secrets, cfg.BotToken, url.QueryEscape(cfg.BotToken))
 		if pw, ok := u.User.Password(); ok {
 			n.secrets = append(n.secrets, pw)

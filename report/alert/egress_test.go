@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/clickrecon/clickrecon/internal/safehttp"
-	"github.com/clickrecon/clickrecon/report/history"
 )
 
 // hit is what a server got that could leak: the request's path, Referer,
@@ -96,12 +95,9 @@ func TestWebhookRedirectIsAFailure(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := nt.Send(context.Background(), oneDayGap(), nil, nil)
+			_, ts, err := nt.Post(context.Background(), Render(oneDayGap(), nil), PostMark{})
 			if err == nil {
-				t.Fatalf("Send succeeded against a webhook answering %d: %+v", tt.status, out)
-			}
-			if out.Posted != "" {
-				t.Errorf("Outcome says %q was posted", out.Posted)
+				t.Fatalf("Post succeeded against a webhook answering %d: ts %q", tt.status, ts)
 			}
 			if !errors.Is(err, safehttp.ErrRedirect) || !strings.Contains(err.Error(), "redirect") {
 				t.Errorf("error %q does not say Slack redirected", err)
@@ -140,9 +136,9 @@ func TestBotRedirectToAnotherOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := nt.Send(context.Background(), oneDayGap(), nil, nil)
-	if err == nil || out.Posted != "" {
-		t.Fatalf("Send = %+v, %v: want a failure", out, err)
+	_, ts, err := nt.Post(context.Background(), Render(oneDayGap(), nil), PostMark{})
+	if err == nil || ts != "" {
+		t.Fatalf("Post = %q, %v: want a failure", ts, err)
 	}
 	if !errors.Is(err, safehttp.ErrRedirect) {
 		t.Errorf("error %v does not match safehttp.ErrRedirect", err)
@@ -169,13 +165,8 @@ func TestRefusedBlocksFallBackToText(t *testing.T) {
 		t.Run(tt.tr.name, func(t *testing.T) {
 			f, nt, _, logs := setup(t, tt.tr)
 			f.fail(tt.tr.post, tt.fault)
-			h := newHistory(t)
-			out, err := nt.Send(context.Background(), oneDayGap(), nil, h)
-			if err != nil {
-				t.Fatalf("Send: %v", err)
-			}
-			if out.Posted != history.KindAlert {
-				t.Errorf("Outcome = %+v, want the alert posted", out)
+			if _, _, err := nt.Post(context.Background(), Render(oneDayGap(), nil), PostMark{}); err != nil {
+				t.Fatalf("Post: %v", err)
 			}
 			posts := f.got(tt.tr.post)
 			if len(posts) != 2 {
@@ -205,7 +196,7 @@ func TestRefusedBlocksFallBackToText(t *testing.T) {
 func TestRefusedFallbackFails(t *testing.T) {
 	f, nt, _, _ := setup(t, bot)
 	f.fail(bot.post, fault{slackErr: "invalid_blocks", always: true})
-	_, err := nt.Send(context.Background(), oneDayGap(), nil, nil)
+	_, _, err := nt.Post(context.Background(), Render(oneDayGap(), nil), PostMark{})
 	if err == nil || !strings.Contains(err.Error(), "fallback failed too") {
 		t.Fatalf("err = %v, want the fallback's failure", err)
 	}
@@ -231,9 +222,9 @@ func TestPostWithoutAnswerIsUnconfirmed(t *testing.T) {
 				t.Fatal(err)
 			}
 			start := time.Now()
-			out, err := nt.Send(context.Background(), oneDayGap(), nil, nil)
+			_, ts, err := nt.Post(context.Background(), Render(oneDayGap(), nil), PostMark{})
 			if d := time.Since(start); d > 5*time.Second {
-				t.Errorf("Send took %s with a 100ms call timeout", d)
+				t.Errorf("Post took %s with a 100ms call timeout", d)
 			}
 			if !errors.Is(err, ErrUnconfirmed) {
 				t.Fatalf("err = %v, want ErrUnconfirmed", err)
@@ -241,8 +232,8 @@ func TestPostWithoutAnswerIsUnconfirmed(t *testing.T) {
 			if !strings.Contains(err.Error(), "no answer within 100ms") {
 				t.Errorf("error %q does not say no answer came", err)
 			}
-			if out.Posted != "" {
-				t.Errorf("Outcome says %q was posted", out.Posted)
+			if ts != "" {
+				t.Errorf("Post returned ts %q: it says the message was posted", ts)
 			}
 			if n := len(srv.got()); n != 1 {
 				t.Errorf("%d posts, want 1: a post that may have gone through is not repeated", n)
@@ -266,9 +257,9 @@ func TestPostWithoutAnswerIsUnconfirmed(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f, nt, _, _ := setup(t, tt.tr)
 			f.fail(tt.tr.post, tt.fault)
-			_, err := nt.Send(context.Background(), oneDayGap(), nil, nil)
+			_, _, err := nt.Post(context.Background(), Render(oneDayGap(), nil), PostMark{})
 			if err == nil {
-				t.Fatal("Send succeeded")
+				t.Fatal("Post succeeded")
 			}
 			if got := errors.Is(err, ErrUnconfirmed); got != tt.want {
 				t.Errorf("errors.Is(%v, ErrUnconfirmed) = %v, want %v", err, got, tt.want)
@@ -283,7 +274,7 @@ func TestPostWithoutAnswerIsUnconfirmed(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
-		_, err = nt.Send(ctx, oneDayGap(), nil, nil)
+		_, _, err = nt.Post(ctx, Render(oneDayGap(), nil), PostMark{})
 		if !errors.Is(err, ErrUnconfirmed) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("err = %v, want ErrUnconfirmed and the deadline", err)
 		}
@@ -296,7 +287,7 @@ func TestPostWithoutAnswerIsUnconfirmed(t *testing.T) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, err = nt.Send(ctx, oneDayGap(), nil, nil)
+		_, _, err = nt.Post(ctx, Render(oneDayGap(), nil), PostMark{})
 		if err == nil || errors.Is(err, ErrUnconfirmed) || !errors.Is(err, context.Canceled) {
 			t.Errorf("err = %v, want a cancellation that is not ErrUnconfirmed: nothing was sent", err)
 		}

@@ -3,7 +3,6 @@ package alert
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
-	"github.com/clickrecon/clickrecon/report/history"
 )
 
 // Cause is one thing that kept a run from checking what it was asked to:
@@ -27,8 +25,8 @@ type Cause struct {
 	Do   string // what to do about it
 }
 
-// NoticeAction is what a run tells Slack about checking, the result of
-// DecideNotice.
+// NoticeAction is what a run tells Slack about checking, as the run's
+// decision found it.
 type NoticeAction string
 
 // The notice actions.
@@ -39,67 +37,6 @@ const (
 	NoticeRecovered NoticeAction = "recovered" // "checking again": a run checked everything after a notice
 )
 
-// RemindAfter is how long a failure that lasts stays quiet before its
-// notice is posted again.
-const RemindAfter = 7 * 24 * time.Hour
-
-// NoticeInput is what DecideNotice weighs.
-type NoticeInput struct {
-	Causes []Cause // what kept this run from checking; none: it checked everything
-	// Remembered says the history could be read for the last notice; when
-	// false (no history, or a history that is down) nothing remembers a
-	// notice and every run that could not check posts one.
-	Remembered bool
-	Last       history.Notice // the last notice, when HadLast
-	HadLast    bool
-	// Always is SLACK_NOTIFY=always with no gap to alert: the notice is
-	// the run's message and is posted every run.
-	Always bool
-	Now    time.Time
-}
-
-// DecideNotice says whether a run posts a notice, a reminder, a recovery
-// message or nothing. A cause already told stays quiet for RemindAfter; a
-// new cause is told at once; the first run that checks everything after a
-// notice says so, once.
-func DecideNotice(in NoticeInput) NoticeAction {
-	open := in.Remembered && in.HadLast && in.Last.Open()
-	switch {
-	case len(in.Causes) == 0 && open:
-		return NoticeRecovered
-	case len(in.Causes) == 0:
-		return NoticeQuiet
-	case !in.Remembered || in.Always || !open:
-		return NoticePost
-	case !within(Fingerprint(in.Causes), in.Last.Fingerprint):
-		return NoticePost
-	case in.Now.Sub(in.Last.LastPosted) >= RemindAfter:
-		return NoticeRemind
-	}
-	return NoticeQuiet
-}
-
-// Fingerprint names a set of causes: their keys, sorted, joined by "+".
-func Fingerprint(causes []Cause) string {
-	var keys []string
-	for _, c := range causes {
-		keys = append(keys, c.Key)
-	}
-	slices.Sort(keys)
-	return strings.Join(slices.Compact(keys), "+")
-}
-
-// within reports whether every cause of fingerprint fp was told in told.
-func within(fp, told string) bool {
-	have := strings.Split(told, "+")
-	for _, k := range strings.Split(fp, "+") {
-		if !slices.Contains(have, k) {
-			return false
-		}
-	}
-	return true
-}
-
 // Always reports whether SLACK_NOTIFY=always: every run posts a message.
 func (n *Notifier) Always() bool { return n != nil && n.notify == NotifyAlways }
 
@@ -107,12 +44,12 @@ func (n *Notifier) Always() bool { return n != nil && n.notify == NotifyAlways }
 func Alertable(rep report.Report) bool { return len(alertable(rep.Days)) > 0 }
 
 // PostNotice posts m, a notice or a recovery message, as it is: it is not
-// de-duplicated here (DecideNotice did that) and not recorded as an alert.
+// de-duplicated here (the run's decision did that) and not recorded as an alert.
 func (n *Notifier) PostNotice(ctx context.Context, m Message) error {
 	if n == nil {
 		return nil
 	}
-	if _, _, err := n.post(ctx, checked(m)); err != nil {
+	if _, _, err := n.Post(ctx, m, PostMark{}); err != nil {
 		return fmt.Errorf("post the Slack notice: %w", err)
 	}
 	return nil
@@ -193,14 +130,15 @@ func RenderNotice(rep report.Report, causes []Cause, of NoticeOf) Message {
 }
 
 // RenderRecovered builds the one message that says checking works again
-// after a notice: the run that checked everything, and what was told.
-func RenderRecovered(rep report.Report, last history.Notice) Message {
+// after a notice: the run that checked everything, and what was told
+// (reason, the notice's, told first at firstPosted; "" when unknown).
+func RenderRecovered(rep report.Report, reason string, firstPosted time.Time) Message {
 	ws := clipRunes(rep.WorkspaceID, 60)
 	when := span(rep.Window.From, rep.Window.To)
 	title := fmt.Sprintf("✅ Checking again: workspace %s", ws)
 	body := fmt.Sprintf("Run %s checked every settled day of %s (%s) · status *%s*.", code(rep.RunKey), when, esc(rep.Window.TZ), esc(rep.Status))
-	if last.Reason != "" {
-		body += fmt.Sprintf("\nIt could not check from %s: %s", stamp(last.FirstPosted), plain(clipRunes(last.Reason, maxWhy)))
+	if reason != "" {
+		body += fmt.Sprintf("\nIt could not check from %s: %s", stamp(firstPosted), plain(clipRunes(reason, maxWhy)))
 	}
 	blocks := []slack.Block{
 		header(title),

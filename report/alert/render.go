@@ -315,14 +315,16 @@ func capBlocks(blocks []slack.Block) []slack.Block {
 func alertable(days []report.Day) []report.Day {
 	var gaps []report.Day
 	for _, d := range days {
-		if isGap(d) {
+		if IsGap(d) {
 			gaps = append(gaps, d)
 		}
 	}
 	return gaps
 }
 
-func isGap(d report.Day) bool {
+// IsGap reports whether d is a gap an alert shows: settled, missing or
+// surplus, at warn or fail severity, with both counts known.
+func IsGap(d report.Day) bool {
 	return d.Settled && d.IsGap() && d.Severity.AtLeast(reconcile.Warn) &&
 		d.API != nil && d.Local != nil && d.Delta != nil
 }

@@ -10,84 +10,17 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/clickrecon/clickrecon/internal/golden"
-	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/reporttest"
 )
 
-func n(v int64) *int64 { return &v }
-
-// day is a settled day with both counts known.
-func day(date string, api, local int64, status reconcile.Status, severity reconcile.Severity) report.Day {
-	return report.Day{Date: date, Hours: 24, API: n(api), Local: n(local), Delta: n(local - api),
-		Status: status, Severity: severity, Settled: true}
-}
-
-func provisional(date string, api, local int64) report.Day {
-	d := day(date, api, local, "provisional", "ok")
-	d.Settled = false
-	return d
-}
-
-func unverifiable(date string, local int64) report.Day {
-	return report.Day{Date: date, Hours: 24, Local: n(local), Status: "unverifiable", Severity: "ok", Settled: true,
-		Reason: "Elido: GET timeseries: 503 Service Unavailable after 5 attempts"}
-}
-
-// newReport builds a report over days the way report.New would.
-func newReport(days ...report.Day) report.Report {
-	r := report.Report{
-		SchemaVersion: 1,
-		RunKey:        "20261124_20261126_5049a4dbee9a",
-		WorkspaceID:   "48213",
-		Window:        report.Window{From: days[0].Date, To: days[len(days)-1].Date, TZ: "Europe/Warsaw"},
-		GeneratedAt:   time.Date(2026, 11, 27, 3, 0, 12, 0, time.UTC),
-		Status:        report.StatusOK,
-		Links:         []report.Link{},
-		Findings:      []report.Finding{},
-	}
-	for _, d := range days {
-		r.Days = append(r.Days, d)
-		r.Coverage.Days++
-		if d.API != nil && d.Local != nil && d.Status != "unverifiable" {
-			r.Totals.API += *d.API
-			r.Totals.Local += *d.Local
-		}
-		switch d.Status {
-		case "match":
-			r.Coverage.Match++
-		case "missing":
-			r.Coverage.Missing++
-		case "surplus":
-			r.Coverage.Surplus++
-		case "provisional":
-			r.Coverage.Provisional++
-		case "unverifiable":
-			r.Coverage.Unverifiable++
-		}
-	}
-	r.Totals.Delta = r.Totals.Local - r.Totals.API
-	switch {
-	case r.Coverage.Missing+r.Coverage.Surplus > 0:
-		r.Status = report.StatusDiscrepancies
-	case r.Coverage.Unverifiable > 0:
-		r.Status = report.StatusIncomplete
-	}
-	return r
-}
-
-// oneDayGap: a webhook receiver lost five clicks on one day of three.
-func oneDayGap() report.Report {
-	r := newReport(
-		day("2026-11-24", 1710, 1710, "match", "ok"),
-		day("2026-11-25", 1200, 1195, "missing", "warn"),
-		provisional("2026-11-26", 40, 40),
-	)
-	r.Links = []report.Link{
-		{Date: "2026-11-25", LinkID: "lnk_spring_sale", API: 300, Local: 297, Delta: -3, Status: "missing"},
-		{Date: "2026-11-25", LinkID: "lnk_newsletter", API: 120, Local: 118, Delta: -2, Status: "missing"},
-	}
-	return r
-}
+// The reports of these tests (see reporttest).
+var (
+	day          = reporttest.Day
+	unverifiable = reporttest.Unverifiable
+	newReport    = reporttest.New
+	oneDayGap    = reporttest.OneDayGap
+)
 
 // manyLinks: an outage over two days lost clicks on 400 links, and the
 // findings are long.

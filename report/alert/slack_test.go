@@ -6,8 +6,6 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/slack-go/slack"
-
 	"github.com/clickrecon/clickrecon/report/alert/slacktest"
 )
 
@@ -63,41 +61,4 @@ func (f *fakeSlack) got(path string) []received {
 		rs = append(rs, received{path: r.Path, form: r.Form, hook: r.Hook, file: r.File})
 	}
 	return rs
-}
-
-func (f *fakeSlack) total() int { return len(f.Requests("")) }
-
-// blocksOf decodes the blocks a request carried.
-func blocksOf(t *testing.T, r received) []slack.Block {
-	t.Helper()
-	var raw []byte
-	switch {
-	case r.hook != nil:
-		var m struct {
-			Blocks json.RawMessage `json:"blocks"`
-		}
-		if err := json.Unmarshal(r.hook, &m); err != nil {
-			t.Fatal(err)
-		}
-		raw = m.Blocks
-	default:
-		raw = []byte(r.form.Get("blocks"))
-	}
-	var bs slack.Blocks
-	if err := json.Unmarshal(raw, &bs); err != nil {
-		t.Fatalf("blocks %s: %v", raw, err)
-	}
-	return bs.BlockSet
-}
-
-// headerOf returns the text of a request's header block.
-func headerOf(t *testing.T, r received) string {
-	t.Helper()
-	for _, b := range blocksOf(t, r) {
-		if h, ok := b.(*slack.HeaderBlock); ok {
-			return h.Text.Text
-		}
-	}
-	t.Fatal("no header block")
-	return ""
 }

@@ -465,3 +465,68 @@ func (n *Notifier) attach(ctx context.Context, channel, ts, filename, title stri
 		return err
 	})
 }
+
+// Transport names how the notifier reaches Slack: TransportWebhook or
+// TransportBot.
+func (n *Notifier) Transport() string { return n.transport }
+
+// Post posts m by the configured transport and returns the channel's ID
+// and the message's ts (a webhook returns neither). A message that breaks
+// a Slack limit goes as its bare fallback text, and one whose blocks Slack
+// refuses as its plain text: an alert must not be lost to invalid_blocks.
+// A bot post carries mark in its metadata (see FindPosted); the zero mark,
+// and a webhook, carry none.
+//
+// A post is never retried when Slack may have taken it: an error matching
+// ErrUnconfirmed says the message may be in the channel; any other error
+// says it is not. The error never holds a secret.
+func (n *Notifier) Post(ctx context.Context, m Message, mark PostMark) (channel, ts string, err error) {
+	m = checked(m)
+	if n.api == nil {
+		return "", "", n.postWebhook(ctx, m)
+	}
+	var extra []slack.MsgOption
+	if mark != (PostMark{}) {
+		extra = append(extra, mark.metadata())
+	}
+	return n.postMessage(ctx, n.channel, m, extra...)
+}
+
+// Update replaces the bot message ts in channel with m, checked as Post
+// checks it; an update is retried, since a repeat changes nothing. Gone
+// tells the failures of a message that can no longer be edited.
+func (n *Notifier) Update(ctx context.Context, channel, ts string, m Message) error {
+	if n.api == nil {
+		return errors.New("a webhook's messages cannot be edited: set SLACK_BOT_TOKEN and SLACK_CHANNEL instead")
+	}
+	return n.updateMessage(ctx, channel, ts, checked(m))
+}
+
+// Attach uploads data as the file filename, titled title, into the thread
+// of the bot message ts in channel, with files upload v2.
+func (n *Notifier) Attach(ctx context.Context, channel, ts, filename, title string, data []byte) error {
+	if n.api == nil {
+		return errors.New("a webhook cannot attach a file: set SLACK_BOT_TOKEN and SLACK_CHANNEL instead")
+	}
+	return n.attach(ctx, channel, ts, filename, title, data)
+}
+
+// Gone reports whether err, from Update, says the message can no longer
+// be edited (deleted, archived channel, too old): its news is then posted
+// as a new message instead.
+func Gone(err error) bool {
+	switch slackCode(err) {
+	case "message_not_found", "cant_update_message", "edit_window_closed", "channel_not_found", "is_archived", "not_in_channel":
+		return true
+	}
+	return false
+}
+
+// checked returns m, or the bare fallback text if m broke a Slack limit:
+// an alert must not be lost to invalid_blocks.
+func checked(m Message) Message {
+	if m.Validate() != nil {
+		return minimal(m)
+	}
+	return m
+}

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/slack-go/slack"
 )
 
 // WebhookPath is the webhook's path in WebhookURL; its last segment is
@@ -350,14 +352,18 @@ func (s *Server) update(w http.ResponseWriter, rec Request) {
 	answer(w, map[string]any{"ok": false, "error": "message_not_found"})
 }
 
-// history answers conversations.history: the posts since oldest, newest
-// first, with their metadata when include_all_metadata is set.
+// history answers conversations.history as Slack does: the posts since
+// oldest, newest first, with their metadata only when
+// include_all_metadata is set, limit posts a page (all, without a limit),
+// the next page named by the cursor it returns.
 func (s *Server) history(w http.ResponseWriter, rec Request) {
 	if rec.Form.Get("channel") != s.channel {
 		answer(w, map[string]any{"ok": false, "error": "channel_not_found"})
 		return
 	}
 	oldest, _ := strconv.ParseFloat(rec.Form.Get("oldest"), 64)
+	limit, _ := strconv.Atoi(rec.Form.Get("limit"))
+	start, _ := strconv.Atoi(rec.Form.Get("cursor"))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := []Post{}
@@ -372,10 +378,68 @@ func (s *Server) history(w http.ResponseWriter, rec Request) {
 		}
 		out = append(out, p)
 	}
-	answer(w, map[string]any{"ok": true, "messages": out, "has_more": false})
+	start = min(start, len(out))
+	end := len(out)
+	if limit > 0 {
+		end = min(start+limit, end)
+	}
+	resp := map[string]any{"ok": true, "messages": out[start:end], "has_more": end < len(out)}
+	if end < len(out) {
+		resp["response_metadata"] = map[string]any{"next_cursor": strconv.Itoa(end)}
+	}
+	answer(w, resp)
+}
+
+// Add puts a message into the channel as if it had been posted at ts,
+// with metadata (JSON, as Slack keeps it; "" for none): what a channel
+// holds besides the posts under test.
+func (s *Server) Add(ts time.Time, text, metadata string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := Post{TS: fmt.Sprintf("%d.%06d", ts.Unix(), ts.Nanosecond()/1000), Text: text}
+	if metadata != "" {
+		p.Metadata = json.RawMessage(metadata)
+	}
+	s.posts = append(s.posts, p)
 }
 
 func answer(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(v)
+}
+
+// Blocks decodes the blocks request r carried: a webhook's payload or a
+// Web API form.
+func Blocks(t *testing.T, r Request) []slack.Block {
+	t.Helper()
+	var raw []byte
+	switch {
+	case r.Hook != nil:
+		var m struct {
+			Blocks json.RawMessage `json:"blocks"`
+		}
+		if err := json.Unmarshal(r.Hook, &m); err != nil {
+			t.Fatal(err)
+		}
+		raw = m.Blocks
+	default:
+		raw = []byte(r.Form.Get("blocks"))
+	}
+	var bs slack.Blocks
+	if err := json.Unmarshal(raw, &bs); err != nil {
+		t.Fatalf("blocks %s: %v", raw, err)
+	}
+	return bs.BlockSet
+}
+
+// Header returns the text of the header block request r carried.
+func Header(t *testing.T, r Request) string {
+	t.Helper()
+	for _, b := range Blocks(t, r) {
+		if h, ok := b.(*slack.HeaderBlock); ok {
+			return h.Text.Text
+		}
+	}
+	t.Fatal("no header block")
+	return ""
 }

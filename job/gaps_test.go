@@ -1,0 +1,481 @@
+package job
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/alert"
+	"github.com/clickrecon/clickrecon/report/alert/slacktest"
+	"github.com/clickrecon/clickrecon/report/history"
+	"github.com/clickrecon/clickrecon/report/reporttest"
+)
+
+// The reports of these tests (see reporttest).
+var (
+	day          = reporttest.Day
+	provisional  = reporttest.Provisional
+	unverifiable = reporttest.Unverifiable
+	gapReport    = reporttest.New
+	oneDayGap    = reporttest.OneDayGap
+)
+
+// heal: the poller backfilled 2026-11-25, alerted as missing -5.
+func heal() alert.Update {
+	return alert.Update{
+		WorkspaceID: "48213",
+		TZ:          "Europe/Warsaw",
+		From:        "2026-11-24",
+		To:          "2026-11-26",
+		RunKey:      "20261125_20261127_77aa12bb34cc",
+		GeneratedAt: time.Date(2026, 11, 28, 3, 0, 9, 0, time.UTC),
+		Days: []alert.Change{{
+			Date: "2026-11-25",
+			Kind: alert.ChangeHealed,
+			Was:  alert.State{Status: "missing", Severity: "warn", API: 1200, Local: 1195, Delta: -5},
+			Now:  &alert.State{Status: "match", Severity: "ok", API: 1200, Local: 1200},
+		}},
+	}
+}
+
+var csv = []byte("date,link_id,api,local,delta,status\n2026-11-25,,1200,1195,-5,missing\n")
+
+func TestSendPostsOneAlertForAGap(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			f, nt, _, _ := setupSlack(t, tr)
+			rep := oneDayGap()
+			out, err := send(context.Background(), nt, rep, csv, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			posts := f.got(tr.post)
+			if len(posts) != 1 {
+				t.Fatalf("%d messages posted, want 1", len(posts))
+			}
+			want := alert.Render(rep, nil)
+			wantJSON, _ := json.Marshal(want.Blocks)
+			gotJSON, _ := json.Marshal(slacktest.Blocks(t, posts[0]))
+			if diff := cmp.Diff(string(wantJSON), string(gotJSON)); diff != "" {
+				t.Errorf("posted blocks differ from Render (-want +got):\n%s", diff)
+			}
+			if out.Posted != history.KindAlert || len(out.New) != 1 || out.New[0] != "2026-11-25" {
+				t.Errorf("Outcome = %+v", out)
+			}
+		})
+	}
+}
+
+// With a bot token the alert goes to the channel, and the report's CSV
+// into its thread through the files upload v2 flow.
+func TestSendAttachesTheCSVInTheAlertsThread(t *testing.T) {
+	f, nt, _, _ := setupSlack(t, bot)
+	rep := oneDayGap()
+	out, err := send(context.Background(), nt, rep, csv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	posts := f.got("/api/chat.postMessage")
+	if len(posts) != 1 {
+		t.Fatalf("%d messages posted, want 1", len(posts))
+	}
+	if got := posts[0].Form.Get("channel"); got != "#recon-alerts" {
+		t.Errorf("posted to %q", got)
+	}
+	if posts[0].Form.Get("text") == "" {
+		t.Error("no fallback text")
+	}
+	urls := f.got("/api/files.getUploadURLExternal")
+	if len(urls) != 1 || urls[0].Form.Get("filename") != "clickrecon-"+rep.RunKey+".csv" || urls[0].Form.Get("length") != strconv.Itoa(len(csv)) {
+		t.Errorf("files.getUploadURLExternal: %+v", urls)
+	}
+	uploads := f.got("/upload/F0CSV")
+	if len(uploads) != 1 || !bytes.Equal(uploads[0].File, csv) {
+		t.Fatalf("uploads: %+v, want the CSV once", uploads)
+	}
+	completes := f.got("/api/files.completeUploadExternal")
+	if len(completes) != 1 {
+		t.Fatalf("%d files.completeUploadExternal, want 1", len(completes))
+	}
+	c := completes[0].Form
+	if c.Get("channel_id") != testChannelID || c.Get("thread_ts") != out.TS || out.TS == "" {
+		t.Errorf("completed into channel %q thread %q, want %q thread %q", c.Get("channel_id"), c.Get("thread_ts"), testChannelID, out.TS)
+	}
+	if !out.CSVAttached || out.Channel != testChannelID {
+		t.Errorf("Outcome = %+v", out)
+	}
+}
+
+// A CSV that cannot be attached does not fail the send: the alert is out,
+// and a retried run must not post it again.
+func TestSendWarnsWhenTheCSVCannotBeAttached(t *testing.T) {
+	f, nt, _, _ := setupSlack(t, bot)
+	f.Fail("/api/files.completeUploadExternal", slacktest.Fault{Status: 500, Always: true})
+	out, err := send(context.Background(), nt, oneDayGap(), csv, nil)
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	if out.CSVAttached || len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "report CSV not attached") {
+		t.Errorf("Outcome = %+v", out)
+	}
+	// Completing an upload shares the file: it is not repeated after a 500.
+	if got := len(f.got("/api/files.completeUploadExternal")); got != 1 {
+		t.Errorf("files.completeUploadExternal called %d times, want 1", got)
+	}
+	noSecret(t, "warning", strings.Join(out.Warnings, " "))
+}
+
+// repaired is oneDayGap after the poller backfilled 2026-11-25, a day
+// later: the window moved on by one day.
+func repaired() report.Report {
+	r := gapReport(
+		day("2026-11-25", 1200, 1200, "match", "ok"),
+		day("2026-11-26", 41, 41, "match", "ok"),
+		provisional("2026-11-27", 30, 30),
+	)
+	r.RunKey = "20261125_20261127_77aa12bb34cc"
+	r.GeneratedAt = time.Date(2026, 11, 28, 3, 0, 9, 0, time.UTC)
+	return r
+}
+
+func TestRerunWithHistoryPostsNothingNew(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			f, nt, _, _ := setupSlack(t, tr)
+			h := newHistory(t)
+			ctx := context.Background()
+			if _, err := send(ctx, nt, oneDayGap(), csv, h); err != nil {
+				t.Fatal(err)
+			}
+			before := f.total()
+			out, err := send(ctx, nt, oneDayGap(), csv, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after := f.total(); after != before {
+				t.Errorf("the rerun made %d requests, want none", after-before)
+			}
+			want := gapOutcome{Transport: tr.name, Unchanged: []string{"2026-11-25"}, Skipped: "already alerted with the same numbers"}
+			if diff := cmp.Diff(want, out); diff != "" {
+				t.Errorf("Outcome (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// History says 2026-11-25 was alerted missing -5; the store was repaired
+// and the day matches now. With a bot token the alert is edited in place;
+// with a webhook a short "healed" message follows. Then it stays quiet.
+func TestHealAfterTheStoreIsRepaired(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			f, nt, _, _ := setupSlack(t, tr)
+			h := newHistory(t)
+			ctx := context.Background()
+			first, err := send(ctx, nt, oneDayGap(), nil, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := send(ctx, nt, repaired(), nil, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{"2026-11-25"}, out.Healed); diff != "" {
+				t.Errorf("healed (-want +got):\n%s", diff)
+			}
+			wantBlocks, _ := json.Marshal(alert.RenderUpdate(heal()).Blocks)
+			var got slacktest.Request
+			switch tr.name {
+			case "bot":
+				if n := len(f.got(tr.post)); n != 1 {
+					t.Errorf("%d messages posted, want the first alert only", n)
+				}
+				updates := f.got("/api/chat.update")
+				if len(updates) != 1 {
+					t.Fatalf("%d chat.update, want 1", len(updates))
+				}
+				got = updates[0]
+				if got.Form.Get("ts") != first.TS || got.Form.Get("channel") != first.Channel {
+					t.Errorf("updated %s/%s, want the alert %s/%s", got.Form.Get("channel"), got.Form.Get("ts"), first.Channel, first.TS)
+				}
+				if diff := cmp.Diff([]string{first.Channel + "/" + first.TS}, out.Updated); diff != "" {
+					t.Errorf("Outcome.Updated (-want +got):\n%s", diff)
+				}
+			case "webhook":
+				posts := f.got(tr.post)
+				if len(posts) != 2 {
+					t.Fatalf("%d messages posted, want the alert and a healed message", len(posts))
+				}
+				got = posts[1]
+				if out.Posted != history.KindHealed {
+					t.Errorf("Outcome.Posted = %q, want healed", out.Posted)
+				}
+			}
+			gotBlocks, _ := json.Marshal(slacktest.Blocks(t, got))
+			if diff := cmp.Diff(string(wantBlocks), string(gotBlocks)); diff != "" {
+				t.Errorf("the heal differs from heal.json.golden's message (-want +got):\n%s", diff)
+			}
+
+			before := f.total()
+			if out, err := send(ctx, nt, repaired(), nil, h); err != nil || f.total() != before {
+				t.Errorf("a rerun after the heal: %d requests, %+v, %v; want none", f.total()-before, out, err)
+			}
+		})
+	}
+}
+
+// Late data shrank the gap from -5 to -2: the alert is updated, not
+// repeated; then the same numbers again are news to nobody.
+func TestChangedNumbersUpdateTheAlert(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			f, nt, _, _ := setupSlack(t, tr)
+			h := newHistory(t)
+			ctx := context.Background()
+			first, err := send(ctx, nt, oneDayGap(), nil, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			later := oneDayGap()
+			later.Days[1] = day("2026-11-25", 1200, 1198, "missing", "warn")
+			out, err := send(ctx, nt, later, nil, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{"2026-11-25"}, out.Changed); diff != "" {
+				t.Errorf("changed (-want +got):\n%s", diff)
+			}
+			var got slacktest.Request
+			if tr.name == "bot" {
+				updates := f.got("/api/chat.update")
+				if len(updates) != 1 || updates[0].Form.Get("ts") != first.TS {
+					t.Fatalf("chat.update: %+v, want one of %s", updates, first.TS)
+				}
+				got = updates[0]
+			} else {
+				posts := f.got(tr.post)
+				if len(posts) != 2 {
+					t.Fatalf("%d posts, want the alert and an update", len(posts))
+				}
+				got = posts[1]
+			}
+			if h := slacktest.Header(t, got); !strings.HasPrefix(h, "🔄 Updated") {
+				t.Errorf("header %q", h)
+			}
+			before := f.total()
+			if _, err := send(ctx, nt, later, nil, h); err != nil || f.total() != before {
+				t.Errorf("same numbers again: %d requests, %v; want none", f.total()-before, err)
+			}
+		})
+	}
+}
+
+// A run with a new gap and a heal posts one alert that reports both, and
+// with a bot token also marks the earlier alert healed.
+func TestNewGapAndHealInOneRun(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			f, nt, _, _ := setupSlack(t, tr)
+			h := newHistory(t)
+			ctx := context.Background()
+			first, err := send(ctx, nt, oneDayGap(), nil, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			next := repaired()
+			next.Days[1] = day("2026-11-26", 41, 20, "missing", "fail")
+			out, err := send(ctx, nt, next, nil, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			posts := f.got(tr.post)
+			if len(posts) != 2 {
+				t.Fatalf("%d posts, want 2 alerts", len(posts))
+			}
+			if !strings.Contains(string(mustJSON(t, slacktest.Blocks(t, posts[1]))), "Since the last alert") {
+				t.Error("the second alert does not report the heal")
+			}
+			if tr.name == "bot" {
+				updates := f.got("/api/chat.update")
+				if len(updates) != 1 || updates[0].Form.Get("ts") != first.TS {
+					t.Errorf("chat.update: %d, want the first alert marked healed", len(updates))
+				} else if h := slacktest.Header(t, updates[0]); !strings.HasPrefix(h, "✅ Healed") {
+					t.Errorf("the first alert became %q", h)
+				}
+			}
+			if diff := cmp.Diff([]string{"2026-11-26"}, out.New); diff != "" {
+				t.Errorf("new (-want +got):\n%s", diff)
+			}
+			// The heal was told; the new gap was alerted: a rerun is quiet.
+			before := f.total()
+			if _, err := send(ctx, nt, next, nil, h); err != nil || f.total() != before {
+				t.Errorf("rerun: %d requests, %v; want none", f.total()-before, err)
+			}
+		})
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// The alert was deleted: its heal is posted as a new message.
+func TestHealOfADeletedAlertIsPosted(t *testing.T) {
+	f, nt, _, _ := setupSlack(t, bot)
+	h := newHistory(t)
+	ctx := context.Background()
+	if _, err := send(ctx, nt, oneDayGap(), nil, h); err != nil {
+		t.Fatal(err)
+	}
+	f.Fail("/api/chat.update", slacktest.Fault{SlackErr: "message_not_found"})
+	out, err := send(ctx, nt, repaired(), nil, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	posts := f.got("/api/chat.postMessage")
+	if len(posts) != 2 || !strings.HasPrefix(slacktest.Header(t, posts[1]), "✅ Healed") {
+		t.Fatalf("%d posts; want the alert, then the heal", len(posts))
+	}
+	if out.Posted != history.KindHealed || len(out.Updated) != 0 {
+		t.Errorf("Outcome = %+v", out)
+	}
+}
+
+// A failed heal is not recorded, so the next run tries again.
+func TestAFailedHealIsRetriedByTheNextRun(t *testing.T) {
+	f, nt, _, _ := setupSlack(t, webhook)
+	h := newHistory(t)
+	ctx := context.Background()
+	if _, err := send(ctx, nt, oneDayGap(), nil, h); err != nil {
+		t.Fatal(err)
+	}
+	f.Fail(testHookPath, slacktest.Fault{Status: 503})
+	if _, err := send(ctx, nt, repaired(), nil, h); err == nil {
+		t.Fatal("Send succeeded against a 503")
+	}
+	out, err := send(ctx, nt, repaired(), nil, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Posted != history.KindHealed {
+		t.Errorf("the next run: Outcome = %+v, want the heal posted", out)
+	}
+}
+
+func TestWithoutHistoryEveryRunAlerts(t *testing.T) {
+	f, nt, _, _ := setupSlack(t, webhook)
+	for range 2 {
+		if _, err := send(context.Background(), nt, oneDayGap(), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := len(f.got(testHookPath)); got != 2 {
+		t.Errorf("%d posts, want 2", got)
+	}
+}
+
+// Provisional and unverifiable days are never alerted as gaps, even when
+// their counts differ; SLACK_NOTIFY=always posts anyway and counts them.
+func TestProvisionalAndUnverifiableDaysAreNotGaps(t *testing.T) {
+	rep := gapReport(
+		day("2026-11-24", 100, 100, "match", "ok"),
+		unverifiable("2026-11-25", 80),
+		provisional("2026-11-26", 40, 10),
+	)
+	f, nt, _, _ := setupSlack(t, webhook)
+	out, err := send(context.Background(), nt, rep, nil, newHistory(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.total() != 0 || out.Skipped != "no settled gap" {
+		t.Errorf("%d requests, Outcome %+v; want nothing sent", f.total(), out)
+	}
+
+	f, nt, _, _ = setupSlack(t, webhook, func(c *alert.Config) { c.Notify = alert.NotifyAlways })
+	if _, err := send(context.Background(), nt, rep, nil, newHistory(t)); err != nil {
+		t.Fatal(err)
+	}
+	posts := f.got(testHookPath)
+	if len(posts) != 1 {
+		t.Fatalf("%d posts with SLACK_NOTIFY=always, want 1", len(posts))
+	}
+	body := string(posts[0].Hook)
+	if !strings.Contains(body, "1 provisional · 1 unverifiable") || !strings.Contains(slacktest.Header(t, posts[0]), "not fully verified") {
+		t.Errorf("the message does not count them: %s", body)
+	}
+}
+
+// A day healed earlier and missing again is a new gap.
+func TestAGapThatReturnsIsAlertedAgain(t *testing.T) {
+	f, nt, _, _ := setupSlack(t, webhook)
+	h := newHistory(t)
+	ctx := context.Background()
+	for _, rep := range []report.Report{oneDayGap(), repaired(), oneDayGap()} {
+		if _, err := send(ctx, nt, rep, nil, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	posts := f.got(testHookPath)
+	var headers []string
+	for _, p := range posts {
+		headers = append(headers, strings.SplitN(slacktest.Header(t, p), ":", 2)[0])
+	}
+	want := []string{"🟠 Click gaps in workspace 48213", "✅ Healed", "🟠 Click gaps in workspace 48213"}
+	if diff := cmp.Diff(want, headers); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+}
+
+func TestDecideGaps(t *testing.T) {
+	alerted := history.Alert{Date: "2026-11-25", Status: "missing", Severity: "warn", API: 1200, Local: 1195, Delta: -5}
+	healed := alerted
+	healed.Healed = true
+	tests := []struct {
+		name  string
+		day   report.Day
+		prior map[string]history.Alert
+		want  string
+	}{
+		{"gap_never_alerted_is_new", day("2026-11-25", 1200, 1195, "missing", "warn"), nil, "fresh"},
+		{"same_numbers_are_not_news", day("2026-11-25", 1200, 1195, "missing", "fail"), map[string]history.Alert{"2026-11-25": alerted}, "same"},
+		{"store_count_changed", day("2026-11-25", 1200, 1197, "missing", "warn"), map[string]history.Alert{"2026-11-25": alerted}, "changed"},
+		{"elido_count_revised", day("2026-11-25", 1201, 1195, "missing", "warn"), map[string]history.Alert{"2026-11-25": alerted}, "changed"},
+		{"missing_turned_surplus", day("2026-11-25", 1200, 1300, "surplus", "fail"), map[string]history.Alert{"2026-11-25": alerted}, "changed"},
+		{"late_click_heals", day("2026-11-25", 1200, 1200, "match", "ok"), map[string]history.Alert{"2026-11-25": alerted}, "healed"},
+		{"healed_day_stays_quiet", day("2026-11-25", 1200, 1200, "match", "ok"), map[string]history.Alert{"2026-11-25": healed}, ""},
+		{"healed_day_reopens", day("2026-11-25", 1200, 1195, "missing", "warn"), map[string]history.Alert{"2026-11-25": healed}, "fresh"},
+		{"match_never_alerted", day("2026-11-25", 1200, 1200, "match", "ok"), nil, ""},
+		{"unverifiable_heals_nothing", unverifiable("2026-11-25", 1200), map[string]history.Alert{"2026-11-25": alerted}, ""},
+		{"provisional_gap_is_not_alerted", provisional("2026-11-25", 1200, 10), nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := decideGaps(gapReport(tt.day), tt.prior)
+			var got []string
+			for name, n := range map[string]int{"fresh": len(p.fresh), "same": len(p.same), "changed": len(p.changed), "healed": len(p.healed)} {
+				for range n {
+					got = append(got, name)
+				}
+			}
+			want := []string{}
+			if tt.want != "" {
+				want = []string{tt.want}
+			}
+			if diff := cmp.Diff(want, append([]string{}, got...)); diff != "" {
+				t.Errorf("decide (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

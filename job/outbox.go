@@ -1,0 +1,159 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/clickrecon/clickrecon/report/alert"
+	"github.com/clickrecon/clickrecon/report/history"
+)
+
+// sinceMargin is how far before the intent's creation the search for a
+// pending post starts: the history's clock and Slack's need not agree.
+const sinceMargin = 10 * time.Minute
+
+// lookBack is how far back the search for a pending post goes when the
+// history's record of it has no readable creation time.
+const lookBack = 7 * 24 * time.Hour
+
+// saveTimeout bounds one record of a Slack action in the history.
+const saveTimeout = 10 * time.Second
+
+// pendingSince is when the search for the pending post in starts: a little
+// before the history recorded it, or since when Created cannot be read.
+func pendingSince(in history.Intent, since time.Time) time.Time {
+	if t, err := time.Parse(time.RFC3339, in.Created); err == nil {
+		return t.Add(-sinceMargin)
+	}
+	return since
+}
+
+// resolvePending settles every pending post of s before a run posts anything, and
+// returns the id of the webhook post the run's next post may repeat (give
+// it as history.Intent.RepeatOf and say so in the message), 0 when there
+// is none:
+//
+//   - a bot post, with a bot token, is looked for in the channel through
+//     its metadata (alert.Notifier.FindPosted): found, it is adopted
+//     (history.MarkPosted with its ts); not found, it never arrived
+//     (history.Abandon) and its days are alerted again;
+//   - a webhook post cannot be read back: the first time it is abandoned
+//     and its id returned, so that it is posted once more, marked as a
+//     possible repeat; a repeat that is itself pending is taken as
+//     delivered (history.MarkPosted with no channel or ts), so a webhook
+//     never posts a gap more than twice.
+//
+// An error leaves the rest pending: the run must post nothing.
+func resolvePending(ctx context.Context, h *history.History, n *alert.Notifier, s history.Scope, now time.Time) (repeatOf int64, err error) {
+	pending, err := h.Pending(ctx, s)
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range pending {
+		switch {
+		case p.Transport == history.TransportBot && n.Transport() == alert.TransportBot:
+			ch, ts, found, err := n.FindPosted(ctx, alert.PostMark{ID: p.ID, RunKey: p.RunKey}, pendingSince(p, now.Add(-lookBack)))
+			if err != nil {
+				return 0, err
+			}
+			if found {
+				err = h.MarkPosted(ctx, p.ID, ch, ts)
+			} else {
+				err = h.Abandon(ctx, p.ID)
+			}
+			if err != nil {
+				return 0, err
+			}
+		case p.RepeatOf != 0:
+			if err := h.MarkPosted(ctx, p.ID, "", ""); err != nil {
+				return 0, err
+			}
+		default:
+			if err := h.Abandon(ctx, p.ID); err != nil {
+				return 0, err
+			}
+			repeatOf = p.ID
+		}
+	}
+	return repeatOf, nil
+}
+
+// outbox is how the gap alert stage delivers its new message: through
+// Slack, recorded in the history (nil: only posted), with guard checked
+// immediately before the post, and repeatOf the unconfirmed webhook post
+// it may repeat (resolvePending), 0 for none.
+type outbox struct {
+	slack    *alert.Notifier
+	history  *history.History
+	guard    func(ctx context.Context) error
+	repeatOf int64
+}
+
+// deliver posts m, the new message in, through the outbox: in is recorded
+// as pending first (a history that cannot take it means no post), the
+// guard is checked, m is posted (with a bot token, carrying in's id in its
+// metadata so that a rerun can find it), and in is marked posted with the
+// channel and ts Slack returned. posted says whether Slack took m.
+//
+// A post whose answer never came (alert.ErrUnconfirmed) stays pending: the
+// next run settles it rather than post blindly again. A post Slack refused
+// is abandoned. Without history m is only posted.
+func (o outbox) deliver(ctx context.Context, in history.Intent, m alert.Message) (ch, ts string, posted bool, err error) {
+	if o.history == nil {
+		if err := o.guard(ctx); err != nil {
+			return "", "", false, fmt.Errorf("nothing posted: %w", err)
+		}
+		ch, ts, err := o.slack.Post(ctx, m, alert.PostMark{})
+		return ch, ts, err == nil, err
+	}
+	in.RepeatOf = o.repeatOf
+	id, err := o.history.Intend(ctx, in)
+	if err != nil {
+		return "", "", false, fmt.Errorf("nothing posted: the history must record a post before it is made, and could not: %w", err)
+	}
+	in.ID = id
+	if err := o.guard(ctx); err != nil {
+		return "", "", false, errors.Join(fmt.Errorf("nothing posted: %w", err), abandon(ctx, o.history, id))
+	}
+	if in.RepeatOf != 0 {
+		m = alert.MarkRepeat(m)
+	}
+	ch, ts, err = o.slack.Post(ctx, m, alert.PostMark{ID: id, RunKey: in.RunKey})
+	if errors.Is(err, alert.ErrUnconfirmed) {
+		return "", "", false, fmt.Errorf("%w; it stays pending in the history (post %d), and the next run settles it before posting again", err, id)
+	}
+	if err != nil {
+		return "", "", false, errors.Join(err, abandon(ctx, o.history, id))
+	}
+	// Marked even when the run is stopping: Slack has the message.
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	if err := o.history.MarkPosted(mctx, id, ch, ts); err != nil {
+		return ch, ts, true, fmt.Errorf("posted, but not marked posted in the history; it stays pending (post %d) and the next run settles it: %w", id, err)
+	}
+	return ch, ts, true, nil
+}
+
+// abandon gives up the intended post id, which was never made or which
+// Slack refused, even when the run is stopping. A failure leaves it
+// pending, for the next run to settle.
+func abandon(ctx context.Context, h *history.History, id int64) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	if err := h.Abandon(ctx, id); err != nil {
+		return fmt.Errorf("the next run settles it: %w", err)
+	}
+	return nil
+}
+
+// saveAlerts records what Slack already has. The record is written even
+// when the run is stopping (SIGTERM, the deadline) right after a post:
+// dropping it would post the same alert again on the next run. It is
+// bounded on its own.
+func saveAlerts(ctx context.Context, h *history.History, m history.Message, rows []history.Alert) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	return h.SaveAlerts(ctx, m, rows)
+}

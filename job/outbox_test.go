@@ -1,0 +1,227 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clickrecon/clickrecon/report/alert"
+	"github.com/clickrecon/clickrecon/report/alert/slacktest"
+	"github.com/clickrecon/clickrecon/report/history"
+)
+
+func TestPendingSince(t *testing.T) {
+	fallback := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	got := pendingSince(history.Intent{Created: "2026-12-01T02:00:00Z"}, fallback)
+	if want := time.Date(2026, 12, 1, 1, 50, 0, 0, time.UTC); !got.Equal(want) {
+		t.Errorf("pendingSince = %v, want %v", got, want)
+	}
+	if got := pendingSince(history.Intent{}, fallback); !got.Equal(fallback) {
+		t.Errorf("pendingSince without Created = %v, want %v", got, fallback)
+	}
+}
+
+// A rerun settles the post an earlier run left pending before posting.
+func TestResolvePending(t *testing.T) {
+	ctx := context.Background()
+	scope := history.Scope{WorkspaceID: "48213", StoreID: "st_a", TZ: "Europe/Warsaw"}
+	now := time.Now()
+	gap := history.Alert{Date: "2026-11-25", Status: "missing", Severity: "warn", API: 1200, Local: 1195, Delta: -5,
+		From: "2026-11-24", To: "2026-11-26", RunKey: "rk1"}
+	intend := func(t *testing.T, h *history.History, transport string, repeatOf int64) history.Intent {
+		t.Helper()
+		a := gap
+		a.Transport = transport
+		in := history.Intent{Scope: scope, RunKey: "rk1", Kind: history.KindAlert, Transport: transport,
+			From: "2026-11-24", To: "2026-11-26", Alerts: []history.Alert{a}, RepeatOf: repeatOf}
+		id, err := h.Intend(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.ID = id
+		return in
+	}
+	alerted := func(t *testing.T, h *history.History) map[string]history.Alert {
+		t.Helper()
+		got, err := h.Alerts(ctx, scope.WorkspaceID, scope.StoreID, scope.TZ, "2026-11-20", "2026-11-30")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	pendingAfter := func(t *testing.T, h *history.History) int {
+		t.Helper()
+		p, err := h.Pending(ctx, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(p)
+	}
+
+	// bot is a bot notifier for a channel named by its ID, which the
+	// read-back needs.
+	botNotifier := func(t *testing.T) (*fakeSlack, *alert.Notifier) {
+		t.Helper()
+		f, nt, _, _ := setupSlack(t, bot, func(c *alert.Config) { c.Channel = testChannelID })
+		return f, nt
+	}
+	hook := func(t *testing.T) *alert.Notifier { return newWebhookFake(t).notifier(t) }
+
+	t.Run("bot_post_that_arrived_is_adopted", func(t *testing.T) {
+		h := newHistory(t)
+		_, nt := botNotifier(t)
+		in := intend(t, h, history.TransportBot, 0)
+		// The post arrived; its answer never did.
+		_, ts, err := nt.Post(ctx, alert.Message{Text: "gap"}, alert.PostMark{ID: in.ID, RunKey: in.RunKey})
+		if err != nil {
+			t.Fatal(err)
+		}
+		repeat, err := resolvePending(ctx, h, nt, scope, now)
+		if err != nil || repeat != 0 {
+			t.Fatalf("resolvePending = %d, %v; want 0, nil", repeat, err)
+		}
+		if a := alerted(t, h)[gap.Date]; a.TS != ts || a.Channel != testChannelID {
+			t.Errorf("alert of %s = %+v, want the adopted message %s", gap.Date, a, ts)
+		}
+		if n := pendingAfter(t, h); n != 0 {
+			t.Errorf("%d posts still pending", n)
+		}
+	})
+	t.Run("bot_post_that_never_arrived_is_abandoned", func(t *testing.T) {
+		h := newHistory(t)
+		_, nt := botNotifier(t)
+		intend(t, h, history.TransportBot, 0)
+		repeat, err := resolvePending(ctx, h, nt, scope, now)
+		if err != nil || repeat != 0 {
+			t.Fatalf("resolvePending = %d, %v; want 0, nil", repeat, err)
+		}
+		if a := alerted(t, h); len(a) != 0 {
+			t.Errorf("alerts = %v, want none: the gap is to be posted", a)
+		}
+		if n := pendingAfter(t, h); n != 0 {
+			t.Errorf("%d posts still pending", n)
+		}
+	})
+	t.Run("bot_post_unknown_while_slack_fails_stays_pending", func(t *testing.T) {
+		h := newHistory(t)
+		f, nt := botNotifier(t)
+		f.Fail("/api/conversations.history", slacktest.Fault{SlackErr: "ratelimited", Always: true})
+		intend(t, h, history.TransportBot, 0)
+		if _, err := resolvePending(ctx, h, nt, scope, now); err == nil {
+			t.Fatal("resolvePending while Slack fails: got nil, want an error (post nothing)")
+		}
+		if n := pendingAfter(t, h); n != 1 {
+			t.Errorf("%d posts pending, want the 1 kept", n)
+		}
+	})
+	t.Run("webhook_post_is_repeated_once_then_taken_as_delivered", func(t *testing.T) {
+		h := newHistory(t)
+		first := intend(t, h, history.TransportWebhook, 0)
+		repeat, err := resolvePending(ctx, h, hook(t), scope, now)
+		if err != nil || repeat != first.ID {
+			t.Fatalf("resolvePending = %d, %v; want %d, nil", repeat, err, first.ID)
+		}
+		if a := alerted(t, h); len(a) != 0 {
+			t.Errorf("alerts = %v, want none: the gap is posted once more", a)
+		}
+		// The repeat's answer is lost too: it is not posted a third time.
+		intend(t, h, history.TransportWebhook, first.ID)
+		repeat, err = resolvePending(ctx, h, hook(t), scope, now)
+		if err != nil || repeat != 0 {
+			t.Fatalf("resolvePending of the repeat = %d, %v; want 0, nil", repeat, err)
+		}
+		if _, ok := alerted(t, h)[gap.Date]; !ok {
+			t.Errorf("the repeated gap is not counted as alerted: a third post would follow")
+		}
+	})
+}
+
+// webhookFake is slacktest's Slack, posted to through its webhook.
+type webhookFake struct{ *slacktest.Server }
+
+func newWebhookFake(t *testing.T) *webhookFake { return &webhookFake{slacktest.New(t)} }
+
+func (f *webhookFake) notifier(t *testing.T) *alert.Notifier {
+	t.Helper()
+	n, err := alert.New(alert.Config{WebhookURL: f.WebhookURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// got returns the text of every message the webhook took.
+func (f *webhookFake) got() []string { return f.Texts() }
+
+func pendingOf(t *testing.T, h *history.History, n *alert.Notifier) []history.Intent {
+	t.Helper()
+	rep := oneDayGap()
+	p, err := h.Pending(context.Background(), history.Scope{WorkspaceID: rep.WorkspaceID, StoreID: rep.StoreID, TZ: rep.Window.TZ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A post Slack refused is given up, not left pending: once the webhook is
+// mended, the gap is posted as a plain alert, not marked as a repeat.
+func TestDeliverRefusedPostIsAbandoned(t *testing.T) {
+	ctx := context.Background()
+	h := newHistory(t)
+	f := newWebhookFake(t)
+	n := f.notifier(t)
+	f.SetStatus(http.StatusNotFound)
+	if _, err := send(ctx, n, oneDayGap(), nil, h); !errors.Is(err, alert.ErrMisconfigured) || errors.Is(err, alert.ErrUnconfirmed) {
+		t.Fatalf("Send to a removed webhook = %v, want a misconfiguration, not an unconfirmed post", err)
+	}
+	if p := pendingOf(t, h, n); len(p) != 0 {
+		t.Errorf("%d posts pending after a refusal, want none", len(p))
+	}
+	f.SetStatus(http.StatusOK)
+	if _, err := send(ctx, n, oneDayGap(), nil, h); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.got(); len(got) != 1 || strings.Contains(got[0], "Possible repeat") {
+		t.Errorf("posted %q, want one alert not marked as a repeat", got)
+	}
+}
+
+// A guard that fails (the run lock lost) or a history that cannot record
+// the post stop it before anything reaches Slack.
+func TestDeliverNeedsTheGuardAndTheRecord(t *testing.T) {
+	ctx := context.Background()
+	lost := errors.New("the run lock was lost")
+	t.Run("guard_fails", func(t *testing.T) {
+		h := newHistory(t)
+		f := newWebhookFake(t)
+		_, err := send(ctx, f.notifier(t), oneDayGap(), nil, h, func(context.Context) error { return lost })
+		if err == nil || !strings.Contains(err.Error(), lost.Error()) {
+			t.Errorf("Send with the lock lost = %v, want the lost lock", err)
+		}
+		if got := f.got(); len(got) != 0 {
+			t.Errorf("posted %q with the lock lost", got)
+		}
+	})
+	t.Run("history_closed", func(t *testing.T) {
+		h := newHistory(t)
+		f := newWebhookFake(t)
+		h.Close()
+		if _, err := send(ctx, f.notifier(t), oneDayGap(), nil, h); err == nil {
+			t.Error("Send with a closed history = nil, want an error")
+		}
+		if got := f.got(); len(got) != 0 {
+			t.Errorf("posted %q without a history to record it", got)
+		}
+	})
+}
+
+// The notifier names its transport as the history records it: a pending
+// bot post is read back only by a bot notifier.
+func TestTransportNamesMatchTheHistory(t *testing.T) {
+	if alert.TransportBot != history.TransportBot || alert.TransportWebhook != history.TransportWebhook {
+		t.Errorf("alert's transports %q, %q; the history's %q, %q", alert.TransportBot, alert.TransportWebhook, history.TransportBot, history.TransportWebhook)
+	}
+}
