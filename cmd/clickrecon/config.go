@@ -36,10 +36,11 @@ type config struct {
 	StoreTotalFile string `env:"STORE_TOTAL_QUERY_FILE"`
 	StoreTSZone    string `env:"STORE_TIMESTAMP_TZ, default=UTC"`
 
-	StoreWriteDSN    string `env:"STORE_WRITE_DSN"`    // repair --apply: a role that may insert
-	RepairInsertFile string `env:"REPAIR_INSERT_FILE"` // repair: an insert for a custom schema
-	Apply            bool   `env:"REPAIR_APPLY, default=false"`
-	Repair           string `env:"RECON_REPAIR"` // run --repair: print or apply
+	StoreWriteDSN    string `env:"STORE_WRITE_DSN"`             // repair --apply: a role that may insert
+	RepairInsertFile string `env:"REPAIR_INSERT_FILE"`          // repair: an insert for a custom schema
+	Apply            bool   `env:"REPAIR_APPLY, default=false"` // repair --apply, run --repair --apply
+	Repair           string `env:"RECON_REPAIR"`                // run --repair: true or false (print, apply: the old spelling)
+	RepairFlagSet    bool   // --repair, not RECON_REPAIR, gave Repair
 
 	TZ      string        `env:"RECON_TZ, default=UTC"`
 	Days    int           `env:"RECON_DAYS, default=3"`

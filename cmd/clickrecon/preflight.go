@@ -26,6 +26,7 @@ type runSetup struct {
 	tsZone       *time.Location
 	mon          job.Monitors
 	dest         *report.Dest
+	repair       runRepair
 	repairInsert string
 }
 
@@ -36,7 +37,7 @@ type runSetup struct {
 // nothing. The caller closes setup.dest.
 func configureRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) (config, runSetup, error) {
 	var s runSetup
-	c, envErr := parseArgs(ctx, "run", args, env, stdout, stderr)
+	c, envErr := parseArgs(ctx, "run", joinRepairValue(args), env, stdout, stderr)
 	if flagStop(envErr) {
 		return c, s, envErr
 	}
@@ -53,8 +54,16 @@ func configureRun(ctx context.Context, args []string, env envconfig.Lookuper, st
 	}
 	s.mon, err = job.NewMonitors(c.PushgatewayURL, c.HealthcheckURL, d.monitor...)
 	errs = append(errs, err)
-	s.repairInsert, err = c.validateRunRepair()
+	var warning string
+	s.repair, warning, err = c.runRepair()
+	if warning != "" {
+		fmt.Fprintf(stderr, "clickrecon: warning: %s\n", warning)
+	}
 	errs = append(errs, err)
+	if err == nil {
+		s.repairInsert, err = c.validateRunRepair(s.repair)
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return c, s, err
 	}

@@ -82,7 +82,16 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	started := time.Now()
 	mon.Start(ctx, log)
 	o.Unlocked = lockErr != nil
-	o.Repair, o.StoreWriteDSN, o.RepairInsert = c.Repair, c.StoreWriteDSN, repairInsert
+	// The one place run's --repair and --apply become the job's mode.
+	switch {
+	case setup.repair.apply:
+		o.Repair = job.RepairApply
+	case setup.repair.on:
+		o.Repair = job.RepairPrint
+	default:
+		o.Repair = job.RepairOff
+	}
+	o.StoreWriteDSN, o.RepairInsert = c.StoreWriteDSN, repairInsert
 	jd := job.Deps{Elido: client, Notifier: notifier, Reports: dest, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit}
 	if lock != nil {
 		jd.Held = lock.Held

@@ -130,20 +130,16 @@ func (c config) validateRepair() (string, error) {
 	return string(b), nil
 }
 
-// validateRunRepair checks run's --repair (RECON_REPAIR) and what its
-// mode needs, and returns the custom insert statement, if any.
-func (c config) validateRunRepair() (string, error) {
-	switch c.Repair {
-	case job.RepairOff:
+// validateRunRepair checks what run's --repair (RECON_REPAIR) needs, with
+// or without --apply, and returns the custom insert statement, if any.
+func (c config) validateRunRepair(r runRepair) (string, error) {
+	if !r.on {
 		return "", nil
-	case job.RepairPrint, job.RepairApply:
-	default:
-		return "", fmt.Errorf("--repair (RECON_REPAIR) must be print or apply, got %q", c.Repair)
 	}
-	c.Apply = c.Repair == job.RepairApply
+	c.Apply = r.apply
 	insert, err := c.validateRepair()
 	if err != nil {
-		return "", fmt.Errorf("--repair %s: %w", c.Repair, err)
+		return "", fmt.Errorf("--repair: %w", err)
 	}
 	return insert, nil
 }

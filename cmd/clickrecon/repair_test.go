@@ -193,23 +193,26 @@ func TestRunRepairSaysWhatWasRestored(t *testing.T) {
 	f.env["SLACK_WEBHOOK_URL"] = hook.URL + webhookPath
 	window := []string{"--from", "2026-10-24", "--to", "2026-10-26"}
 
-	if r := f.run(append(window, "--repair", "apply")...); r.code != exitUsage || !strings.Contains(r.stderr, "--apply needs STORE_WRITE_DSN") {
-		t.Fatalf("--repair apply without STORE_WRITE_DSN: exit %d\n%s", r.code, r.stderr)
+	if r := f.run(append(window, "--repair", "--apply")...); r.code != exitUsage || !strings.Contains(r.stderr, "--apply needs STORE_WRITE_DSN") {
+		t.Fatalf("--repair --apply without STORE_WRITE_DSN: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := f.run(append(window, "--apply")...); r.code != exitUsage || !strings.Contains(r.stderr, "add --repair") {
+		t.Fatalf("--apply without --repair: exit %d\n%s", r.code, r.stderr)
 	}
 	if log := f.elido.RequestLog(); len(log) != 0 {
 		t.Errorf("requests were made: %v", log)
 	}
 
-	if r := f.run(append(window, "--repair", "print", "--dry-run")...); r.code != exitOK {
-		t.Fatalf("--repair print: exit %d\n%s", r.code, r.stderr)
+	if r := f.run(append(window, "--repair", "--dry-run")...); r.code != exitOK {
+		t.Fatalf("--repair: exit %d\n%s", r.code, r.stderr)
 	}
 	if csv := f.repairFile("repair.csv"); !strings.Contains(csv, "2026-10-25T01:30:00.000Z,lnk_a,PL") {
 		t.Errorf("repair.csv:\n%s", csv)
 	}
 
 	f.env["STORE_WRITE_DSN"] = f.env["STORE_DSN"]
-	if r := f.run(append(window, "--repair", "apply")...); r.code != exitOK {
-		t.Fatalf("--repair apply: exit %d\n%s", r.code, r.stderr)
+	if r := f.run(append(window, "--repair", "--apply")...); r.code != exitOK {
+		t.Fatalf("--repair --apply: exit %d\n%s", r.code, r.stderr)
 	}
 	mu.Lock()
 	got := slices.Clone(bodies)
@@ -219,7 +222,7 @@ func TestRunRepairSaysWhatWasRestored(t *testing.T) {
 	}
 	// The next run finds the day repaired.
 	if r := f.repair(window...); !strings.Contains(r.stdout, "2026-10-25: not missing: the store has every click Elido counts") {
-		t.Errorf("after run --repair apply, repair says:\n%s", r.stdout)
+		t.Errorf("after run --repair --apply, repair says:\n%s", r.stdout)
 	}
 }
 
