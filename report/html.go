@@ -353,6 +353,7 @@ var htmlTmpl = template.Must(template.New("report.html").Funcs(template.FuncMap{
 	"pct":      DeltaPct,
 	"country":  CountryName,
 	"plural":   Plural,
+	"status":   StatusText,
 	"f":        func(v float64) string { return fmt.Sprintf("%g", v) },
 	"deref":    func(p *int64) int64 { return *p },
 }).Parse(htmlSource))

@@ -13,7 +13,7 @@ func Markdown(r Report) ([]byte, error) {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
 	p("# Click reconciliation: %s to %s (%s)\n\n", mdLine(r.Window.From), mdLine(r.Window.To), mdLine(r.Window.TZ))
-	p("Workspace `%s` · status **%s** · run `%s` · generated %s\n", mdCode(r.WorkspaceID), mdLine(r.Status), mdCode(r.RunKey),
+	p("Workspace `%s` · status **%s** · run `%s` · generated %s\n", mdCode(r.WorkspaceID), mdLine(StatusText(r.Status)), mdCode(r.RunKey),
 		r.GeneratedAt.UTC().Format("2006-01-02 15:04:05Z"))
 	if r.Interrupted != "" {
 		p("\n> The run stopped before it finished: %s. The days below are what was read before it stopped.\n", mdLine(r.Interrupted))

@@ -372,7 +372,7 @@ func gapSummary(gaps []report.Day) string {
 
 func summary(rep report.Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "*Window* %s (%s) · status *%s*\n", span(rep.Window.From, rep.Window.To), esc(rep.Window.TZ), esc(rep.Status))
+	fmt.Fprintf(&b, "*Window* %s (%s) · status *%s*\n", span(rep.Window.From, rep.Window.To), esc(rep.Window.TZ), esc(report.StatusText(rep.Status)))
 	c := rep.Coverage
 	verified := c.Match + c.Missing + c.Surplus
 	if rep.Totals.Unknown || verified+c.Provisional == 0 {
