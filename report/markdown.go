@@ -46,7 +46,14 @@ func Markdown(r Report) ([]byte, error) {
 			p("- **%s**: %s clicks (%s%s, %s)\n", mdLine(d.Date), Signed(*d.Delta), mdLine(d.Status), share, mdLine(d.Severity))
 		}
 	}
-	p("\nRe-check: `%s`\n", mdCode(RecheckCommand(r)))
+	if cmds := RecheckCommands(r); len(cmds) == 1 {
+		p("\nRe-check: `%s`\n", mdCode(strings.Join(cmds[0], " ")))
+	} else {
+		p("\nRe-check:\n\n")
+		for _, c := range cmds {
+			p("- `%s`\n", mdCode(strings.Join(c, " ")))
+		}
+	}
 
 	// Past a screenful, the table lists the days that are not a match.
 	days, folded := r.Days, 0
