@@ -90,12 +90,8 @@ func probeSources(ctx context.Context, c config, s runSetup) []job.Failure {
 	ctx, cancel := context.WithTimeout(ctx, min(c.Timeout, probeTimeout))
 	defer cancel()
 	var fs []job.Failure
-	err := store.Probe(ctx, c.StoreDSN, store.Options{TimestampZone: s.tsZone}, s.query, s.window.From, s.window.Loc)
-	switch {
-	case errors.Is(err, store.ErrBadQuery):
-		fs = append(fs, job.Failure{Part: job.PartStore, Err: badQuery(c, s.query, err)})
-	case errors.Is(err, store.ErrRefused):
-		fs = append(fs, job.Failure{Part: job.PartStore, Err: fmt.Errorf("STORE_DSN: %w", err)})
+	if err := probeStore(ctx, c, s.query, s.tsZone, s.window); err != nil {
+		fs = append(fs, job.Failure{Part: job.PartStore, Err: err})
 	}
 	if c.HistoryDSN != "" {
 		h, err := history.Open(ctx, c.HistoryDSN)
@@ -107,6 +103,22 @@ func probeSources(ctx context.Context, c config, s runSetup) []job.Failure {
 		}
 	}
 	return fs
+}
+
+// probeStore is the store's part of probeSources, which repair runs too:
+// the mistake in STORE_DSN or the store query that only the configuration
+// can mend, naming what to fix, else nil.
+func probeStore(ctx context.Context, c config, q store.Query, tsZone *time.Location, w reconcile.Window) error {
+	ctx, cancel := context.WithTimeout(ctx, min(c.Timeout, probeTimeout))
+	defer cancel()
+	err := store.Probe(ctx, c.StoreDSN, store.Options{TimestampZone: tsZone}, q, w.From, w.Loc)
+	switch {
+	case errors.Is(err, store.ErrBadQuery):
+		return badQuery(c, q, err)
+	case errors.Is(err, store.ErrRefused):
+		return fmt.Errorf("STORE_DSN: %w", err)
+	}
+	return nil
 }
 
 // failuresErr joins the failures' errors, for stderr.

@@ -21,7 +21,8 @@ import (
 // cmdRepair is "clickrecon repair": job.Repair plans the repair
 // of the window's settled missing days and, with --apply, inserts the
 // clicks through STORE_WRITE_DSN. Every check that needs no network comes
-// first: a usage error exits 2 having sent no request.
+// first, then the store's probe: a usage error, or a store the events
+// preset does not fit, exits 2 having sent no request.
 func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) int {
 	c, err := parseArgs(ctx, "repair", args, env, stdout, stderr)
 	if err != nil {
@@ -45,6 +46,11 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 		return usageExit(stderr, err)
 	}
 	if err := store.CheckZone(c.StoreDSN, query, tsZone, true); err != nil {
+		return usageExit(stderr, err)
+	}
+	// As run does, the store is probed before Elido is asked anything; with
+	// --apply, job.Repair checks STORE_WRITE_DSN before its first request.
+	if err := probeStore(ctx, c, query, tsZone, window); err != nil {
 		return usageExit(stderr, err)
 	}
 	runKey := report.RunKey(c.WorkspaceID, window, store.RedactDSN(c.StoreDSN)+" repair")

@@ -377,3 +377,34 @@ func TestRepairUnwritableClickRefusesItsHourOnly(t *testing.T) {
 		t.Errorf("repair.sql:\n%s", sql)
 	}
 }
+
+// A store whose clicks table is gone fails repair's probe, as it fails
+// run's: exit 2 naming the preset, before any request to Elido.
+func TestRepairOnAStoreWithoutItsTableExits2BeforeAnyRequest(t *testing.T) {
+	for _, apply := range []bool{false, true} {
+		t.Run(fmt.Sprintf("apply_%v", apply), func(t *testing.T) {
+			api := dstWindowClicks()
+			f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
+			db, err := sqlx.Open("sqlite", strings.TrimPrefix(f.env["STORE_DSN"], "sqlite:"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec(`ALTER TABLE clicks RENAME TO clicks_archived`); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			args := []string{"--date", "2026-10-25"}
+			if apply {
+				f.env["STORE_WRITE_DSN"] = f.env["STORE_DSN"]
+				args = append(args, "--apply")
+			}
+			r := f.repair(args...)
+			if r.code != exitUsage || !strings.Contains(r.stderr, "STORE_PRESET=events does not fit the database at STORE_DSN") {
+				t.Errorf("exit %d, want 2 naming STORE_PRESET:\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			if log := f.elido.RequestLog(); len(log) != 0 {
+				t.Errorf("Elido was asked %v by a repair its probe stopped", log)
+			}
+		})
+	}
+}
