@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"reflect"
 	"slices"
@@ -269,8 +270,14 @@ func (c config) validateRun(now time.Time) (reconcile.Window, error) {
 		add(fmt.Errorf("ELIDO_RETENTION_DAYS must not be negative (0: no limit), got %d", c.Retention))
 	}
 	if c.HistoryDSN != "" {
+		// A SQLite file that does not exist is left to the probe
+		// (probeSources), which tells Slack: a history deleted overnight
+		// must not fail the night in silence. A new install's file, before
+		// clickrecon migrate, is refused there with the same words.
 		_, err := dsn.Parse(c.HistoryDSN, dsn.Options{Name: "HISTORY_DSN", Mode: dsn.ReadWrite, MissingHint: "run clickrecon migrate to create it"})
-		add(err)
+		if !errors.Is(err, fs.ErrNotExist) {
+			add(err)
+		}
 	}
 	var w reconcile.Window
 	loc, err := reconcile.LoadZone(c.TZ)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
@@ -79,7 +80,7 @@ const probeTimeout = 30 * time.Second
 
 // probeSources checks, before the first request to Elido, that the store
 // opens and its query fits it (store.Probe), and that the history, if
-// HISTORY_DSN is set, opens and is migrated. It returns the mistakes that
+// HISTORY_DSN is set, exists (a SQLite file), opens and is migrated. It returns the mistakes that
 // only the configuration can mend (exit 2), each naming what to fix, by
 // the part of a run they are a failure of (the store, or the history
 // down), so that the end of the run tells them as a run would. A failure
@@ -98,7 +99,7 @@ func probeSources(ctx context.Context, c config, s runSetup) []job.Failure {
 		switch {
 		case err == nil:
 			h.Close()
-		case errors.Is(err, history.ErrNotMigrated), dsn.Refused(err):
+		case errors.Is(err, history.ErrNotMigrated), errors.Is(err, iofs.ErrNotExist), dsn.Refused(err):
 			fs = append(fs, job.Failure{Part: job.PartHistoryDown, Err: fmt.Errorf("HISTORY_DSN: %w", err)})
 		}
 	}

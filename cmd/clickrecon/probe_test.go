@@ -65,6 +65,44 @@ func TestProbeFailureIsHeardOnceThenRecovered(t *testing.T) {
 	}
 }
 
+// A SQLite history deleted overnight stops the run at the probe, exit 2,
+// and Slack hears of it each night, naming HISTORY_DSN and saying to run
+// clickrecon migrate; without Slack, the run still exits 2 saying so.
+func TestDeletedSQLiteHistoryIsHeard(t *testing.T) {
+	api := dstWindowClicks()
+	f := uniqueFixture(t, api, api)
+	hook := withSlack(t, f, "sqlite")
+	path := strings.TrimPrefix(f.env["HISTORY_DSN"], "sqlite:")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	f.runs(2, exitUsage, window...)
+	if got := f.elido.Requests(); len(got) != 0 {
+		t.Errorf("Elido was asked %v by a run its probe stopped", got)
+	}
+	got := hook.posted()
+	if len(got) != 2 {
+		t.Fatalf("two nights posted %d messages, want a notice each night: %q", len(got), got)
+	}
+	for _, s := range []string{"HISTORY_DSN", path, "does not exist", "clickrecon migrate"} {
+		if !strings.Contains(got[0], s) {
+			t.Errorf("the notice lacks %q: %s", s, got[0])
+		}
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Errorf("the run created the history file %s: only clickrecon migrate does", path)
+	}
+
+	delete(f.env, "SLACK_WEBHOOK_URL")
+	r := f.run(window...)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "does not exist (run clickrecon migrate to create it)") {
+		t.Errorf("without Slack: exit %d, want 2 saying to migrate:\n%s", r.code, r.stderr)
+	}
+	if n := len(hook.posted()); n != 2 {
+		t.Errorf("a run without Slack posted: %d messages", n)
+	}
+}
+
 // A history that was never migrated stops the run at the probe: with
 // nothing to remember a notice in, the night is told in Slack as a run
 // with its history down tells it, every night.
