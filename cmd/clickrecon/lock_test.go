@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/clickrecon/clickrecon/job/runlock"
 )
 
@@ -45,14 +43,7 @@ func TestProbeFailureWaitsForTheLock(t *testing.T) {
 	api := dstWindowClicks()
 	f := uniqueFixture(t, api, api)
 	hook := withSlack(t, f, "sqlite")
-	db, err := sqlx.Open("sqlite", strings.TrimPrefix(f.env["STORE_DSN"], "sqlite:"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`ALTER TABLE clicks RENAME TO clicks_archived`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	archiveClicks(t, f.env["STORE_DSN"])
 	l, err := runlock.Take(t.Context(), runlock.DSN(f.env["HISTORY_DSN"], f.env["STORE_DSN"]), f.env["ELIDO_WORKSPACE_ID"])
 	if err != nil {
 		t.Fatal(err)

@@ -385,14 +385,7 @@ func TestRepairOnAStoreWithoutItsTableExits2BeforeAnyRequest(t *testing.T) {
 		t.Run(fmt.Sprintf("apply_%v", apply), func(t *testing.T) {
 			api := dstWindowClicks()
 			f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
-			db, err := sqlx.Open("sqlite", strings.TrimPrefix(f.env["STORE_DSN"], "sqlite:"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := db.Exec(`ALTER TABLE clicks RENAME TO clicks_archived`); err != nil {
-				t.Fatal(err)
-			}
-			db.Close()
+			archiveClicks(t, f.env["STORE_DSN"])
 			args := []string{"--date", "2026-10-25"}
 			if apply {
 				f.env["STORE_WRITE_DSN"] = f.env["STORE_DSN"]
@@ -406,5 +399,19 @@ func TestRepairOnAStoreWithoutItsTableExits2BeforeAnyRequest(t *testing.T) {
 				t.Errorf("Elido was asked %v by a repair its probe stopped", log)
 			}
 		})
+	}
+}
+
+// archiveClicks renames a SQLite store's clicks table, as a store whose
+// table was moved away overnight.
+func archiveClicks(t *testing.T, storeDSN string) {
+	t.Helper()
+	db, err := sqlx.Open("sqlite", strings.TrimPrefix(storeDSN, "sqlite:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`ALTER TABLE clicks RENAME TO clicks_archived`); err != nil {
+		t.Fatal(err)
 	}
 }
