@@ -61,7 +61,7 @@ func (m Monitors) Finish(ctx context.Context, log *slog.Logger, workspaceID stri
 			delta = fmt.Sprintf("delta %+d", rep.Totals.Delta)
 		}
 		summary = fmt.Sprintf("exit %d: %s %s..%s %s, %d days, %d gaps, %d unverifiable, %s, run %s",
-			code, rep.Status, rep.Window.From, rep.Window.To, rep.Window.TZ, metrics.DaysChecked, metrics.DaysDiscrepant, metrics.DaysUnverifiable, delta, rep.RunKey)
+			code, report.StatusText(rep.Status), rep.Window.From, rep.Window.To, rep.Window.TZ, metrics.DaysChecked, metrics.DaysDiscrepant, metrics.DaysUnverifiable, delta, rep.RunKey)
 		if rep.Link != "" {
 			summary += ", report " + rep.Link
 		}

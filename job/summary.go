@@ -26,7 +26,7 @@ func PrintSummary(w io.Writer, format string, rep report.Report, dir string) err
 		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
 	}
-	fmt.Fprintf(w, "clickrecon: workspace %s, %s..%s (%s): %s\n\n", rep.WorkspaceID, rep.Window.From, rep.Window.To, rep.Window.TZ, rep.Status)
+	fmt.Fprintf(w, "clickrecon: workspace %s, %s..%s (%s): %s\n\n", rep.WorkspaceID, rep.Window.From, rep.Window.To, rep.Window.TZ, report.StatusText(rep.Status))
 	// Past a screenful, only the days that need a look are listed.
 	days, folded := rep.Days, 0
 	if len(days) > maxTextDays {

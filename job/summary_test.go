@@ -51,7 +51,7 @@ func TestSummaryFoldsMatchingDaysOfALongWindow(t *testing.T) {
 	if got := strings.Count(out, "day-"); got > 8 {
 		t.Errorf("a 365-day summary names %d days, want the gap and the unverifiable days only:\n%s", got, out)
 	}
-	for _, want := range []string{"day-100", "-60", "and 362 more days match within tolerance", "day-003..day-004 unverifiable (2 days): outside Elido's retention", "totals over 363 verified days"} {
+	for _, want := range []string{"(UTC): gaps\n", "day-100", "-60", "and 362 more days match within tolerance", "day-003..day-004 unverifiable (2 days): outside Elido's retention", "totals over 363 verified days"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}

@@ -155,10 +155,10 @@ type DayResult struct {
 	HoursWithGap []HourDiff // from the drill-down: the hours that differ
 }
 
-// IsGap reports whether the day is a settled discrepancy.
+// IsGap reports whether the day is a gap: settled, and missing or surplus.
 func (d DayResult) IsGap() bool { return d.Status.IsGap() }
 
-// IsGap reports whether s is the verdict of a settled discrepancy: missing
+// IsGap reports whether s is the verdict of a gap (when settled): missing
 // or surplus. Every report, message and exit code asks this, never the
 // status's text.
 func (s Status) IsGap() bool { return s == Missing || s == Surplus }
@@ -201,7 +201,7 @@ func (r Result) Coverage() map[Status]int {
 	return c
 }
 
-// Gaps returns the settled discrepancies.
+// Gaps returns the gaps: the settled days that are missing or surplus.
 func (r Result) Gaps() []DayResult {
 	var gaps []DayResult
 	for _, d := range r.Days {

@@ -77,6 +77,9 @@ func TestRecheckCommands(t *testing.T) {
 		{"six_runs_one_span", year(1, 3, 5, 7, 9, 11), [][]string{
 			{"clickrecon run", "--from 2026-01-02", "--to 2026-01-12", "--tz UTC"},
 		}},
+		{"a_zone_a_shell_splits_is_quoted", func() Report { r := year(10); r.Window.TZ = "Mars/Olympus Mons"; return r }(), [][]string{
+			{"clickrecon run", "--date 2026-01-11", "--tz 'Mars/Olympus Mons'"},
+		}},
 		{"no_gap_the_window", year(), [][]string{
 			{"clickrecon run", "--from 2026-01-01", "--to 2026-12-31", "--tz UTC"},
 		}},

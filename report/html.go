@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -182,18 +183,18 @@ func unreadSide(days []Day) string {
 	return "Neither Elido nor the store could be read"
 }
 
-// maxRechecks bounds the re-check commands of report.html; more runs of
+// maxRechecks bounds the re-check commands of a report; more runs of
 // days than that are re-checked by one command over all of them.
 const maxRechecks = 5
 
 // RecheckCommands are the commands that re-check what a report could not
-// settle, as RecheckCommand picks its days, one per run of consecutive
-// days (--date for a single day), so that five scattered days are five
-// short re-checks, not one over the months between them. Each command is
-// its words, a flag and its value together, so that a page can keep them
-// on one line.
+// settle: its gap days, else its unverifiable days, else the whole window;
+// one per run of consecutive such days (--date for a single day), so that
+// five scattered days are five short re-checks, not one over the months
+// between them. report.html, report.md and the Slack alert all show these.
+// Each command is its words, a flag and its value together, so that a page
+// can keep them on one line.
 func RecheckCommands(r Report) [][]string {
-	tz := "--tz " + r.Window.TZ
 	for _, pick := range []func(Day) bool{Day.IsGap, func(d Day) bool { return d.Status == reconcile.Unverifiable }} {
 		var runs [][2]string
 		for i, d := range r.Days {
@@ -213,40 +214,27 @@ func RecheckCommands(r Report) [][]string {
 		}
 		var out [][]string
 		for _, run := range runs {
-			if run[0] == run[1] {
-				out = append(out, []string{"clickrecon run", "--date " + run[0], tz})
-				continue
-			}
-			out = append(out, []string{"clickrecon run", "--from " + run[0], "--to " + run[1], tz})
+			out = append(out, RecheckRange(run[0], run[1], r.Window.TZ))
 		}
 		return out
 	}
-	return [][]string{{"clickrecon run", "--from " + r.Window.From, "--to " + r.Window.To, tz}}
+	return [][]string{RecheckRange(r.Window.From, r.Window.To, r.Window.TZ)}
 }
 
-// RecheckCommand is the command that re-checks what a report could not
-// settle: the days from its first gap to its last, else its unverifiable
-// days, else the whole window.
-func RecheckCommand(r Report) string {
-	from, to := "", ""
-	for _, pick := range []func(Day) bool{Day.IsGap, func(d Day) bool { return d.Status == reconcile.Unverifiable }} {
-		for _, d := range r.Days {
-			if pick(d) {
-				if from == "" {
-					from = d.Date
-				}
-				to = d.Date
-			}
-		}
-		if from != "" {
-			break
-		}
+// RecheckRange is the command, in words as RecheckCommands gives them,
+// that re-checks the days from to to in zone tz: --date for one day. A
+// zone a shell would not take as one word is quoted.
+func RecheckRange(from, to, tz string) []string {
+	if !shellSafe.MatchString(tz) {
+		tz = "'" + strings.ReplaceAll(tz, "'", `'\''`) + "'"
 	}
-	if from == "" {
-		from, to = r.Window.From, r.Window.To
+	if from == to {
+		return []string{"clickrecon run", "--date " + from, "--tz " + tz}
 	}
-	return fmt.Sprintf("clickrecon run --from %s --to %s --tz %s", from, to, r.Window.TZ)
+	return []string{"clickrecon run", "--from " + from, "--to " + to, "--tz " + tz}
 }
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_/+.:-]+$`)
 
 // DeltaPct writes a day's delta as a share of Elido's count: −11.6%; ""
 // when it has none.
@@ -355,6 +343,7 @@ var htmlTmpl = template.Must(template.New("report.html").Funcs(template.FuncMap{
 	"pct":      DeltaPct,
 	"country":  CountryName,
 	"plural":   Plural,
+	"status":   StatusText,
 	"f":        func(v float64) string { return fmt.Sprintf("%g", v) },
 	"deref":    func(p *int64) int64 { return *p },
 }).Parse(htmlSource))

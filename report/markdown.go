@@ -15,7 +15,7 @@ func Markdown(r Report) ([]byte, error) {
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
 	p("# Click reconciliation: %s to %s (%s)\n\n", mdLine(r.Window.From), mdLine(r.Window.To), mdLine(r.Window.TZ))
-	p("Workspace `%s` · status **%s** · run `%s` · generated %s\n", mdCode(r.WorkspaceID), mdLine(string(r.Status)), mdCode(r.RunKey),
+	p("Workspace `%s` · status **%s** · run `%s` · generated %s\n", mdCode(r.WorkspaceID), mdLine(StatusText(r.Status)), mdCode(r.RunKey),
 		r.GeneratedAt.UTC().Format("2006-01-02 15:04:05Z"))
 	if r.Interrupted != "" {
 		p("\n> The run stopped before it finished: %s. The days below are what was read before it stopped.\n", mdLine(r.Interrupted))
@@ -48,7 +48,14 @@ func Markdown(r Report) ([]byte, error) {
 			p("- **%s**: %s clicks (%s%s, %s)\n", mdLine(d.Date), Signed(*d.Delta), mdLine(string(d.Status)), share, mdLine(string(d.Severity)))
 		}
 	}
-	p("\nRe-check: `%s`\n", mdCode(RecheckCommand(r)))
+	if cmds := RecheckCommands(r); len(cmds) == 1 {
+		p("\nRe-check: `%s`\n", mdCode(strings.Join(cmds[0], " ")))
+	} else {
+		p("\nRe-check:\n\n")
+		for _, c := range cmds {
+			p("- `%s`\n", mdCode(strings.Join(c, " ")))
+		}
+	}
 
 	// Past a screenful, the table lists the days that are not a match.
 	days, folded := r.Days, 0

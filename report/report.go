@@ -188,8 +188,8 @@ func (d *Day) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// IsGap reports whether the day is a settled discrepancy (reconcile's
-// verdict).
+// IsGap reports whether the day is a gap, a settled missing or surplus
+// day (reconcile's verdict).
 func (d Day) IsGap() bool { return d.Status.IsGap() }
 
 // Hour is one hour of a day whose counts differ. Start is the hour's first
@@ -345,8 +345,8 @@ func anyTotalled(days []reconcile.DayResult) bool {
 }
 
 // status is a report's overall status: incomplete when the run was cut
-// short, else discrepancies when a settled day is a gap, else incomplete
-// when a day could not be verified, else ok.
+// short, else discrepancies (StatusText: gaps) when a settled day is a
+// gap, else incomplete when a day could not be verified, else ok.
 func status(c Coverage, interrupted string) Status {
 	switch {
 	case interrupted != "":
@@ -357,6 +357,16 @@ func status(c Coverage, interrupted string) Status {
 		return StatusIncomplete
 	}
 	return StatusOK
+}
+
+// StatusText is how a person reads a report's status: "gaps" for
+// StatusDiscrepancies, which report.json keeps as its contract, else the
+// status itself.
+func StatusText(status Status) string {
+	if status == StatusDiscrepancies {
+		return "gaps"
+	}
+	return string(status)
 }
 
 // coverageOf counts days by status.

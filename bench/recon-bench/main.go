@@ -318,7 +318,7 @@ func (w *world) setupMySQL(ctx context.Context, dsnOut, schemaOut *string, rowsO
 }
 
 // runBinary runs bin under GNU time and returns its wall time and peak RSS
-// in KiB. Exit 0 and 1 (discrepancies found) are both a completed run.
+// in KiB. Exit 0 and 1 (gaps found) are both a completed run.
 func runBinary(ctx context.Context, timeBin, bin string, args, env []string) (time.Duration, int64, error) {
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, timeBin, append([]string{"-v", bin}, args...)...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"reflect"
 	"slices"
@@ -38,10 +39,11 @@ type config struct {
 	StoreTotalFile string `env:"STORE_TOTAL_QUERY_FILE"`
 	StoreTSZone    string `env:"STORE_TIMESTAMP_TZ, default=UTC"`
 
-	StoreWriteDSN    string `env:"STORE_WRITE_DSN"`    // repair --apply: a role that may insert
-	RepairInsertFile string `env:"REPAIR_INSERT_FILE"` // repair: an insert for a custom schema
-	Apply            bool   `env:"REPAIR_APPLY, default=false"`
-	Repair           string `env:"RECON_REPAIR"` // run --repair: print or apply
+	StoreWriteDSN    string `env:"STORE_WRITE_DSN"`             // repair --apply: a role that may insert
+	RepairInsertFile string `env:"REPAIR_INSERT_FILE"`          // repair: an insert for a custom schema
+	Apply            bool   `env:"REPAIR_APPLY, default=false"` // repair --apply, run --repair --apply
+	Repair           string `env:"RECON_REPAIR"`                // run --repair: true or false (print, apply: the old spelling)
+	RepairFlagSet    bool   // --repair, not RECON_REPAIR, gave Repair
 
 	TZ      string        `env:"RECON_TZ, default=UTC"`
 	Days    int           `env:"RECON_DAYS, default=3"`
@@ -251,6 +253,9 @@ type dsns struct {
 	store      dsn.Target // STORE_DSN (store.ParseDSN)
 	history    dsn.Target // HISTORY_DSN (history.ParseDSN); zero when unset
 	storeWrite dsn.Target // STORE_WRITE_DSN (store.ParseWriteDSN); zero when unset
+	// historyMissing says HISTORY_DSN names a SQLite file that does not
+	// exist (history is then zero): the probe tells it, to Slack too.
+	historyMissing error
 }
 
 // lock is the database whose lock keeps two runs of a workspace apart
@@ -288,9 +293,17 @@ func (c config) validateRun(now time.Time) (reconcile.Window, dsns, error) {
 		add(fmt.Errorf("ELIDO_RETENTION_DAYS must not be negative (0: no limit), got %d", c.Retention))
 	}
 	if c.HistoryDSN != "" {
+		// A SQLite file that does not exist is left to the probe
+		// (probeSources), which tells Slack: a history deleted overnight
+		// must not fail the night in silence. A new install's file, before
+		// clickrecon migrate, is refused there with the same words.
 		var err error
 		parsed.history, err = history.ParseDSN(c.HistoryDSN)
-		add(err)
+		if errors.Is(err, fs.ErrNotExist) {
+			parsed.historyMissing = err
+		} else {
+			add(err)
+		}
 	}
 	var w reconcile.Window
 	loc, err := reconcile.LoadZone(c.TZ)

@@ -140,8 +140,9 @@ func demoSlack(rep report.Report) string {
 	return runCommand.ReplaceAllString(md, "clickrecon demo --serve   # then clickrecon run on your own store, as it prints")
 }
 
-// runCommand is a re-check command in a rendered message.
-var runCommand = regexp.MustCompile(`clickrecon run --from \S+ --to \S+ --tz \S+`)
+// runCommand is the re-check of a rendered message: one command a line,
+// each over a day (--date) or a range (--from, --to).
+var runCommand = regexp.MustCompile(`clickrecon run (?:--date \S+|--from \S+ --to \S+) --tz \S+(?:\nclickrecon run (?:--date \S+|--from \S+ --to \S+) --tz \S+)*`)
 
 // dayStatuses lists each day of rep with its status: 2026-10-23 match, ….
 func dayStatuses(rep report.Report) string {

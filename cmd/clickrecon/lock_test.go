@@ -43,3 +43,33 @@ func TestEmbeddedRunRefusedWhileAnotherHoldsTheLock(t *testing.T) {
 		})
 	}
 }
+
+// The lock is taken before the probe: a run that finds the store broken
+// while another run holds the lock leaves the telling to that run, and
+// once the lock is free it tells it itself, under the lock.
+func TestProbeFailureWaitsForTheLock(t *testing.T) {
+	api := dstWindowClicks()
+	f := uniqueFixture(t, api, api)
+	hook := withSlack(t, f, "sqlite")
+	archiveClicks(t, f.env["STORE_DSN"])
+	l, err := runlock.Take(t.Context(), runlock.On(dbtest.Parsed(t, history.ParseDSN, f.env["HISTORY_DSN"]), dbtest.Parsed(t, store.ParseDSN, f.env["STORE_DSN"])), f.env["ELIDO_WORKSPACE_ID"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := f.run(window...); r.code != exitIncomplete || !strings.Contains(r.stdout, "is in progress") {
+		t.Errorf("while another run holds the lock: exit %d, stdout %q; want 3", r.code, r.stdout)
+	}
+	if got := hook.posted(); len(got) != 0 {
+		t.Errorf("a run refused by the lock posted %q", got)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	f.runs(1, exitUsage, window...)
+	if got := hook.posted(); len(got) != 1 || !strings.Contains(got[0], "STORE_PRESET=events") {
+		t.Errorf("once the lock is free, posted %q; want one notice naming STORE_PRESET", got)
+	}
+	if got := f.elido.Requests(); len(got) != 0 {
+		t.Errorf("Elido was asked %v", got)
+	}
+}

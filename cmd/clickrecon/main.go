@@ -142,10 +142,12 @@ func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 	if name != "merge" {
 		fs.StringVar(&c.TZ, "tz", c.TZ, "IANA time zone of the calendar days (RECON_TZ)")
 	}
-	if name == "repair" {
-		fs.BoolVar(&c.Apply, "apply", c.Apply, "insert the planned clicks through STORE_WRITE_DSN, one transaction per day (REPAIR_APPLY)")
-	}
 	if name == "run" || name == "repair" {
+		applyUsage := "insert the planned clicks through STORE_WRITE_DSN, one transaction per day (REPAIR_APPLY)"
+		if name == "run" {
+			applyUsage = "with --repair: " + applyUsage
+		}
+		fs.BoolVar(&c.Apply, "apply", c.Apply, applyUsage)
 		fs.StringVar(&c.Date, "date", c.Date, "reconcile one day, YYYY-MM-DD (RECON_DATE)")
 		fs.StringVar(&c.From, "from", c.From, "first day of an inclusive range, YYYY-MM-DD (RECON_FROM)")
 		fs.StringVar(&c.To, "to", c.To, "last day of an inclusive range, YYYY-MM-DD (RECON_TO)")
@@ -154,7 +156,7 @@ func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 		fs.BoolVar(&c.DryRun, "dry-run", c.DryRun, "post nothing and write no history; the report is still written (RECON_DRY_RUN)")
 		fs.StringVar(&c.Drilldown, "drilldown", c.Drilldown, "drill into days that differ: auto or off (RECON_DRILLDOWN)")
 		fs.StringVar(&c.Shard, "shard", c.Shard, "reconcile only the I-th (0-based) of N contiguous slices of the window, as I/N (RECON_SHARD)")
-		fs.StringVar(&c.Repair, "repair", c.Repair, "repair the settled missing days found: print (plan only) or apply (insert through STORE_WRITE_DSN) (RECON_REPAIR)")
+		fs.Var(repairFlag{&c.Repair, &c.RepairFlagSet}, "repair", "plan the repair of the settled missing days found and write its files; with --apply, also insert the clicks (RECON_REPAIR)")
 	}
 	if name == "demo" {
 		fs.BoolVar(&c.Serve, "serve", false, "serve the simulated Elido API on 127.0.0.1 until SIGINT or SIGTERM, and print the variables that point clickrecon run at it")

@@ -101,7 +101,7 @@ func TestMonitoring(t *testing.T) {
 		wantSuccess bool
 		wantBody    string
 	}{
-		{name: "completed", wantCode: exitOK, wantSuccess: true, wantBody: "exit 0: discrepancies 2026-10-24..2026-10-26 Europe/Warsaw, 3 days, 2 gaps, 0 unverifiable"},
+		{name: "completed", wantCode: exitOK, wantSuccess: true, wantBody: "exit 0: gaps 2026-10-24..2026-10-26 Europe/Warsaw, 3 days, 2 gaps, 0 unverifiable"},
 		{name: "api_down", faults: []elidotest.Fault{{Kind: elidotest.ServerError, Status: 500}}, wantCode: exitIncomplete, wantBody: "exit 3: incomplete"},
 	}
 	for _, tt := range tests {

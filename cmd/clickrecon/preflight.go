@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
@@ -38,7 +39,7 @@ type runSetup struct {
 // nothing. The caller closes setup.dest.
 func configureRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) (config, runSetup, error) {
 	var s runSetup
-	c, envErr := parseArgs(ctx, "run", args, env, stdout, stderr)
+	c, envErr := parseArgs(ctx, "run", joinRepairValue(args), env, stdout, stderr)
 	if flagStop(envErr) {
 		return c, s, envErr
 	}
@@ -55,8 +56,16 @@ func configureRun(ctx context.Context, args []string, env envconfig.Lookuper, st
 	}
 	s.mon, err = job.NewMonitors(c.PushgatewayURL, c.HealthcheckURL, d.monitor...)
 	errs = append(errs, err)
-	s.repair, s.repairInsert, s.dsns.storeWrite, err = c.validateRunRepair()
+	var warning string
+	s.repair, warning, err = c.runRepair()
+	if warning != "" {
+		fmt.Fprintf(stderr, "clickrecon: warning: %s\n", warning)
+	}
 	errs = append(errs, err)
+	if err == nil {
+		s.repairInsert, s.dsns.storeWrite, err = c.validateRunRepair(s.repair)
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return c, s, err
 	}
@@ -72,7 +81,7 @@ const probeTimeout = 30 * time.Second
 
 // probeSources checks, before the first request to Elido, that the store
 // opens and its query fits it (store.Probe), and that the history, if
-// HISTORY_DSN is set, opens and is migrated. It returns the mistakes that
+// HISTORY_DSN is set, exists (a SQLite file), opens and is migrated. It returns the mistakes that
 // only the configuration can mend (exit 2), each naming what to fix, by
 // the part of a run they are a failure of (the store, or the history
 // down), so that the end of the run tells them as a run would. A failure
@@ -83,23 +92,40 @@ func probeSources(ctx context.Context, c config, s runSetup) []job.Failure {
 	ctx, cancel := context.WithTimeout(ctx, min(c.Timeout, probeTimeout))
 	defer cancel()
 	var fs []job.Failure
-	err := store.Probe(ctx, s.dsns.store, store.Options{TimestampZone: s.tsZone}, s.query, s.window.From, s.window.Loc)
-	switch {
-	case errors.Is(err, store.ErrBadQuery):
-		fs = append(fs, job.Failure{Part: job.PartStore, Err: badQuery(c, s.query, err)})
-	case errors.Is(err, store.ErrRefused):
-		fs = append(fs, job.Failure{Part: job.PartStore, Err: fmt.Errorf("STORE_DSN: %w", err)})
+	if err := probeStore(ctx, c, s.dsns.store, s.query, s.tsZone, s.window); err != nil {
+		fs = append(fs, job.Failure{Part: job.PartStore, Err: err})
 	}
-	if !s.dsns.history.IsZero() {
+	switch {
+	case s.dsns.historyMissing != nil:
+		// A SQLite history deleted overnight (or never migrated): told as
+		// a history that is down, with what to run.
+		fs = append(fs, job.Failure{Part: job.PartHistoryDown, Err: s.dsns.historyMissing})
+	case !s.dsns.history.IsZero():
 		h, err := history.Open(ctx, s.dsns.history)
 		switch {
 		case err == nil:
 			h.Close()
-		case errors.Is(err, history.ErrNotMigrated), dsn.Refused(err):
+		case errors.Is(err, history.ErrNotMigrated), errors.Is(err, iofs.ErrNotExist), dsn.Refused(err):
 			fs = append(fs, job.Failure{Part: job.PartHistoryDown, Err: fmt.Errorf("HISTORY_DSN: %w", err)})
 		}
 	}
 	return fs
+}
+
+// probeStore is the store's part of probeSources, which repair runs too:
+// the mistake in STORE_DSN or the store query that only the configuration
+// can mend, naming what to fix, else nil.
+func probeStore(ctx context.Context, c config, st dsn.Target, q store.Query, tsZone *time.Location, w reconcile.Window) error {
+	ctx, cancel := context.WithTimeout(ctx, min(c.Timeout, probeTimeout))
+	defer cancel()
+	err := store.Probe(ctx, st, store.Options{TimestampZone: tsZone}, q, w.From, w.Loc)
+	switch {
+	case errors.Is(err, store.ErrBadQuery):
+		return badQuery(c, q, err)
+	case errors.Is(err, store.ErrRefused):
+		return fmt.Errorf("STORE_DSN: %w", err)
+	}
+	return nil
 }
 
 // failuresErr joins the failures' errors, for stderr.

@@ -65,6 +65,53 @@ func TestProbeFailureIsHeardOnceThenRecovered(t *testing.T) {
 	}
 }
 
+// A SQLite history deleted overnight stops the run at the probe, exit 2,
+// and Slack hears of it each night, naming HISTORY_DSN and saying to run
+// clickrecon migrate; without Slack, the run still exits 2 saying so.
+func TestDeletedSQLiteHistoryIsHeard(t *testing.T) {
+	api := dstWindowClicks()
+	f := uniqueFixture(t, api, api)
+	hook := withSlack(t, f, "sqlite")
+	path := strings.TrimPrefix(f.env["HISTORY_DSN"], "sqlite:")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	got := noticeEachNight(t, f, hook)
+	for _, s := range []string{"HISTORY_DSN", path, "does not exist", "clickrecon migrate"} {
+		if !strings.Contains(got[0], s) {
+			t.Errorf("the notice lacks %q: %s", s, got[0])
+		}
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Errorf("the run created the history file %s: only clickrecon migrate does", path)
+	}
+
+	delete(f.env, "SLACK_WEBHOOK_URL")
+	r := f.run(window...)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "does not exist (run clickrecon migrate to create it)") {
+		t.Errorf("without Slack: exit %d, want 2 saying to migrate:\n%s", r.code, r.stderr)
+	}
+	if n := len(hook.posted()); n != 2 {
+		t.Errorf("a run without Slack posted: %d messages", n)
+	}
+}
+
+// noticeEachNight runs the window on two nights that the probe stops
+// (exit 2, no request to Elido), and returns what Slack got: a notice
+// each night, as nothing can remember one while the history is the cause.
+func noticeEachNight(t *testing.T, f *fixture, hook *fakeWebhook) []string {
+	t.Helper()
+	f.runs(2, exitUsage, window...)
+	if got := f.elido.Requests(); len(got) != 0 {
+		t.Errorf("Elido was asked %v by a run its probe stopped", got)
+	}
+	got := hook.posted()
+	if len(got) != 2 {
+		t.Fatalf("two nights posted %d messages, want a notice each night: %q", len(got), got)
+	}
+	return got
+}
+
 // A history that was never migrated stops the run at the probe: with
 // nothing to remember a notice in, the night is told in Slack as a run
 // with its history down tells it, every night.
@@ -77,14 +124,7 @@ func TestProbeFailureOnTheHistoryIsHeard(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.env["HISTORY_DSN"] = "sqlite:" + path
-	f.runs(2, exitUsage, window...)
-	if got := f.elido.Requests(); len(got) != 0 {
-		t.Errorf("Elido was asked %v by a run its probe stopped", got)
-	}
-	got := hook.posted()
-	if len(got) != 2 {
-		t.Fatalf("two nights posted %d messages, want a notice each night: %q", len(got), got)
-	}
+	got := noticeEachNight(t, f, hook)
 	if !strings.Contains(got[0], "clickrecon migrate") {
 		t.Errorf("the notice does not say to migrate: %s", got[0])
 	}

@@ -49,17 +49,36 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	o.TimestampZone = tsZone
 	o.DryRun = c.DryRun
 	o.Secrets = c.secrets()
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	defer cancel()
+
+	// The lock comes first, so that two runs that meet the same broken
+	// store tell it once, under the lock, as they tell anything else. A
+	// run refused by the lock reports nothing to monitoring: the run that
+	// holds the lock does, and a ping of ours would say it failed.
+	lock, lockErr, refused := takeLock(ctx, log, c, setup.dsns.lock(), stdout, "run")
+	if refused {
+		return exitIncomplete
+	}
+	defer releaseLock(log, lock)
+	var held func(context.Context) error
+	if lock != nil {
+		held = lock.Held
+	}
 	// The store and the history are probed before Elido is asked for
 	// anything: a query that does not fit exits 2 at once, and Slack and
 	// monitoring hear of it as of any failure a run meets (a night that
-	// broke must not be a silent one).
+	// broke must not be a silent one). When the lock lives in the database
+	// the probe refused, it could not be taken: the notice goes out
+	// without it.
 	if fs := probeSources(ctx, c, setup); len(fs) > 0 {
 		code := usageExit(stderr, failuresErr(fs))
-		endCtx, cancel := context.WithTimeout(ctx, c.Timeout)
-		job.EndProbe(endCtx, o, job.Deps{Notifier: notifier, Log: log, Now: d.now}, fs)
-		cancel()
+		job.EndProbe(ctx, o, job.Deps{Notifier: notifier, Log: log, Now: d.now, Held: held}, fs)
 		mon.Finish(ctx, log, c.WorkspaceID, code, report.Report{}, time.Now(), 0)
 		return code
+	}
+	if lockErr != nil {
+		log.Error("the run lock could not be taken: nothing will be posted or recorded", "err", lockErr)
 	}
 	elidoCfg := c.elido()
 	elidoCfg.Logger = log
@@ -67,27 +86,11 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	if err != nil {
 		return usageExit(stderr, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
-	defer cancel()
-
-	// A run refused by the lock reports nothing to monitoring: the run
-	// that holds the lock does, and a ping of ours would say it failed.
-	lock, lockErr, refused := takeLock(ctx, log, c, setup.dsns.lock(), stdout, "run")
-	if refused {
-		return exitIncomplete
-	}
-	if lockErr != nil {
-		log.Error("the run lock could not be taken: nothing will be posted or recorded", "err", lockErr)
-	}
-	defer releaseLock(log, lock)
 	started := time.Now()
 	mon.Start(ctx, log)
 	o.Unlocked = lockErr != nil
 	o.Repair, o.StoreWrite, o.RepairInsert = setup.repair, setup.dsns.storeWrite, repairInsert
-	jd := job.Deps{Elido: client, Notifier: notifier, Reports: dest, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit}
-	if lock != nil {
-		jd.Held = lock.Held
-	}
+	jd := job.Deps{Elido: client, Notifier: notifier, Reports: dest, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit, Held: held}
 	code, rep := runJob(ctx, o, jd, c.failOn(), lockErr, c.Format, stdout)
 	mon.Finish(ctx, log, c.WorkspaceID, code, rep, time.Now(), time.Since(started))
 	return code

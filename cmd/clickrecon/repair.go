@@ -21,7 +21,8 @@ import (
 // cmdRepair is "clickrecon repair": job.Repair plans the repair
 // of the window's settled missing days and, with --apply, inserts the
 // clicks through STORE_WRITE_DSN. Every check that needs no network comes
-// first: a usage error exits 2 having sent no request.
+// first, then the store's probe: a usage error, or a store the events
+// preset does not fit, exits 2 having sent no request.
 func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) int {
 	c, err := parseArgs(ctx, "repair", args, env, stdout, stderr)
 	if err != nil {
@@ -45,6 +46,11 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 		return usageExit(stderr, err)
 	}
 	if err := store.CheckZone(dsns.store, query, tsZone, true); err != nil {
+		return usageExit(stderr, err)
+	}
+	// As run does, the store is probed before Elido is asked anything; with
+	// --apply, job.Repair checks STORE_WRITE_DSN before its first request.
+	if err := probeStore(ctx, c, dsns.store, query, tsZone, window); err != nil {
 		return usageExit(stderr, err)
 	}
 	runKey := report.RunKey(c.WorkspaceID, window, dsns.store.Redacted+" repair")
@@ -131,22 +137,17 @@ func (c config) validateRepair() (insert string, storeWrite dsn.Target, err erro
 	return string(b), storeWrite, nil
 }
 
-// validateRunRepair checks run's --repair (RECON_REPAIR) and what its
-// mode needs, and returns the mode, the custom insert statement, if any,
-// and STORE_WRITE_DSN parsed (zero when unset).
-func (c config) validateRunRepair() (mode job.RepairMode, insert string, storeWrite dsn.Target, err error) {
-	mode = job.RepairMode(c.Repair)
-	switch mode {
-	case job.RepairOff:
-		return mode, "", dsn.Target{}, nil
-	case job.RepairPrint, job.RepairApply:
-	default:
-		return job.RepairOff, "", dsn.Target{}, fmt.Errorf("--repair (RECON_REPAIR) must be print or apply, got %q", c.Repair)
+// validateRunRepair checks what run's --repair (RECON_REPAIR) needs, with
+// or without --apply, and returns the custom insert statement, if any, and
+// STORE_WRITE_DSN parsed (zero when unset).
+func (c config) validateRunRepair(mode job.RepairMode) (insert string, storeWrite dsn.Target, err error) {
+	if mode == job.RepairOff {
+		return "", dsn.Target{}, nil
 	}
 	c.Apply = mode == job.RepairApply
 	insert, storeWrite, err = c.validateRepair()
 	if err != nil {
-		return job.RepairOff, "", dsn.Target{}, fmt.Errorf("--repair %s: %w", c.Repair, err)
+		return "", dsn.Target{}, fmt.Errorf("--repair: %w", err)
 	}
-	return mode, insert, storeWrite, nil
+	return insert, storeWrite, nil
 }

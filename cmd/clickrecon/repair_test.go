@@ -194,23 +194,26 @@ func TestRunRepairSaysWhatWasRestored(t *testing.T) {
 	f.env["SLACK_WEBHOOK_URL"] = hook.URL + webhookPath
 	window := []string{"--from", "2026-10-24", "--to", "2026-10-26"}
 
-	if r := f.run(append(window, "--repair", "apply")...); r.code != exitUsage || !strings.Contains(r.stderr, "--apply needs STORE_WRITE_DSN") {
-		t.Fatalf("--repair apply without STORE_WRITE_DSN: exit %d\n%s", r.code, r.stderr)
+	if r := f.run(append(window, "--repair", "--apply")...); r.code != exitUsage || !strings.Contains(r.stderr, "--apply needs STORE_WRITE_DSN") {
+		t.Fatalf("--repair --apply without STORE_WRITE_DSN: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := f.run(append(window, "--apply")...); r.code != exitUsage || !strings.Contains(r.stderr, "add --repair") {
+		t.Fatalf("--apply without --repair: exit %d\n%s", r.code, r.stderr)
 	}
 	if log := f.elido.RequestLog(); len(log) != 0 {
 		t.Errorf("requests were made: %v", log)
 	}
 
-	if r := f.run(append(window, "--repair", "print", "--dry-run")...); r.code != exitOK {
-		t.Fatalf("--repair print: exit %d\n%s", r.code, r.stderr)
+	if r := f.run(append(window, "--repair", "--dry-run")...); r.code != exitOK {
+		t.Fatalf("--repair: exit %d\n%s", r.code, r.stderr)
 	}
 	if csv := f.repairFile("repair.csv"); !strings.Contains(csv, "2026-10-25T01:30:00.000Z,lnk_a,PL") {
 		t.Errorf("repair.csv:\n%s", csv)
 	}
 
 	f.env["STORE_WRITE_DSN"] = f.env["STORE_DSN"]
-	if r := f.run(append(window, "--repair", "apply")...); r.code != exitOK {
-		t.Fatalf("--repair apply: exit %d\n%s", r.code, r.stderr)
+	if r := f.run(append(window, "--repair", "--apply")...); r.code != exitOK {
+		t.Fatalf("--repair --apply: exit %d\n%s", r.code, r.stderr)
 	}
 	mu.Lock()
 	got := slices.Clone(bodies)
@@ -220,7 +223,7 @@ func TestRunRepairSaysWhatWasRestored(t *testing.T) {
 	}
 	// The next run finds the day repaired.
 	if r := f.repair(window...); !strings.Contains(r.stdout, "2026-10-25: not missing: the store has every click Elido counts") {
-		t.Errorf("after run --repair apply, repair says:\n%s", r.stdout)
+		t.Errorf("after run --repair --apply, repair says:\n%s", r.stdout)
 	}
 }
 
@@ -362,5 +365,43 @@ func TestRepairUnwritableClickRefusesItsHourOnly(t *testing.T) {
 	}
 	if sql := f.repairFile("repair.sql"); !strings.Contains(sql, "'2026-10-25T01:30:00.000Z', 'lnk_a', 'PL'") || strings.Contains(sql, "nul") {
 		t.Errorf("repair.sql:\n%s", sql)
+	}
+}
+
+// A store whose clicks table is gone fails repair's probe, as it fails
+// run's: exit 2 naming the preset, before any request to Elido.
+func TestRepairOnAStoreWithoutItsTableExits2BeforeAnyRequest(t *testing.T) {
+	for _, apply := range []bool{false, true} {
+		t.Run(fmt.Sprintf("apply_%v", apply), func(t *testing.T) {
+			api := dstWindowClicks()
+			f := newFixture(t, "sqlite", api, lossAndDuplicate(api))
+			archiveClicks(t, f.env["STORE_DSN"])
+			args := []string{"--date", "2026-10-25"}
+			if apply {
+				f.env["STORE_WRITE_DSN"] = f.env["STORE_DSN"]
+				args = append(args, "--apply")
+			}
+			r := f.repair(args...)
+			if r.code != exitUsage || !strings.Contains(r.stderr, "STORE_PRESET=events does not fit the database at STORE_DSN") {
+				t.Errorf("exit %d, want 2 naming STORE_PRESET:\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			if log := f.elido.RequestLog(); len(log) != 0 {
+				t.Errorf("Elido was asked %v by a repair its probe stopped", log)
+			}
+		})
+	}
+}
+
+// archiveClicks renames a SQLite store's clicks table, as a store whose
+// table was moved away overnight.
+func archiveClicks(t *testing.T, storeDSN string) {
+	t.Helper()
+	db, err := sqlx.Open("sqlite", strings.TrimPrefix(storeDSN, "sqlite:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`ALTER TABLE clicks RENAME TO clicks_archived`); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -197,8 +197,9 @@ var indexTemplate = template.Must(template.New("index").Funcs(template.FuncMap{
 		}
 		return strconv.FormatInt(r.Totals.Delta, 10)
 	},
-	"path": func(key string) string { return "/" + url.PathEscape(key) + "/report.html" },
-	"time": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+	"status": report.StatusText,
+	"path":   func(key string) string { return "/" + url.PathEscape(key) + "/report.html" },
+	"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 }).Parse(indexPage))
 
 // serveIndex writes the index of d's runs, newest first.

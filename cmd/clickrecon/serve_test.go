@@ -179,7 +179,7 @@ func TestServeIndexListsRunsNewestFirst(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("links of the index, newest first (-want +got):\n%s", diff)
 			}
-			for _, s := range []string{"2026-10-24 to 2026-10-28 (Europe/Warsaw)", `class="discrepancies">discrepancies<`, `class="n delta">-42<`, `class="ok">ok<`, `class="n delta">0<`} {
+			for _, s := range []string{"2026-10-24 to 2026-10-28 (Europe/Warsaw)", `class="discrepancies">gaps<`, `class="n delta">-42<`, `class="ok">ok<`, `class="n delta">0<`} {
 				if !strings.Contains(body, s) {
 					t.Errorf("the index lacks %q:\n%s", s, body)
 				}

@@ -237,7 +237,7 @@ func parseSQLite(path, name string, opts Options) (Target, error) {
 			if hint == "" {
 				hint = "check the path"
 			}
-			return Target{}, fmt.Errorf("sqlite file %s does not exist (%s)", abs, hint)
+			return Target{}, notExistError(fmt.Sprintf("sqlite file %s does not exist (%s)", abs, hint))
 		case err != nil:
 			return Target{}, fmt.Errorf("sqlite file %s: %w", abs, err)
 		case fi.IsDir():
@@ -328,6 +328,14 @@ func isScheme(s string) bool {
 	}
 	return true
 }
+
+// notExistError says a SQLite file does not exist; it is fs.ErrNotExist
+// (errors.Is), for a caller that tells a missing file apart from a
+// malformed DSN.
+type notExistError string
+
+func (e notExistError) Error() string { return string(e) }
+func (e notExistError) Unwrap() error { return fs.ErrNotExist }
 
 // Refused reports whether err is the database refusing a connection for a
 // reason a retry cannot mend: PostgreSQL's class 28 (a wrong role or

@@ -152,6 +152,8 @@ func TestParseErrors(t *testing.T) {
 		opts    Options
 		want    []string // substrings of the error
 		secrets []string // must not appear in the error
+		// notExist: the error is fs.ErrNotExist, a SQLite file missing
+		notExist bool
 	}{
 		{
 			name:    "unknown_sslmode",
@@ -258,15 +260,17 @@ func TestParseErrors(t *testing.T) {
 			want: []string{"sqlite HISTORY_DSN names no file"},
 		},
 		{
-			name: "sqlite_missing_file",
-			raw:  "sqlite:" + missing,
-			want: []string{"sqlite file " + missing + " does not exist (check the path)"},
+			name:     "sqlite_missing_file",
+			raw:      "sqlite:" + missing,
+			want:     []string{"sqlite file " + missing + " does not exist (check the path)"},
+			notExist: true,
 		},
 		{
-			name: "sqlite_missing_file_with_hint",
-			raw:  "sqlite:" + missing,
-			opts: Options{Mode: ReadWrite, MissingHint: "run clickrecon migrate to create it"},
-			want: []string{missing, "does not exist (run clickrecon migrate to create it)"},
+			name:     "sqlite_missing_file_with_hint",
+			raw:      "sqlite:" + missing,
+			opts:     Options{Mode: ReadWrite, MissingHint: "run clickrecon migrate to create it"},
+			want:     []string{missing, "does not exist (run clickrecon migrate to create it)"},
+			notExist: true,
 		},
 		{
 			name: "sqlite_directory",
@@ -290,6 +294,9 @@ func TestParseErrors(t *testing.T) {
 				if strings.Contains(err.Error(), s) {
 					t.Errorf("error %q shows the secret %q", err, s)
 				}
+			}
+			if got := errors.Is(err, fs.ErrNotExist); got != tt.notExist {
+				t.Errorf("errors.Is(%q, fs.ErrNotExist) = %v, want %v", err, got, tt.notExist)
 			}
 		})
 	}

@@ -98,7 +98,7 @@ func RenderNotice(rep report.Report, causes []Cause, of NoticeOf) Message {
 			fmt.Fprintf(&b, " and %d more", left)
 		}
 	default:
-		fmt.Fprintf(&b, "*Window* %s (%s) · status *%s*", when, esc(rep.Window.TZ), esc(rep.Status))
+		fmt.Fprintf(&b, "*Window* %s (%s) · status *%s*", when, esc(rep.Window.TZ), esc(report.StatusText(rep.Status)))
 	}
 	if reminder && !first.IsZero() {
 		fmt.Fprintf(&b, "\nFirst told %s; nothing has changed since.", stamp(first))
@@ -136,7 +136,7 @@ func RenderRecovered(rep report.Report, reason string, firstPosted time.Time) Me
 	ws := clipRunes(rep.WorkspaceID, 60)
 	when := span(rep.Window.From, rep.Window.To)
 	title := fmt.Sprintf("✅ Checking again: workspace %s", ws)
-	body := fmt.Sprintf("Run %s checked every settled day of %s (%s) · status *%s*.", code(rep.RunKey), when, esc(rep.Window.TZ), esc(rep.Status))
+	body := fmt.Sprintf("Run %s checked every settled day of %s (%s) · status *%s*.", code(rep.RunKey), when, esc(rep.Window.TZ), esc(report.StatusText(rep.Status)))
 	if reason != "" {
 		body += fmt.Sprintf("\nIt could not check from %s: %s", stamp(firstPosted), plain(clipRunes(reason, maxWhy)))
 	}

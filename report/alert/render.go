@@ -3,7 +3,6 @@ package alert
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -161,7 +160,7 @@ func RenderWith(rep report.Report, since []Change, cv Caveats) Message {
 	}
 	blocks = append(blocks,
 		note(coverage(rep)),
-		section("*Re-check*\n```"+recheck(rep, gaps)+"```"),
+		section("*Re-check*\n```"+recheck(rep)+"```"),
 		note(fmt.Sprintf("Run %s · generated %s · %s", code(rep.RunKey), stamp(rep.GeneratedAt), whereReport(rep.Link, cv))),
 	)
 	text := lead + ". " + strings.Join(append(said, "Run "+rep.RunKey+"."), " ")
@@ -374,7 +373,7 @@ func gapSummary(gaps []report.Day) string {
 
 func summary(rep report.Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "*Window* %s (%s) · status *%s*\n", span(rep.Window.From, rep.Window.To), esc(rep.Window.TZ), esc(rep.Status))
+	fmt.Fprintf(&b, "*Window* %s (%s) · status *%s*\n", span(rep.Window.From, rep.Window.To), esc(rep.Window.TZ), esc(report.StatusText(rep.Status)))
 	c := rep.Coverage
 	verified := c.Match + c.Missing + c.Surplus
 	if rep.Totals.Unknown || verified+c.Provisional == 0 {
@@ -430,26 +429,19 @@ func changeLines(cs []Change) []string {
 	return lines
 }
 
-// recheck is the command that reconciles the gap days again: from the
-// first to the last, or the whole window when there is no gap.
-func recheck(rep report.Report, gaps []report.Day) string {
-	first, last := rep.Window.From, rep.Window.To
-	if len(gaps) > 0 {
-		first, last = gaps[0].Date, gaps[0].Date
-		for _, d := range gaps {
-			first, last = min(first, d.Date), max(last, d.Date)
-		}
+// recheck is the re-check report.RecheckCommands gives, one command a
+// line.
+func recheck(rep report.Report) string {
+	var lines []string
+	for _, c := range report.RecheckCommands(rep) {
+		lines = append(lines, strings.Join(c, " "))
 	}
-	return command(first, last, rep.Window.TZ)
+	return esc(strings.Join(lines, "\n"))
 }
 
-var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_/+.:-]+$`)
-
+// command re-checks the days from to to (report.RecheckRange).
 func command(from, to, tz string) string {
-	if !shellSafe.MatchString(tz) {
-		tz = "'" + strings.ReplaceAll(tz, "'", `'\''`) + "'"
-	}
-	return esc(fmt.Sprintf("clickrecon run --from %s --to %s --tz %s", from, to, tz))
+	return esc(strings.Join(report.RecheckRange(from, to, tz), " "))
 }
 
 // list renders title and as many lines as fit one text object (at most

@@ -248,6 +248,8 @@ func TestValidateRefusesWhatSlackRefuses(t *testing.T) {
 	}
 }
 
+// The alert re-checks what report.html does (report.RecheckCommands): one
+// command per run of gap days, --date for a single one.
 func TestRecheckCommand(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -255,13 +257,13 @@ func TestRecheckCommand(t *testing.T) {
 		rep  report.Report
 		want string
 	}{
-		{"one_gap_day", oneDayGap(), "clickrecon run --from 2026-11-25 --to 2026-11-25 --tz Europe/Warsaw"},
-		{"first_to_last_gap", newReport(
+		{"one_gap_day", oneDayGap(), "clickrecon run --date 2026-11-25 --tz Europe/Warsaw"},
+		{"one_command_per_run_of_gap_days", newReport(
 			day("2026-11-20", 10, 5, "missing", "warn"),
 			day("2026-11-21", 10, 10, "match", "ok"),
 			day("2026-11-22", 10, 99, "surplus", "fail"),
-			day("2026-11-23", 10, 10, "match", "ok"),
-		), "clickrecon run --from 2026-11-20 --to 2026-11-22 --tz Europe/Warsaw"},
+			day("2026-11-23", 10, 2, "missing", "fail"),
+		), "clickrecon run --date 2026-11-20 --tz Europe/Warsaw\nclickrecon run --from 2026-11-22 --to 2026-11-23 --tz Europe/Warsaw"},
 		{"no_gap_rechecks_the_window", newReport(
 			day("2026-11-20", 10, 10, "match", "ok"),
 			day("2026-11-21", 10, 10, "match", "ok"),
@@ -269,8 +271,12 @@ func TestRecheckCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := recheck(tt.rep, alertable(tt.rep.Days)); got != tt.want {
+			if got := recheck(tt.rep); got != tt.want {
 				t.Errorf("recheck = %q, want %q", got, tt.want)
+			}
+			md := RenderMarkdown(Render(tt.rep, nil))
+			if !strings.Contains(md, "```\n"+tt.want+"\n```") {
+				t.Errorf("the alert's re-check is not %q:\n%s", tt.want, md)
 			}
 		})
 	}

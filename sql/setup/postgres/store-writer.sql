@@ -1,4 +1,4 @@
--- The role `clickrecon repair --apply` and `run --repair apply` insert lost
+-- The role `clickrecon repair --apply` and `run --repair --apply` insert lost
 -- clicks as (STORE_WRITE_DSN), on PostgreSQL. STORE_DSN stays the
 -- read-only role of store-reader.sql; only a repair uses this one.
 --
