@@ -62,6 +62,10 @@ type Options struct {
 	// passwords, the Slack webhook or token): a Slack notice quotes
 	// errors, and never these.
 	Secrets []string
+	// Probed are the failures the probe of the store and the history
+	// found before the run (PartStore, PartHistoryDown): the run then
+	// reads nothing and only ends (see unread).
+	Probed []Failure
 
 	// Repair is --repair: RepairOff, RepairPrint or RepairApply (see
 	// repairMissing), with the writable role and custom insert it uses.
@@ -121,11 +125,18 @@ type Progress interface {
 // values the ones before it returned. Sources that fail leave their days
 // unverifiable rather than stopping the run, and a report that cannot be
 // stored does not stop it either: every run ends with one decision of
-// what Slack hears (decide), carried out by one stage (tell). The Outcome
-// says what failed; the error is the report's, when it could not be
-// stored (also among the Outcome's failures).
+// what Slack hears (decide), carried out by one stage (tell): ending.end.
+// So does a run whose probe failed (Options.Probed), which reads nothing.
+// The Outcome says what failed; the error is the report's, when it could
+// not be stored (also among the Outcome's failures).
 func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	d = d.withDefaults()
+	e := ending{slack: d.Notifier, held: d.Held, log: d.Log, now: d.Now, window: o.Window, runKey: o.RunKey,
+		workspaceID: o.WorkspaceID, query: o.Query.Name(), legacyStoreID: o.LegacyStoreID,
+		dryRun: o.DryRun, unlocked: o.Unlocked, secrets: o.Secrets}
+	if len(o.Probed) > 0 {
+		return unread(ctx, e, o.History, o.Probed), nil
+	}
 	st, storeErr := store.Open(ctx, o.Store, store.Options{TimestampZone: o.TimestampZone})
 	if st != nil {
 		defer st.Close()
@@ -220,53 +231,74 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		endCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), noticeTimeout)
 		defer cancel()
 	}
-	scope, chain := noticeScopes(identityID, o.Query.Name(), o.LegacyStoreID)
-	var mem memory
-	if d.Notifier != nil && !o.DryRun && (interrupted == nil || errors.Is(interrupted, context.DeadlineExceeded)) {
-		mem = remember(endCtx, log, h, o.WorkspaceID, chain, storeID, w.Loc.String(), w.From.String(), w.To.String())
-	}
-	out.Told = decide(out, mem, policy{Slack: d.Notifier != nil, Always: d.Notifier.Always(), DryRun: o.DryRun,
-		Unlocked: o.Unlocked, History: h != nil, Secrets: o.Secrets, Now: d.Now()})
-	out = out.Failed(PartHistory, mem.ReadErr)
-	t := teller{slack: d.Notifier, history: h, guard: lockGuard(d.Held), log: log, now: d.Now, scope: scope}
-	out.Failures = append(out.Failures, t.tell(endCtx, out.Told, rep)...)
-	return out, reportErr
+	e.history, e.identityID = h, identityID
+	return e.end(endCtx, out), reportErr
 }
 
-// EndProbe ends a run that the probe of its store or history stopped
-// before it read anything: only the end of a run (remember, decide,
-// tell), over an Outcome whose failures are the probe's (PartStore,
-// PartHistoryDown), so that a store that broke overnight is heard in
-// Slack as any failure a run meets, under the same notice keys: told
-// once, and "checking again" once a run reads it. A history the probe
-// found down is not opened again: the decision treats it as down. No gap
-// alert runs, nothing is recorded and no report is written.
-func EndProbe(ctx context.Context, o Options, d Deps, probe []Failure) Outcome {
-	d = d.withDefaults()
-	w := o.Window
-	rep := report.New(reconcile.Result{}, w, report.Meta{RunKey: o.RunKey, WorkspaceID: o.WorkspaceID,
-		StoreID: o.LegacyStoreID, GeneratedAt: d.Now()})
+// unread ends a run that the probe of its store or history stopped
+// before it read anything (Options.Probed): only the end of a run, over
+// an Outcome whose failures are the probe's, so that a store that broke
+// overnight is heard in Slack as any failure a run meets, under the same
+// notice keys: told once, and "checking again" once a run reads it. A
+// history the probe found down is not opened again: the decision treats
+// it as down. No gap alert runs, nothing is recorded and no report is
+// written.
+func unread(ctx context.Context, e ending, historyAt dsn.Target, probe []Failure) Outcome {
+	rep := report.New(reconcile.Result{}, e.window, report.Meta{RunKey: e.runKey, WorkspaceID: e.workspaceID,
+		StoreID: e.legacyStoreID, GeneratedAt: e.now()})
 	rep.Status = report.StatusIncomplete
 	out := Outcome{Report: rep, Unread: true, Failures: probe}
-	var h *history.History
 	if out.Err(PartHistoryDown) == nil {
-		var err error
-		h, err = openHistory(ctx, o.History)
+		h, err := openHistory(ctx, historyAt)
 		if h != nil {
 			defer h.Close()
 		}
+		e.history = h
 		out = out.Failed(PartHistoryDown, err)
 	}
-	scope, chain := noticeScopes("", o.Query.Name(), o.LegacyStoreID)
-	var mem memory
-	if d.Notifier != nil && !o.DryRun {
-		mem = remember(ctx, d.Log, h, o.WorkspaceID, chain, o.LegacyStoreID, w.Loc.String(), w.From.String(), w.To.String())
+	return e.end(ctx, out)
+}
+
+// ending is what the end of a run reads: Slack, the history (nil without
+// one, or when it is down), the run lock, and what names the run and its
+// notices.
+type ending struct {
+	slack       *alert.Notifier // nil: no Slack
+	history     *history.History
+	held        func(ctx context.Context) error
+	log         *slog.Logger
+	now         func() time.Time
+	window      reconcile.Window
+	runKey      string
+	workspaceID string
+	query       string // the store query's name
+	// identityID is the store's identity (identify), "" when it is not
+	// known; legacyStoreID the id of how STORE_DSN spells it, which the
+	// history of earlier versions is kept under.
+	identityID, legacyStoreID string
+	dryRun, unlocked          bool
+	secrets                   []string
+}
+
+// end is how every run ends: what the history remembers (remember), one
+// decision of what Slack hears (decide), carried out by one stage (tell).
+// It returns out with the decision and what failed while telling it.
+func (e ending) end(ctx context.Context, out Outcome) Outcome {
+	storeID := e.identityID
+	if storeID == "" {
+		storeID = e.legacyStoreID
 	}
-	out.Told = decide(out, mem, policy{Slack: d.Notifier != nil, Always: d.Notifier.Always(), DryRun: o.DryRun,
-		History: h != nil, Secrets: o.Secrets, Now: d.Now()})
+	scope, chain := noticeScopes(e.identityID, e.query, e.legacyStoreID)
+	var mem memory
+	if e.slack != nil && !e.dryRun && (out.Interrupted == nil || errors.Is(out.Interrupted, context.DeadlineExceeded)) {
+		w := e.window
+		mem = remember(ctx, e.log, e.history, e.workspaceID, chain, storeID, w.Loc.String(), w.From.String(), w.To.String())
+	}
+	out.Told = decide(out, mem, policy{Slack: e.slack != nil, Always: e.slack.Always(), DryRun: e.dryRun,
+		Unlocked: e.unlocked, History: e.history != nil, Secrets: e.secrets, Now: e.now()})
 	out = out.Failed(PartHistory, mem.ReadErr)
-	t := teller{slack: d.Notifier, history: h, guard: lockGuard(d.Held), log: d.Log, now: d.Now, scope: scope}
-	out.Failures = append(out.Failures, t.tell(ctx, out.Told, rep)...)
+	t := teller{slack: e.slack, history: e.history, guard: lockGuard(e.held), log: e.log, now: e.now, scope: scope}
+	out.Failures = append(out.Failures, t.tell(ctx, out.Told, out.Report)...)
 	return out
 }
 

@@ -91,7 +91,7 @@ type Outcome struct {
 	// Told is what the end of the run decided Slack hears.
 	Told Decision
 	// Unread says the run stopped at its probe, before it read anything
-	// (EndProbe): there are no days to alert or record.
+	// (Options.Probed): there are no days to alert or record.
 	Unread bool
 }
 

@@ -320,11 +320,14 @@ func (c config) validateRun(now time.Time) (reconcile.Window, dsns, error) {
 // secrets returns every secret the configuration holds, with the
 // passwords of its DSNs and URLs on their own: what a Slack notice, which
 // quotes errors, must never show.
-func (c config) secrets() []string {
-	// A DSN is shown redacted (internal/dsn): its password is the secret,
-	// not a SQLite file's path.
+func (c config) secrets(d dsns) []string {
+	// A DSN is shown redacted (internal/dsn): its password, and the
+	// parameters that carry one, are the secret, not a SQLite file's path.
 	out := []string{c.APIKey, c.SlackWebhookURL, c.SlackBotToken, c.PushgatewayURL, c.HealthcheckURL}
-	for _, raw := range []string{c.StoreDSN, c.StoreWriteDSN, c.HistoryDSN, c.PushgatewayURL, c.HealthcheckURL} {
+	for _, t := range []dsn.Target{d.store, d.storeWrite, d.history} {
+		out = append(out, t.Secrets...)
+	}
+	for _, raw := range []string{c.PushgatewayURL, c.HealthcheckURL} {
 		if u, err := url.Parse(raw); err == nil && u.User != nil {
 			if pw, ok := u.User.Password(); ok {
 				out = append(out, pw, url.QueryEscape(pw))

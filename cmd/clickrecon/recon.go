@@ -48,7 +48,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	o.Store, o.Query, o.History = setup.dsns.store, query, setup.dsns.history
 	o.TimestampZone = tsZone
 	o.DryRun = c.DryRun
-	o.Secrets = c.secrets()
+	o.Secrets = c.secrets(setup.dsns)
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 
@@ -73,7 +73,9 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	// without it.
 	if fs := probeSources(ctx, c, setup); len(fs) > 0 {
 		code := usageExit(stderr, failuresErr(fs))
-		job.EndProbe(ctx, o, job.Deps{Notifier: notifier, Log: log, Now: d.now, Held: held}, fs)
+		o.Probed = fs
+		job.Run(ctx, o, job.Deps{Notifier: notifier, Log: log, Now: d.now, Held: held}) // it only ends: what failed is fs
+
 		mon.Finish(ctx, log, c.WorkspaceID, code, report.Report{}, time.Now(), 0)
 		return code
 	}
