@@ -205,7 +205,9 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		Requests:    d.Elido.Requests(),
 		Drilldown:   drill,
 	}, o.ReportURL)
-	rep.Findings = append(rep.Findings, repairMissing(ctx, d, o.repairRun(), st, res, why)...)
+	if st != nil && interrupted == nil {
+		rep.Findings = append(rep.Findings, repairMissing(ctx, d, o.repairRun(), st, res)...)
+	}
 	d.Progress.Done()
 	out := Outcome{Report: rep, Result: res, Interrupted: interrupted}.
 		Failed(PartElido, firstErr(elidoErr, drillErr)).

@@ -163,9 +163,10 @@ func (o Options) repairRun() runRepair {
 // run found missing, it plans the repair (repair), writes its
 // files beside the report, and with RepairApply inserts them, one
 // transaction per day. A dry run, or one without its lock, only prints.
-// It returns findings that say what was repaired, or why not.
-func repairMissing(ctx context.Context, d Deps, o runRepair, st *store.Store, res reconcile.Result, interrupted string) []report.Finding {
-	if o.Repair == RepairOff || st == nil || interrupted != "" {
+// It returns findings that say what was repaired, or why not. Run calls
+// it only for a store it read and a run that was not stopped.
+func repairMissing(ctx context.Context, d Deps, o runRepair, st *store.Store, res reconcile.Result) []report.Finding {
+	if o.Repair == RepairOff {
 		return nil
 	}
 	var days []reconcile.Date
