@@ -18,6 +18,7 @@ import (
 	"github.com/clickrecon/clickrecon/internal/mysqltest"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/repair"
 	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 	"github.com/clickrecon/clickrecon/sources/store"
@@ -157,6 +158,25 @@ func (e engine) world(t *testing.T, elidoClicks, stored []elidotest.Click) world
 		t.Fatal(err)
 	}
 	return world{engine: e, dsn: dsn, srv: srv, api: api, db: db, st: st, w: w, query: q}
+}
+
+// lostBurst returns a world on e whose store lost a burst of 60 clicks in
+// day1's 02:00 hour, the clicks Elido has, and the burst.
+func (e engine) lostBurst(t *testing.T) (w world, elidoClicks, lost []elidotest.Click) {
+	t.Helper()
+	lost = burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
+	elidoClicks = cat(background(day1), lost)
+	return e.world(t, elidoClicks, without(elidoClicks, lost)), elidoClicks, lost
+}
+
+// plan plans the repair of o on w.
+func (w world) plan(t *testing.T, o repair.Options) []repair.DayPlan {
+	t.Helper()
+	plans, err := repair.Plan(t.Context(), w.api, w.st, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plans
 }
 
 // rows is the store's multiset of clicks for a day, sorted.

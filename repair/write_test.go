@@ -21,14 +21,9 @@ import (
 func TestConnectionKilledMidDayLeavesItWholeOrAbsent(t *testing.T) {
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
-			lost := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
-			elidoClicks := cat(background(day1), lost)
-			w := e.world(t, elidoClicks, without(elidoClicks, lost))
+			w, elidoClicks, _ := e.lostBurst(t)
 			o := w.options(day1)
-			plans, err := repair.Plan(t.Context(), w.api, w.st, o)
-			if err != nil {
-				t.Fatal(err)
-			}
+			plans := w.plan(t, o)
 			before := w.rows(t, day1)
 			res := repair.Apply(t.Context(), w.w, w.st, o, plans, nil, func(_ reconcile.Date, n int) {
 				if n == 30 {
@@ -41,10 +36,7 @@ func TestConnectionKilledMidDayLeavesItWholeOrAbsent(t *testing.T) {
 			if diff := gocmp.Diff(before, w.rows(t, day1)); diff != "" {
 				t.Errorf("the day is half written (-before +after):\n%s", diff)
 			}
-			again, err := repair.Plan(t.Context(), w.api, w.st, o)
-			if err != nil {
-				t.Fatal(err)
-			}
+			again := w.plan(t, o)
 			if res := repair.Apply(t.Context(), w.w, w.st, o, again, nil, nil); len(res) != 1 || res[0].Err != nil || res[0].Inserted != 60 {
 				t.Errorf("second repair: %+v; want the day whole", res)
 			}
@@ -72,21 +64,13 @@ func (l lostAnswer) Insert(ctx context.Context, checks []store.HourCheck, hours 
 func TestAnswerLostRerunInsertsNothing(t *testing.T) {
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
-			lost := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
-			elidoClicks := cat(background(day1), lost)
-			w := e.world(t, elidoClicks, without(elidoClicks, lost))
+			w, elidoClicks, _ := e.lostBurst(t)
 			o := w.options(day1)
-			plans, err := repair.Plan(t.Context(), w.api, w.st, o)
-			if err != nil {
-				t.Fatal(err)
-			}
+			plans := w.plan(t, o)
 			if res := repair.Apply(t.Context(), lostAnswer{w.w}, w.st, o, plans, nil, nil); len(res) != 1 || res[0].Err == nil {
 				t.Fatalf("Apply = %+v; want the day reported failed", res)
 			}
-			again, err := repair.Plan(t.Context(), w.api, w.st, o)
-			if err != nil {
-				t.Fatal(err)
-			}
+			again := w.plan(t, o)
 			if len(again[0].Add()) != 0 || again[0].Skipped == "" {
 				t.Errorf("rerun plan %+v; want nothing to add", again[0])
 			}
@@ -123,10 +107,7 @@ func TestForeignRowsKeptAndNothingDuplicated(t *testing.T) {
 			if diff := gocmp.Diff(multiset(cat(elidoClicks, foreign), day1), w.rows(t, day1)); diff != "" {
 				t.Errorf("after the repair (-want +store):\n%s", diff)
 			}
-			again, err := repair.Plan(t.Context(), w.api, w.st, o)
-			if err != nil {
-				t.Fatal(err)
-			}
+			again := w.plan(t, o)
 			if res := repair.Apply(t.Context(), w.w, w.st, o, again, nil, nil); len(res) != 0 {
 				t.Errorf("rerun applied %+v, want nothing", res)
 			}
@@ -143,14 +124,9 @@ func TestForeignRowsKeptAndNothingDuplicated(t *testing.T) {
 func TestRepairSQLWaitsForAReceiverAndRefuses(t *testing.T) {
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
-			lost := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
-			elidoClicks := cat(background(day1), lost)
-			w := e.world(t, elidoClicks, without(elidoClicks, lost))
+			w, _, lost := e.lostBurst(t)
 			run := e.sqlRunner(t, w)
-			plans, err := repair.Plan(t.Context(), w.api, w.st, w.options(day1))
-			if err != nil {
-				t.Fatal(err)
-			}
+			plans := w.plan(t, w.options(day1))
 			var script strings.Builder
 			if err := repair.WriteSQL(&script, plans, e.dialect); err != nil {
 				t.Fatal(err)
