@@ -4,23 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
-	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"github.com/clickrecon/clickrecon/internal/dbtest"
 	"github.com/clickrecon/clickrecon/internal/dsn"
-	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/repair"
-	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
@@ -71,69 +65,6 @@ func burst(start time.Time, n int, link string) []elidotest.Click {
 	return out
 }
 
-// world is the fake Elido, a real PostgreSQL store (read-only and
-// writable roles alike, on one schema) and the real clients for them.
-type world struct {
-	dsn   string // the store's, on its own schema
-	srv   *elidotest.Server
-	api   *elido.Client
-	db    *sqlx.DB
-	st    *store.Store
-	w     *store.Writer
-	query store.Query
-}
-
-func newWorld(t *testing.T, elidoClicks, stored []elidotest.Click) world {
-	t.Helper()
-	db, dsn := pgtest.New(t)
-	schema, err := os.ReadFile(filepath.Join("..", "sql", "store", "postgres", "events.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(string(schema)); err != nil {
-		t.Fatal(err)
-	}
-	insertRows(t, db, stored)
-	ws := "ws_" + strings.ReplaceAll(t.Name(), "/", "_")
-	srv := elidotest.NewServer(ws, testKey, elidoClicks)
-	t.Cleanup(srv.Close)
-	api, err := elido.New(elido.Config{BaseURL: srv.URL(), APIKey: testKey, WorkspaceID: ws, RatePerMinute: 6_000_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(t.Context(), dbtest.Parsed(t, store.ParseDSN, dsn), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	w, err := store.OpenWriter(t.Context(), dbtest.Parsed(t, store.ParseWriteDSN, dsn), "", store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	q, err := store.PresetQuery(store.PresetEvents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return world{dsn: dsn, srv: srv, api: api, db: db, st: st, w: w, query: q}
-}
-
-// insertRows inserts clicks in one statement (an unknown country as NULL).
-func insertRows(t *testing.T, db sqlx.Execer, clicks []elidotest.Click) {
-	t.Helper()
-	ts := make([]string, len(clicks))
-	links := make([]string, len(clicks))
-	countries := make([]string, len(clicks))
-	for i, c := range clicks {
-		ts[i], links[i], countries[i] = c.TS.UTC().Format(time.RFC3339Nano), c.LinkID, c.CountryCode
-	}
-	if _, err := db.Exec(`INSERT INTO clicks (ts, link_id, country_code)
-SELECT ts, link, nullif(country, '') FROM unnest($1::timestamptz[], $2::text[], $3::text[]) AS c (ts, link, country)`,
-		pq.Array(ts), pq.Array(links), pq.Array(countries)); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func (w world) options(days ...reconcile.Date) repair.Options {
 	return repair.Options{
 		Window: reconcile.Window{From: days[0], To: days[len(days)-1], Loc: time.UTC},
@@ -141,31 +72,6 @@ func (w world) options(days ...reconcile.Date) repair.Options {
 		Now:    hourOf(days[len(days)-1], 48),
 		Query:  w.query,
 	}
-}
-
-// rows is the store's multiset of clicks for a day, sorted.
-func (w world) rows(t *testing.T, d reconcile.Date) []string { return w.rowsAs(t, d, "ts") }
-
-// rowsAs is rows with each click's instant read as the SQL expression ts.
-func (w world) rowsAs(t *testing.T, d reconcile.Date, ts string) []string {
-	t.Helper()
-	start, end := d.Bounds(time.UTC)
-	var out []string
-	rows, err := w.db.Query("SELECT "+ts+", link_id, coalesce(country_code, '') FROM clicks WHERE "+ts+" >= $1 AND "+ts+" < $2", start, end)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var ts time.Time
-		var link, country string
-		if err := rows.Scan(&ts, &link, &country); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, fmt.Sprintf("%s|%s|%s", ts.UTC().Format(time.RFC3339Nano), link, country))
-	}
-	slices.Sort(out)
-	return out
 }
 
 // multiset is clicks as rows returns them.
@@ -430,7 +336,7 @@ func TestTimestampColumnInLocalZoneRestoredExactly(t *testing.T) {
 	if len(res) != 1 || res[0].Err != nil || res[0].Inserted != len(lostBurst) || !res[0].Matches() {
 		t.Fatalf("Apply = %+v, want %d inserted and a match", res, len(lostBurst))
 	}
-	got := w.rowsAs(t, day1, "(ts AT TIME ZONE '"+zone+"')")
+	got := pgRows(t, w.db, day1, "(ts AT TIME ZONE '"+zone+"')")
 	if diff := gocmp.Diff(multiset(elidoClicks, day1), got); diff != "" {
 		t.Errorf("the store's clicks, read as New York times, differ from Elido's (-elido +store):\n%s", diff)
 	}

@@ -3,11 +3,8 @@ package repair_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +14,6 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
-	"github.com/clickrecon/clickrecon/internal/mysqltest"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/repair"
 )
@@ -29,20 +25,21 @@ var mysqlHour = time.Date(2026, 10, 24, 2, 0, 0, 0, time.UTC)
 // mysql client at it.
 func mysqlStore(t *testing.T) (*sqlx.DB, []string) {
 	t.Helper()
+	db, raw := mysqlEngine.database(t)
+	args := mysqlClient(t, raw)
+	if _, err := db.Exec("INSERT INTO clicks (ts, link_id) VALUES ('2026-10-24 02:30:00.000', 'lnk_there')"); err != nil {
+		t.Fatal(err)
+	}
+	return db, args
+}
+
+// mysqlClient returns the arguments that point the mysql client at the
+// database of the mysql:// DSN raw, or skips t when there is no client.
+func mysqlClient(t *testing.T, raw string) []string {
+	t.Helper()
 	client, err := exec.LookPath("mysql")
 	if err != nil {
 		t.Skip("no mysql client on PATH")
-	}
-	db, raw := mysqltest.New(t)
-	schema, err := os.ReadFile(filepath.Join("..", "sql", "store", "mysql", "events.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(string(schema)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec("INSERT INTO clicks (ts, link_id) VALUES ('2026-10-24 02:30:00.000', 'lnk_there')"); err != nil {
-		t.Fatal(err)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -56,7 +53,7 @@ func mysqlStore(t *testing.T) (*sqlx.DB, []string) {
 	if pw, ok := u.User.Password(); ok {
 		t.Setenv("MYSQL_PWD", pw)
 	}
-	return db, append(args, strings.TrimPrefix(u.Path, "/"))
+	return append(args, strings.TrimPrefix(u.Path, "/"))
 }
 
 // runMySQL pipes script into the mysql client with extra options first,
@@ -146,60 +143,5 @@ func TestMySQLRepairSQLWritesHostileValuesUnderAnySQLMode(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// repair.sql run by hand takes the same locks as repair --apply: a
-// receiver's insert under way is waited for and counted, and the script
-// then fails its check and writes nothing.
-func TestMySQLRepairSQLWaitsForAReceiverAndRefuses(t *testing.T) {
-	db, args := mysqlStore(t)
-	plans, _ := hostilePlan()
-	var script strings.Builder
-	if err := repair.WriteSQL(&script, plans, dsn.MySQL); err != nil {
-		t.Fatal(err)
-	}
-	receiver, err := db.BeginTxx(t.Context(), &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer receiver.Rollback()
-	if _, err := receiver.Exec("INSERT INTO clicks (ts, link_id) VALUES ('2026-10-24 02:45:00.000', 'lnk_live')"); err != nil {
-		t.Fatal(err)
-	}
-	type result struct {
-		out string
-		err error
-	}
-	ran := make(chan result, 1)
-	go func() {
-		out, err := runMySQL(context.Background(), args, script.String())
-		ran <- result{out, err}
-	}()
-	deadline := time.After(5 * time.Second)
-	for waiting := false; !waiting; {
-		var n int
-		if err := db.Get(&n, `SELECT count(*) FROM information_schema.PROCESSLIST
-			WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND COMMAND <> 'Sleep' AND INFO LIKE '%LOCK IN SHARE MODE%'`); err != nil {
-			t.Fatal(err)
-		}
-		waiting = n > 0
-		select {
-		case r := <-ran:
-			t.Fatalf("repair.sql ran (%v, %s) without waiting for the receiver's open insert", r.err, r.out)
-		case <-deadline:
-			t.Fatal("repair.sql's locking re-count did not run within 5s")
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-	if err := receiver.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	r := <-ran
-	if r.err == nil || !strings.Contains(r.out, "plan again") {
-		t.Errorf("repair.sql: %v, %q; want its check to fail", r.err, r.out)
-	}
-	if n := len(mysqlClicks(t, db)); n != 2 {
-		t.Errorf("the store has %d clicks, want 2 (the one there and the receiver's)", n)
 	}
 }

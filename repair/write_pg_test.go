@@ -9,40 +9,12 @@ import (
 	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
-	"github.com/jmoiron/sqlx"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
-	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/repair"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
-
-// lockWaiter returns a channel closed once a backend waits for a lock on
-// the clicks table (pg_locks), polled every few milliseconds until stop
-// is closed: the event the tests interleave on, not a guessed time.
-func lockWaiter(t *testing.T, db *sqlx.DB, stop <-chan struct{}) <-chan struct{} {
-	waiting := make(chan struct{})
-	go func() {
-		for {
-			var n int
-			if err := db.Get(&n, "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = to_regclass('clicks')"); err != nil {
-				t.Error(err)
-				return
-			}
-			if n > 0 {
-				close(waiting)
-				return
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	}()
-	return waiting
-}
 
 // A webhook receiver inserts one of the lost clicks at READ COMMITTED, its
 // transaction still open, as the repair's day begins. The repair waits for
@@ -72,7 +44,7 @@ func TestReceiverWritingMeanwhileLeavesEveryClickOnce(t *testing.T) {
 	defer close(stop)
 	var res []repair.DayResult
 	select {
-	case <-lockWaiter(t, w.db, stop):
+	case <-lockWaiter(t, w, stop):
 		if err := receiver.Commit(); err != nil {
 			t.Fatal(err)
 		}
@@ -126,92 +98,6 @@ func TestRepeatAtPageBoundaryRefusesTheHour(t *testing.T) {
 	}
 }
 
-// The writer's connection is killed (pg_terminate_backend) in the middle of
-// a day's inserts: the day is absent, never half written, and the next
-// repair writes it whole.
-func TestConnectionKilledMidDayLeavesItWholeOrAbsent(t *testing.T) {
-	lost := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
-	elidoClicks := cat(background(day1), lost)
-	w := newWorld(t, elidoClicks, without(elidoClicks, lost))
-	o := w.options(day1)
-	plans, err := repair.Plan(t.Context(), w.api, w.st, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := w.rows(t, day1)
-	res := repair.Apply(t.Context(), w.w, w.st, o, plans, nil, func(_ reconcile.Date, n int) {
-		if n != 30 {
-			return
-		}
-		var killed int
-		if err := w.db.Get(&killed, `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
-WHERE relation = to_regclass('clicks') AND mode = 'ShareLock' AND granted`); err != nil || killed != 1 {
-			t.Errorf("killed %d backends (%v), want the writer's", killed, err)
-		}
-	})
-	if len(res) != 1 || res[0].Err == nil || res[0].Inserted != 0 {
-		t.Fatalf("Apply = %+v; want the day failed with nothing written", res)
-	}
-	if diff := gocmp.Diff(before, w.rows(t, day1)); diff != "" {
-		t.Errorf("the day is half written (-before +after):\n%s", diff)
-	}
-	again, err := repair.Plan(t.Context(), w.api, w.st, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res := repair.Apply(t.Context(), w.w, w.st, o, again, nil, nil); len(res) != 1 || res[0].Err != nil || res[0].Inserted != 60 {
-		t.Errorf("second repair: %+v; want the day whole", res)
-	}
-	if diff := gocmp.Diff(multiset(elidoClicks, day1), w.rows(t, day1)); diff != "" {
-		t.Errorf("after the second repair (-elido +store):\n%s", diff)
-	}
-}
-
-// lostAnswer is a Writer whose commit reaches the store but whose answer
-// is lost on the way back, as when the connection drops right after
-// COMMIT.
-type lostAnswer struct{ repair.Writer }
-
-func (l lostAnswer) Insert(ctx context.Context, checks []store.HourCheck, hours []store.HourWrite, inserted func(int)) (store.Written, error) {
-	if _, err := l.Writer.Insert(ctx, checks, hours, inserted); err != nil {
-		return store.Written{}, err
-	}
-	return store.Written{}, errors.New("commit repair: driver: bad connection")
-}
-
-// The commit is answered but the answer lost: the repair reports the day
-// as failed; the rerun re-counts, finds nothing missing and inserts 0.
-func TestAnswerLostRerunInsertsNothing(t *testing.T) {
-	for _, e := range engines {
-		t.Run(e.name, func(t *testing.T) {
-			lost := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
-			elidoClicks := cat(background(day1), lost)
-			w := e.world(t, elidoClicks, without(elidoClicks, lost))
-			o := w.options(day1)
-			plans, err := repair.Plan(t.Context(), w.api, w.st, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res := repair.Apply(t.Context(), lostAnswer{w.w}, w.st, o, plans, nil, nil); len(res) != 1 || res[0].Err == nil {
-				t.Fatalf("Apply = %+v; want the day reported failed", res)
-			}
-			again, err := repair.Plan(t.Context(), w.api, w.st, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(again[0].Add()) != 0 || again[0].Skipped == "" {
-				t.Errorf("rerun plan %+v; want nothing to add", again[0])
-			}
-			if res := repair.Apply(t.Context(), w.w, w.st, o, again, nil, nil); len(res) != 0 {
-				t.Errorf("rerun applied %+v, want nothing", res)
-			}
-			if diff := gocmp.Diff(multiset(elidoClicks, day1), e.rows(w, t, day1)); diff != "" {
-				t.Errorf("after the rerun (-elido +store):\n%s", diff)
-			}
-		})
-	}
-}
-
 // A click with a NUL byte in its link id (PostgreSQL text cannot hold one)
 // refuses its hour in the plan, and a click the store rejects (a CHECK
 // constraint) refuses its hour when written: the day's other hours are
@@ -256,68 +142,5 @@ func TestUnwritableClickRefusesItsHourOnly(t *testing.T) {
 	}
 	if diff := gocmp.Diff(multiset(cat(background(day1), lost), day1), w.rows(t, day1)); diff != "" {
 		t.Errorf("the store (-want +got):\n%s", diff)
-	}
-}
-
-// repair.sql run by hand takes the same lock: a receiver's insert under
-// way is waited for and counted, and the script then fails its check and
-// writes nothing.
-func TestRepairSQLWaitsForAReceiverAndRefuses(t *testing.T) {
-	lost := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
-	elidoClicks := cat(background(day1), lost)
-	w := newWorld(t, elidoClicks, without(elidoClicks, lost))
-	plans, err := repair.Plan(t.Context(), w.api, w.st, w.options(day1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var script strings.Builder
-	if err := repair.WriteSQL(&script, plans, dsn.Postgres); err != nil {
-		t.Fatal(err)
-	}
-	receiver, err := w.db.BeginTxx(t.Context(), &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer receiver.Rollback()
-	insertRows(t, receiver, lost[:1])
-	ran := make(chan error, 1)
-	go func() { _, err := w.db.Exec(script.String()); ran <- err }()
-	stop := make(chan struct{})
-	defer close(stop)
-	select {
-	case <-lockWaiter(t, w.db, stop):
-	case err := <-ran:
-		t.Fatalf("repair.sql ran (%v) without waiting for the receiver's open insert", err)
-	}
-	if err := receiver.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-ran; err == nil || !strings.Contains(err.Error(), "no longer holds the 5 clicks the repair was planned on") {
-		t.Errorf("repair.sql: %v; want its check to fail", err)
-	}
-	w.db.Exec("ROLLBACK") // the failed script's transaction, if its connection kept it
-	if got, want := len(w.rows(t, day1)), len(background(day1))+1; got != want {
-		t.Errorf("the store has %d clicks, want %d (the receiver's only)", got, want)
-	}
-}
-
-// The store holds rows Elido never had (clicks from the customer's own
-// server) in the very hour that lost a burst: they are listed as surplus,
-// never deleted, the burst is restored once, and a rerun inserts nothing.
-func TestForeignRowsKeptAndNothingDuplicated(t *testing.T) {
-	lost := burst(hourOf(day1, 2).Add(17*time.Minute), 60, "lnk_burst")
-	foreign := burst(hourOf(day1, 2).Add(40*time.Minute), 3, "lnk_own_server")
-	elidoClicks := cat(background(day1), lost)
-	w := newWorld(t, elidoClicks, cat(without(elidoClicks, lost), foreign))
-	o := w.options(day1)
-	for range 2 {
-		plans, err := repair.Plan(t.Context(), w.api, w.st, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		repair.Apply(t.Context(), w.w, w.st, o, plans, nil, nil)
-	}
-	if diff := gocmp.Diff(multiset(cat(elidoClicks, foreign), day1), w.rows(t, day1)); diff != "" {
-		t.Errorf("after two repairs (-want +store):\n%s", diff)
 	}
 }
