@@ -146,7 +146,7 @@ func TestRepairWithoutAWritableStorePlansNothing(t *testing.T) {
 	}
 }
 
-// run --repair print plans the repair of the days the run found missing
+// run --repair (without --apply) plans the repair of the days the run found missing
 // and says so in the report's findings; it inserts nothing.
 func TestRunRepairPrintAddsFindings(t *testing.T) {
 	_, o, d := setup(t)
@@ -169,11 +169,11 @@ func TestRunRepairPrintAddsFindings(t *testing.T) {
 		t.Errorf("repair.csv not written beside the report: %v", err)
 	}
 	if after := lostDayTotal(t, o); after != before {
-		t.Errorf("the store's day went from %d to %d under --repair print", before, after)
+		t.Errorf("the store's day went from %d to %d under --repair without --apply", before, after)
 	}
 }
 
-// run --repair apply with a STORE_WRITE_DSN that names a copy of the store
+// run --repair --apply with a STORE_WRITE_DSN that names a copy of the store
 // writes into neither: its finding says why, naming both variables.
 func TestRunRepairApplyIntoAnotherStoreWritesNothing(t *testing.T) {
 	_, o, d := setup(t)

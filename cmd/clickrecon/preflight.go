@@ -99,7 +99,7 @@ func probeSources(ctx context.Context, c config, s runSetup) []job.Failure {
 	case s.dsns.historyMissing != nil:
 		// A SQLite history deleted overnight (or never migrated): told as
 		// a history that is down, with what to run.
-		fs = append(fs, job.Failure{Part: job.PartHistoryDown, Err: s.dsns.historyMissing})
+		fs = append(fs, job.Failure{Part: job.PartHistoryDown, Err: fmt.Errorf("HISTORY_DSN: %w", s.dsns.historyMissing)})
 	case !s.dsns.history.IsZero():
 		h, err := history.Open(ctx, s.dsns.history)
 		switch {

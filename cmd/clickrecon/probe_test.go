@@ -88,8 +88,8 @@ func TestDeletedSQLiteHistoryIsHeard(t *testing.T) {
 
 	delete(f.env, "SLACK_WEBHOOK_URL")
 	r := f.run(window...)
-	if r.code != exitUsage || !strings.Contains(r.stderr, "does not exist (run clickrecon migrate to create it)") {
-		t.Errorf("without Slack: exit %d, want 2 saying to migrate:\n%s", r.code, r.stderr)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "HISTORY_DSN: sqlite file") || !strings.Contains(r.stderr, "does not exist (run clickrecon migrate to create it)") {
+		t.Errorf("without Slack: exit %d, want 2 naming HISTORY_DSN and saying to migrate:\n%s", r.code, r.stderr)
 	}
 	if n := len(hook.posted()); n != 2 {
 		t.Errorf("a run without Slack posted: %d messages", n)

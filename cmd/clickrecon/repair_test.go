@@ -176,8 +176,8 @@ func TestRepairRefusedWhileAnotherHoldsTheLock(t *testing.T) {
 	}
 }
 
-// run --repair apply repairs the days the run found missing, and the
-// Slack message says what was restored; --repair print only plans.
+// run --repair --apply repairs the days the run found missing, and the
+// Slack message says what was restored; --repair alone only plans.
 func TestRunRepairSaysWhatWasRestored(t *testing.T) {
 	api := dstWindowClicks()
 	f := newFixture(t, "postgres", api, lossAndDuplicate(api))

@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -191,16 +190,21 @@ func runFilePath(u *url.URL) (key, name string, ok bool) {
 var indexPage string
 
 var indexTemplate = template.Must(template.New("index").Funcs(template.FuncMap{
-	"gap": func(r report.Report) string {
-		if r.Totals.Unknown {
-			return "unknown"
-		}
-		return strconv.FormatInt(r.Totals.Delta, 10)
-	},
+	"gap":    indexDelta,
 	"status": report.StatusText,
 	"path":   func(key string) string { return "/" + url.PathEscape(key) + "/report.html" },
 	"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 }).Parse(indexPage))
+
+// indexDelta is a run's delta in the index, signed as the summary table
+// and report.html sign it (+12, -1,234, 0), or unknown when no day was
+// read on both sides.
+func indexDelta(r report.Report) string {
+	if r.Totals.Unknown {
+		return "unknown"
+	}
+	return report.Signed(r.Totals.Delta)
+}
 
 // serveIndex writes the index of d's runs, newest first.
 func serveIndex(w http.ResponseWriter, r *http.Request, d *report.Dest, log *slog.Logger) {

@@ -196,6 +196,24 @@ func TestServeIndexListsRunsNewestFirst(t *testing.T) {
 	}
 }
 
+// The index signs a run's delta as the summary table and report.html do,
+// so a surplus reads +12 there too, not 12.
+func TestServeIndexDeltaIsSigned(t *testing.T) {
+	for _, tt := range []struct {
+		totals report.Totals
+		want   string
+	}{
+		{report.Totals{Delta: 12}, "+12"},
+		{report.Totals{Delta: -1234}, "-1,234"},
+		{report.Totals{}, "0"},
+		{report.Totals{Unknown: true}, "unknown"},
+	} {
+		if got := indexDelta(report.Report{Totals: tt.totals}); got != tt.want {
+			t.Errorf("indexDelta(%+v) = %q, want %q", tt.totals, got, tt.want)
+		}
+	}
+}
+
 func TestServeFilesOnlyFromClickreconsRunFolders(t *testing.T) {
 	dir, d := localServeDir(t)
 	srv, _ := startServe(t, d)

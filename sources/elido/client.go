@@ -108,31 +108,40 @@ func redactedKey(key string) string {
 // Validate checks cfg, the one place the ELIDO_* variables are checked:
 // cmd/clickrecon calls it before anything runs, and New before it builds a
 // client (New fills in a zero BaseURL and RatePerMinute first). Each error
-// names the variable to fix. A zero RequestTimeout or MaxAttempts means
-// the default.
+// names the variable to fix, and every variable's mistake is returned,
+// joined, so that they can all be fixed at once. A zero RequestTimeout or
+// MaxAttempts means the default.
 func (cfg Config) Validate() error {
+	var errs []error
 	base, err := url.Parse(cfg.BaseURL)
 	switch {
 	case err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "":
-		return fmt.Errorf("ELIDO_API_BASE must be an http(s) URL such as %s, got %q", DefaultBaseURL, secret.URL(cfg.BaseURL))
+		errs = append(errs, fmt.Errorf("ELIDO_API_BASE must be an http(s) URL such as %s, got %q", DefaultBaseURL, secret.URL(cfg.BaseURL)))
 	case base.RawQuery != "" || base.Fragment != "":
-		return fmt.Errorf("ELIDO_API_BASE %q has a query or fragment: give only scheme, host and path (e.g. %s)", base.Redacted(), DefaultBaseURL)
-	case cfg.APIKey == "":
-		return errors.New("ELIDO_API_KEY is not set: give a workspace API key with the analytics:read scope (or ELIDO_API_KEY_FILE)")
-	case strings.ContainsFunc(cfg.APIKey, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
-		return errors.New("ELIDO_API_KEY contains spaces or control characters (a trailing newline from a secret file?): check the key")
-	case cfg.WorkspaceID == "":
-		return errors.New("ELIDO_WORKSPACE_ID is not set: give the id of the Elido workspace to reconcile")
-	case cfg.WorkspaceID == "." || cfg.WorkspaceID == "..":
-		return fmt.Errorf("%q is not a workspace id: check ELIDO_WORKSPACE_ID", cfg.WorkspaceID)
-	case cfg.RatePerMinute < 1:
-		return fmt.Errorf("ELIDO_RATE_LIMIT must be at least 1 request per minute, got %d", cfg.RatePerMinute)
-	case cfg.RequestTimeout < 0:
-		return fmt.Errorf("elido: the request timeout must be positive, got %s", cfg.RequestTimeout)
-	case cfg.MaxAttempts < 0:
-		return fmt.Errorf("elido: the number of attempts must be positive, got %d", cfg.MaxAttempts)
+		errs = append(errs, fmt.Errorf("ELIDO_API_BASE %q has a query or fragment: give only scheme, host and path (e.g. %s)", base.Redacted(), DefaultBaseURL))
 	}
-	return nil
+	switch {
+	case cfg.APIKey == "":
+		errs = append(errs, errors.New("ELIDO_API_KEY is not set: give a workspace API key with the analytics:read scope (or ELIDO_API_KEY_FILE)"))
+	case strings.ContainsFunc(cfg.APIKey, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+		errs = append(errs, errors.New("ELIDO_API_KEY contains spaces or control characters (a trailing newline from a secret file?): check the key"))
+	}
+	switch cfg.WorkspaceID {
+	case "":
+		errs = append(errs, errors.New("ELIDO_WORKSPACE_ID is not set: give the id of the Elido workspace to reconcile"))
+	case ".", "..":
+		errs = append(errs, fmt.Errorf("%q is not a workspace id: check ELIDO_WORKSPACE_ID", cfg.WorkspaceID))
+	}
+	if cfg.RatePerMinute < 1 {
+		errs = append(errs, fmt.Errorf("ELIDO_RATE_LIMIT must be at least 1 request per minute, got %d", cfg.RatePerMinute))
+	}
+	if cfg.RequestTimeout < 0 {
+		errs = append(errs, fmt.Errorf("elido: the request timeout must be positive, got %s", cfg.RequestTimeout))
+	}
+	if cfg.MaxAttempts < 0 {
+		errs = append(errs, fmt.Errorf("elido: the number of attempts must be positive, got %d", cfg.MaxAttempts))
+	}
+	return errors.Join(errs...)
 }
 
 // Client reads one workspace's analytics. It is safe for concurrent use;

@@ -64,6 +64,20 @@ func TestNew(t *testing.T) {
 	}
 }
 
+// Each ELIDO_* variable's mistake is named, not only the first one's, so
+// that a newcomer fixes them all in one go.
+func TestValidateNamesEveryVariable(t *testing.T) {
+	err := elido.Config{BaseURL: "api.elido.app", RatePerMinute: 0}.Validate()
+	if err == nil {
+		t.Fatal("a config without base, key, workspace or rate was accepted")
+	}
+	for _, want := range []string{"ELIDO_API_BASE", "ELIDO_API_KEY is not set", "ELIDO_WORKSPACE_ID is not set", "ELIDO_RATE_LIMIT"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not name %s:\n%v", want, err)
+		}
+	}
+}
+
 func TestConfigNeverShowsTheKey(t *testing.T) {
 	cfg := elido.Config{BaseURL: "https://u:hunter2@api.elido.app/v1", APIKey: testKey, WorkspaceID: testWorkspace, RatePerMinute: 60}
 	var logged bytes.Buffer
