@@ -395,7 +395,11 @@ func writeReport(ctx context.Context, log *slog.Logger, dest *report.Dest, dirOr
 		log.Error("report not stored", "err", err)
 		return "", err
 	}
-	log.Info("report written", "report", dir, "link", rep.Link)
+	if rep.Link != "" {
+		log.Info("report written", "report", dir, "link", rep.Link)
+	} else {
+		log.Info("report written", "report", dir)
+	}
 	if keep > 0 {
 		removed, err := dest.Prune(now, keep, rep.RunKey)
 		if err != nil {

@@ -6,6 +6,7 @@ package reconcile
 
 import (
 	"fmt"
+	"regexp"
 	"time"
 )
 
@@ -21,11 +22,18 @@ type Date struct {
 // flags, the Elido API, the store's :day parameter and the report.
 const dateLayout = "2006-01-02"
 
+// dateForm is the form of a date, whether or not its day exists.
+var dateForm = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
+
 // ParseDate reads a YYYY-MM-DD date and rejects anything else, including
 // dates that do not exist such as 2026-02-30.
 func ParseDate(s string) (Date, error) {
 	t, err := time.Parse(dateLayout, s)
-	if err != nil {
+	switch {
+	case err == nil:
+	case len(s) == len(dateLayout) && dateForm.MatchString(s):
+		return Date{}, fmt.Errorf("%q is not a date: no such day in the calendar", s)
+	default:
 		return Date{}, fmt.Errorf("%q is not a date in YYYY-MM-DD form", s)
 	}
 	return DateOf(t), nil

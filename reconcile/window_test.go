@@ -107,9 +107,20 @@ func TestDaysTileTheTimeLine(t *testing.T) {
 
 func TestParseDate(t *testing.T) {
 	t.Parallel()
-	for _, bad := range []string{"", "2026-2-03", "2026-02-30", "26-11-2026", "2026/11/26", "2026-11-26T00:00:00Z", "yesterday"} {
+	for _, bad := range []string{"", "2026-2-03", "2026-02-30", "26-11-2026", "2026/11/26", "2026-11-26T00:00:00Z", "yesterday", "2026-13-01"} {
 		if _, err := ParseDate(bad); err == nil {
 			t.Errorf("ParseDate(%q) succeeded, want an error", bad)
+		}
+	}
+	// A date in the right form whose day does not exist is told as such,
+	// not as a date in the wrong form.
+	for s, want := range map[string]string{
+		"2026-11-31": `"2026-11-31" is not a date: no such day in the calendar`,
+		"2026-13-01": `"2026-13-01" is not a date: no such day in the calendar`,
+		"2026-2-03":  `"2026-2-03" is not a date in YYYY-MM-DD form`,
+	} {
+		if _, err := ParseDate(s); err == nil || err.Error() != want {
+			t.Errorf("ParseDate(%q) error = %v, want %s", s, err, want)
 		}
 	}
 	if got := date("2024-02-29").AddDays(365).String(); got != "2025-02-28" {

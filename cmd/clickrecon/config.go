@@ -308,6 +308,15 @@ func (c config) validateRun(now time.Time) (reconcile.Window, dsns, error) {
 	var w reconcile.Window
 	loc, err := reconcile.LoadZone(c.TZ)
 	add(err)
+	if err != nil {
+		// No window without a zone; its dates are still checked, so that
+		// every mistake is listed at once.
+		for _, d := range []struct{ flag, value string }{{"--date", c.Date}, {"--from", c.From}, {"--to", c.To}} {
+			if _, err := reconcile.ParseDate(d.value); d.value != "" && err != nil {
+				add(fmt.Errorf("%s: %w", d.flag, err))
+			}
+		}
+	}
 	if err == nil && c.MaxDays >= 1 && c.Days >= 1 {
 		w, err = reconcile.NewWindow(reconcile.WindowSpec{
 			Date: c.Date, From: c.From, To: c.To, Days: c.Days, MaxDays: c.MaxDays, Shard: c.Shard,

@@ -168,6 +168,20 @@ func TestVersionAndUsage(t *testing.T) {
 	if _, out, _ := runIt("run", "--help"); !strings.Contains(out, "  --date string\n    \treconcile one day, YYYY-MM-DD (RECON_DATE)\n") {
 		t.Errorf("run --help lacks --date and its variable:\n%s", out)
 	}
+	// repair's help lists the variables repair reads, and not the ones it
+	// does not (it posts nothing to Slack).
+	_, runHelp, _ := runIt("run", "--help")
+	_, repairHelp, _ := runIt("repair", "--help")
+	for _, v := range []string{"SLACK_WEBHOOK_URL", "RECON_TOLERANCE_ABS", "PUSHGATEWAY_URL", "STORE_TOTAL_QUERY_FILE"} {
+		if !strings.Contains(runHelp, v) || strings.Contains(repairHelp, v) {
+			t.Errorf("%s: want it in run --help and not in repair --help", v)
+		}
+	}
+	for _, v := range []string{"STORE_WRITE_DSN", "REPAIR_INSERT_FILE", "HISTORY_DSN", "RECON_SETTLE", "STORE_TIMESTAMP_TZ", "LOG_LEVEL"} {
+		if !strings.Contains(repairHelp, v) {
+			t.Errorf("repair --help lacks %s", v)
+		}
+	}
 
 }
 

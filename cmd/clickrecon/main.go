@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -175,10 +176,36 @@ func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 		fmt.Fprintf(out, "Usage: clickrecon %s [flags]%s\n\nFlags%s:\n", name, operands, note)
 		printFlags(out, fs, name != "demo")
 		if name == "run" || name == "repair" {
-			fmt.Fprint(out, runVariables)
+			fmt.Fprint(out, variablesOf(name))
 		}
 	}
 	return fs
+}
+
+// notReadByRepair are the variables of run's help that repair does not
+// read: it posts nothing, pushes nothing and compares nothing but whole
+// hours.
+var notReadByRepair = []string{"SLACK_", "PUSHGATEWAY_URL", "HEALTHCHECK_URL", "RECON_TOLERANCE_", "RECON_FAIL_",
+	"RECON_DRILLDOWN_", "RECON_REPORT_URL", "RECON_REPORT_KEEP_DAYS", "STORE_QUERY_FILE", "STORE_TOTAL_QUERY_FILE"}
+
+// variablesOf is the help's list of the variables command name reads: an
+// entry is a line that starts with a variable's name, and the more
+// indented lines after it.
+func variablesOf(name string) string {
+	if name != "repair" {
+		return runVariables
+	}
+	var b strings.Builder
+	skip := false
+	for _, line := range strings.SplitAfter(runVariables, "\n") {
+		if entry, ok := strings.CutPrefix(line, "  "); ok && entry != "" && entry[0] != ' ' {
+			skip = slices.ContainsFunc(notReadByRepair, func(p string) bool { return strings.HasPrefix(entry, p) })
+		}
+		if !skip {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
 }
 
 // printFlags lists fs's flags as the documentation writes them, --name

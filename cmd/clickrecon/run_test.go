@@ -760,12 +760,16 @@ func TestRunListsEveryConfigErrorAtOnce(t *testing.T) {
 	f.env["ELIDO_WORKSPACE_ID"] = "REPLACE_ME"
 	f.env["RECON_DAYS"] = "abc"
 	f.env["RECON_SETTLE"] = "soon"
-	r := f.run("--date", "2026-13-01", "--report-dir", "s3:/bad", "--fail-on", "sometimes")
+	// A zone that does not load makes no window, and the date is still
+	// checked.
+	r := f.run("--date", "2026-13-01", "--tz", "Europe/Warsw", "--report-dir", "s3:/bad", "--fail-on", "sometimes")
 	if r.code != exitUsage {
 		t.Fatalf("exit %d, want 2\n%s", r.code, r.stderr)
 	}
 	for _, want := range []string{
-		"clickrecon: 7 configuration errors:\n",
+		"clickrecon: 8 configuration errors:\n",
+		"  - --tz (RECON_TZ): unknown time zone",
+		`  - --date: "2026-13-01" is not a date: no such day in the calendar`,
 		`  - RECON_DAYS="abc" is not a whole number`,
 		`  - RECON_SETTLE="soon" is not a duration`,
 		"  - ELIDO_WORKSPACE_ID holds",

@@ -297,7 +297,7 @@ func TestRefusals(t *testing.T) {
 		{"other_workspace", key, "/workspaces/43/analytics/summary?from=2026-11-26&to=2026-11-28", 404, "not_found", "workspace 43 not found"},
 		{"unknown_endpoint", key, analytics("breakdown/city", "from=2026-11-26&to=2026-11-28"), 404, "not_found", "no such endpoint: /v1/workspaces/42/analytics/breakdown/city"},
 		{"outside_analytics", key, "/workspaces/42/links", 404, "not_found", "no such endpoint: /v1/workspaces/42/links"},
-		{"malformed_date", key, analytics("summary", "from=2026-11-31&to=2026-12-01"), 400, "invalid_parameter", `from: "2026-11-31" is not a date in YYYY-MM-DD form`},
+		{"malformed_date", key, analytics("summary", "from=2026-11-31&to=2026-12-01"), 400, "invalid_parameter", `from: "2026-11-31" is not a date: no such day in the calendar`},
 		{"missing_to", key, analytics("timeseries", "from=2026-11-26"), 400, "invalid_parameter", "to is required (YYYY-MM-DD)"},
 		{"unknown_zone", key, analytics("summary", "from=2026-11-26&to=2026-11-28&tz=Mars/Olympus"), 400, "invalid_parameter", `unknown time zone "Mars/Olympus"`},
 		{"local_is_not_a_zone", key, analytics("summary", "from=2026-11-26&to=2026-11-28&tz=Local"), 400, "invalid_parameter", `unknown time zone "Local"`},
