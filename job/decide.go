@@ -183,7 +183,9 @@ func decideNotice(in noticeInput) alert.NoticeAction {
 		return alert.NoticeRecovered
 	case len(in.Causes) == 0:
 		return alert.NoticeQuiet
-	case !in.Remembered || in.Always || !open:
+	case !in.Remembered:
+		return alert.NoticeEveryRun
+	case in.Always || !open:
 		return alert.NoticePost
 	case !within(fingerprint(in.Causes), in.Last.Fingerprint):
 		return alert.NoticePost

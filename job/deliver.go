@@ -129,13 +129,13 @@ func (t teller) notice(ctx context.Context, dec Decision, rep report.Report) (po
 		}
 		return nil, nil
 	}
-	m := alert.RenderNotice(rep, dec.Causes, alert.NoticeOf{Action: dec.Notice, First: mem.Last.FirstPosted, Remembered: mem.Remembered})
+	m := alert.RenderNotice(rep, dec.Causes, alert.NoticeOf{Action: dec.Notice, First: mem.Last.FirstPosted})
 	if err := t.slack.PostNotice(ctx, m); err != nil {
 		t.log.Error("slack notice failed", "causes", fp, "err", err)
 		return err, nil
 	}
-	t.log.Info("slack notice", "action", dec.Notice, "causes", fp, "remembered", mem.Remembered)
-	if !mem.Remembered {
+	t.log.Info("slack notice", "action", dec.Notice, "causes", fp)
+	if dec.Notice == alert.NoticeEveryRun {
 		return nil, nil
 	}
 	n := history.Notice{WorkspaceID: rep.WorkspaceID, StoreID: t.scope, Fingerprint: fp, Reason: alert.NoticeReason(dec.Causes),

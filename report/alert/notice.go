@@ -35,6 +35,9 @@ const (
 	NoticePost      NoticeAction = "post"      // a notice: the run could not check, for a cause not yet told
 	NoticeRemind    NoticeAction = "remind"    // the same notice again: a week passed since the last
 	NoticeRecovered NoticeAction = "recovered" // "checking again": a run checked everything after a notice
+	// NoticeEveryRun is a notice nothing remembers (no history, or one
+	// that is down): every run that cannot check posts it, and says so.
+	NoticeEveryRun NoticeAction = "every_run"
 )
 
 // Always reports whether SLACK_NOTIFY=always: every run posts a message.
@@ -63,18 +66,17 @@ const (
 
 // NoticeOf is how a notice stands to the ones before it.
 type NoticeOf struct {
-	Action NoticeAction // NoticePost, or NoticeRemind: a failure told before
-	First  time.Time    // when a reminder's failure was first told
-	// Remembered says the history keeps the notice; false (the history
-	// is down, or there is none) says nothing does, so every run posts it.
-	Remembered bool
+	// Action is NoticePost, NoticeRemind (a failure told before) or
+	// NoticeEveryRun (nothing remembers the notice).
+	Action NoticeAction
+	First  time.Time // when a reminder's failure was first told
 }
 
 // RenderNotice builds the short message a run posts when it could not
 // check what it was asked to: which days, each cause with its reason and
 // what to do, the command that checks again, and the report.
 func RenderNotice(rep report.Report, causes []Cause, of NoticeOf) Message {
-	reminder, first, remembered := of.Action == NoticeRemind, of.First, of.Remembered
+	reminder, first, remembered := of.Action == NoticeRemind, of.First, of.Action != NoticeEveryRun
 	ws := clipRunes(rep.WorkspaceID, 60)
 	when := span(rep.Window.From, rep.Window.To)
 	title := fmt.Sprintf("⚠️ clickrecon could not check workspace %s: %s", ws, when)

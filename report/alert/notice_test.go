@@ -26,10 +26,10 @@ func TestRenderNoticeGolden(t *testing.T) {
 		name string
 		msg  Message
 	}{
-		{"notice_key_revoked", RenderNotice(rep, []Cause{keyRevoked}, NoticeOf{Action: NoticePost, Remembered: true})},
-		{"notice_reminder_linked", RenderNotice(linked(rep), []Cause{keyRevoked, storeDown}, NoticeOf{Action: NoticeRemind, First: first, Remembered: true})},
+		{"notice_key_revoked", RenderNotice(rep, []Cause{keyRevoked}, NoticeOf{Action: NoticePost})},
+		{"notice_reminder_linked", RenderNotice(linked(rep), []Cause{keyRevoked, storeDown}, NoticeOf{Action: NoticeRemind, First: first})},
 		{"notice_history_down", RenderNotice(rep, []Cause{{Key: "history:unavailable", What: "the run history",
-			Why: "open history postgres://recon@db/history: connection refused", Do: "check HISTORY_DSN"}}, NoticeOf{Action: NoticePost})},
+			Why: "open history postgres://recon@db/history: connection refused", Do: "check HISTORY_DSN"}}, NoticeOf{Action: NoticeEveryRun})},
 		{"recovered", RenderRecovered(newReport(day("2026-11-24", 800, 800, "match", "ok")), NoticeReason([]Cause{keyRevoked}), first)},
 	}
 	for _, tt := range tests {
@@ -40,7 +40,7 @@ func TestRenderNoticeGolden(t *testing.T) {
 		})
 	}
 	// The reason and what to do are in the text a notification shows.
-	text := RenderNotice(rep, []Cause{keyRevoked}, NoticeOf{Action: NoticePost, Remembered: true}).Text
+	text := RenderNotice(rep, []Cause{keyRevoked}, NoticeOf{Action: NoticePost}).Text
 	for _, s := range []string{"401", "check ELIDO_API_KEY", "2026-11-24 to 2026-11-26"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("the notice's text lacks %q: %s", s, text)
@@ -54,7 +54,7 @@ func TestRenderNoticeKeepsReasonsInert(t *testing.T) {
 	t.Parallel()
 	rep := newReport(unverifiable("2026-11-24", 800))
 	c := Cause{Key: "elido:http_500", What: "Elido's daily counts", Why: "<!here> `boom`\n" + strings.Repeat("x", 5000), Do: "wait"}
-	m := RenderNotice(rep, []Cause{c, c, c, c, c, c, c}, NoticeOf{Action: NoticePost, Remembered: true})
+	m := RenderNotice(rep, []Cause{c, c, c, c, c, c, c}, NoticeOf{Action: NoticePost})
 	if err := m.Validate(); err != nil {
 		t.Fatal(err)
 	}
