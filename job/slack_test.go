@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,19 +40,6 @@ func (f *fakeSlack) got(path string) []slacktest.Request { return f.Requests(pat
 
 func (f *fakeSlack) total() int { return len(f.Requests("")) }
 
-// clock records the waits a notifier asks for instead of waiting.
-type clock struct {
-	mu    sync.Mutex
-	waits []time.Duration
-}
-
-func (c *clock) sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.waits = append(c.waits, d)
-	return ctx.Err()
-}
-
 // transport is one way to reach the fake Slack.
 type transport struct {
 	name string
@@ -74,7 +60,7 @@ var (
 
 // setupSlack returns a fake Slack and a notifier for it, with a fake clock
 // and a log buffer.
-func setupSlack(t *testing.T, tr transport, edit ...func(*alert.Config)) (*fakeSlack, *alert.Notifier, *clock, *bytes.Buffer) {
+func setupSlack(t *testing.T, tr transport, edit ...func(*alert.Config)) (*fakeSlack, *alert.Notifier, *slacktest.Sleeps, *bytes.Buffer) {
 	t.Helper()
 	f := newFakeSlack(t)
 	cfg := tr.cfg(f)
@@ -83,8 +69,8 @@ func setupSlack(t *testing.T, tr transport, edit ...func(*alert.Config)) (*fakeS
 	}
 	var logs bytes.Buffer
 	cfg.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
-	c := &clock{}
-	nt, err := alert.New(cfg, alert.WithClock(time.Now, c.sleep))
+	c := &slacktest.Sleeps{}
+	nt, err := alert.New(cfg, alert.WithClock(time.Now, c.Sleep))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,31 +9,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/clickrecon/clickrecon/report/alert/slacktest"
 )
-
-// clock records the waits a notifier asks for instead of waiting.
-type clock struct {
-	mu    sync.Mutex
-	waits []time.Duration
-}
-
-func (c *clock) sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.waits = append(c.waits, d)
-	return ctx.Err()
-}
-
-func (c *clock) slept() []time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]time.Duration(nil), c.waits...)
-}
 
 // transport is one way to reach the fake Slack.
 type transport struct {
@@ -55,7 +37,7 @@ var (
 
 // setup returns a fake Slack and a notifier for it, with a fake clock and
 // a log buffer.
-func setup(t *testing.T, tr transport, edit ...func(*Config)) (*fakeSlack, *Notifier, *clock, *bytes.Buffer) {
+func setup(t *testing.T, tr transport, edit ...func(*Config)) (*fakeSlack, *Notifier, *slacktest.Sleeps, *bytes.Buffer) {
 	t.Helper()
 	f := newFakeSlack(t)
 	cfg := tr.cfg(f)
@@ -64,8 +46,8 @@ func setup(t *testing.T, tr transport, edit ...func(*Config)) (*fakeSlack, *Noti
 	}
 	var logs bytes.Buffer
 	cfg.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
-	c := &clock{}
-	nt, err := New(cfg, WithClock(time.Now, c.sleep))
+	c := &slacktest.Sleeps{}
+	nt, err := New(cfg, WithClock(time.Now, c.Sleep))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +72,7 @@ func TestPostRetriesAfter429(t *testing.T) {
 			if _, _, err := nt.Post(context.Background(), Render(oneDayGap(), nil), PostMark{}); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff([]time.Duration{7 * time.Second}, c.slept()); diff != "" {
+			if diff := cmp.Diff([]time.Duration{7 * time.Second}, c.Slept()); diff != "" {
 				t.Errorf("waits (-want +got):\n%s", diff)
 			}
 			if got := len(f.got(tr.post)); got != 2 {
@@ -121,8 +103,8 @@ func TestPostIsNotRetriedAfter5xx(t *testing.T) {
 			if got := len(f.got(tr.post)); got != 1 {
 				t.Errorf("%d attempts, want 1", got)
 			}
-			if len(c.slept()) != 0 {
-				t.Errorf("waited %v", c.slept())
+			if len(c.Slept()) != 0 {
+				t.Errorf("waited %v", c.Slept())
 			}
 			noSecret(t, "error", err.Error())
 			noSecret(t, "log", logs.String())
@@ -142,8 +124,8 @@ func TestPostRetriesARefusedConnection(t *testing.T) {
 			cfg.HTTPClient = nil
 			var logs bytes.Buffer
 			cfg.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
-			c := &clock{}
-			nt, err := New(cfg, WithClock(time.Now, c.sleep))
+			c := &slacktest.Sleeps{}
+			nt, err := New(cfg, WithClock(time.Now, c.Sleep))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +133,7 @@ func TestPostRetriesARefusedConnection(t *testing.T) {
 			if err == nil {
 				t.Fatal("Post succeeded against a closed port")
 			}
-			if diff := cmp.Diff([]time.Duration{time.Second, 2 * time.Second, 4 * time.Second}, c.slept()); diff != "" {
+			if diff := cmp.Diff([]time.Duration{time.Second, 2 * time.Second, 4 * time.Second}, c.Slept()); diff != "" {
 				t.Errorf("waits (-want +got):\n%s", diff)
 			}
 			if !strings.Contains(err.Error(), "gave up after 4 attempts") {
@@ -172,8 +154,8 @@ func TestPostGivesUpWhenRetryAfterPassesTheDeadline(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want one that wraps context.DeadlineExceeded", err)
 	}
-	if len(c.slept()) != 0 {
-		t.Errorf("waited %v for a retry that could not happen", c.slept())
+	if len(c.Slept()) != 0 {
+		t.Errorf("waited %v for a retry that could not happen", c.Slept())
 	}
 }
 
@@ -193,7 +175,7 @@ func TestUpdateIsRetriedAfter5xx(t *testing.T) {
 	if got := len(f.got("/api/chat.update")); got != 3 {
 		t.Errorf("%d chat.update attempts, want 3", got)
 	}
-	if diff := cmp.Diff([]time.Duration{time.Second, 2 * time.Second}, c.slept()); diff != "" {
+	if diff := cmp.Diff([]time.Duration{time.Second, 2 * time.Second}, c.Slept()); diff != "" {
 		t.Errorf("waits (-want +got):\n%s", diff)
 	}
 }

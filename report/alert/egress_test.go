@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/clickrecon/clickrecon/internal/safehttp"
+	"github.com/clickrecon/clickrecon/report/alert/slacktest"
 )
 
 // hit is what a server got that could leak: the request's path, Referer,
@@ -91,7 +92,7 @@ func TestWebhookRedirectIsAFailure(t *testing.T) {
 				http.Redirect(w, r, target, tt.status)
 			})
 			var logs strings.Builder
-			nt, err := New(Config{WebhookURL: hook.URL + testHookPath, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}, WithClock(time.Now, (&clock{}).sleep))
+			nt, err := New(Config{WebhookURL: hook.URL + testHookPath, Logger: slog.New(slog.NewJSONHandler(&logs, nil))}, WithClock(time.Now, (&slacktest.Sleeps{}).Sleep))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,7 +133,7 @@ func TestBotRedirectToAnotherOrigin(t *testing.T) {
 	api := newHitServer(t, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
 	})
-	nt, err := New(Config{BotToken: testToken, Channel: testChannelID, APIURL: api.URL + "/api/"}, WithClock(time.Now, (&clock{}).sleep))
+	nt, err := New(Config{BotToken: testToken, Channel: testChannelID, APIURL: api.URL + "/api/"}, WithClock(time.Now, (&slacktest.Sleeps{}).Sleep))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func TestPostWithoutAnswerIsUnconfirmed(t *testing.T) {
 			if tr.name == "bot" {
 				cfg = Config{BotToken: testToken, Channel: testChannelID, APIURL: srv.URL + "/api/"}
 			}
-			nt, err := New(cfg, WithClock(time.Now, (&clock{}).sleep), WithCallTimeout(100*time.Millisecond))
+			nt, err := New(cfg, WithClock(time.Now, (&slacktest.Sleeps{}).Sleep), WithCallTimeout(100*time.Millisecond))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -268,7 +269,7 @@ func TestPostWithoutAnswerIsUnconfirmed(t *testing.T) {
 	}
 	t.Run("run_stopped_mid_post", func(t *testing.T) {
 		srv := newHitServer(t, hang)
-		nt, err := New(Config{WebhookURL: srv.URL + testHookPath}, WithClock(time.Now, (&clock{}).sleep))
+		nt, err := New(Config{WebhookURL: srv.URL + testHookPath}, WithClock(time.Now, (&slacktest.Sleeps{}).Sleep))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,7 +282,7 @@ func TestPostWithoutAnswerIsUnconfirmed(t *testing.T) {
 	})
 	t.Run("run_stopped_before_the_post", func(t *testing.T) {
 		srv := newHitServer(t, nil)
-		nt, err := New(Config{WebhookURL: srv.URL + testHookPath}, WithClock(time.Now, (&clock{}).sleep))
+		nt, err := New(Config{WebhookURL: srv.URL + testHookPath}, WithClock(time.Now, (&slacktest.Sleeps{}).Sleep))
 		if err != nil {
 			t.Fatal(err)
 		}

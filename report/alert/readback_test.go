@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"github.com/clickrecon/clickrecon/report/alert/slacktest"
 )
 
 // botSlack returns a fake Slack and a bot notifier posting to its channel,
@@ -18,7 +20,7 @@ func botSlack(t *testing.T) (*fakeSlack, *Notifier) {
 	t.Helper()
 	f := newFakeSlack(t)
 	nt, err := New(Config{BotToken: testToken, Channel: testChannelID, APIURL: f.apiURL(), HTTPClient: f.srv.Client()},
-		WithClock(time.Now, (&clock{}).sleep))
+		WithClock(time.Now, (&slacktest.Sleeps{}).Sleep))
 	if err != nil {
 		t.Fatal(err)
 	}

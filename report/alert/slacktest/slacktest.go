@@ -8,6 +8,7 @@
 package slacktest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -442,4 +443,27 @@ func Header(t *testing.T, r Request) string {
 	}
 	t.Fatal("no header block")
 	return ""
+}
+
+// Sleeps stands in for the sleep a notifier waits on between retries
+// (alert.WithClock): it records each wait instead of waiting, so that a
+// test need not wait out a Retry-After.
+type Sleeps struct {
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+// Sleep records d and returns at once: ctx's error, if it has ended.
+func (s *Sleeps) Sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.waits = append(s.waits, d)
+	return ctx.Err()
+}
+
+// Slept returns the waits asked for, in order.
+func (s *Sleeps) Slept() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.waits...)
 }
