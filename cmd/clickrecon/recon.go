@@ -65,6 +65,7 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	if lock != nil {
 		held = lock.Held
 	}
+	o.Unlocked = lockErr != nil
 	// The store and the history are probed before Elido is asked for
 	// anything: a query that does not fit exits 2 at once, and Slack and
 	// monitoring hear of it as of any failure a run meets (a night that
@@ -75,7 +76,6 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 		code := usageExit(stderr, failuresErr(fs))
 		o.Probed = fs
 		job.Run(ctx, o, job.Deps{Notifier: notifier, Log: log, Now: d.now, Held: held}) // it only ends: what failed is fs
-
 		mon.Finish(ctx, log, c.WorkspaceID, code, report.Report{}, time.Now(), 0)
 		return code
 	}
@@ -90,7 +90,6 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	}
 	started := time.Now()
 	mon.Start(ctx, log)
-	o.Unlocked = lockErr != nil
 	o.Repair, o.StoreWrite, o.RepairInsert = setup.repair, setup.dsns.storeWrite, repairInsert
 	jd := job.Deps{Elido: client, Notifier: notifier, Reports: dest, Log: log, Now: d.now, Progress: bar, DrillLimit: d.drillLimit, Held: held}
 	code, rep := runJob(ctx, o, jd, c.failOn(), lockErr, c.Format, stdout)
@@ -98,9 +97,9 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	return code
 }
 
-// takeLock takes the workspace's run lock (runlock: a PostgreSQL advisory
-// lock, or a lock file beside the SQLite history or store) on on
-// (dsns.lock; zero: no lock). While another
+// takeLock takes the workspace's run lock in the database on names
+// (dsns.lock: a PostgreSQL advisory lock, a MySQL named lock, or a lock
+// file beside the SQLite history or store; zero: no lock). While another
 // run or repair holds it, this one is refused (exit 3: the CronJob retries
 // it later) and does nothing else; stdout says so, naming what may hold it
 // (who). A lock that cannot be taken at all is returned as lockErr, for
