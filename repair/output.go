@@ -79,21 +79,10 @@ func WriteSQL(w io.Writer, plans []DayPlan, d dsn.Dialect) error {
 		b.WriteString("SET LOCAL standard_conforming_strings = on;\n")
 		writeSQLChecks(&b, plans)
 	}
-	err := eachAdd(plans, func(p DayPlan, h HourPlan) {
+	err := eachAdd(plans, sqlString, func(p DayPlan, h HourPlan) {
 		fmt.Fprintf(&b, "-- %s, hour from %s: %d to add\n", p.Day, h.From.Format(tsLayout), len(h.Add))
-	}, func(c Click) error {
-		link, err := sqlString(c.LinkID)
-		if err != nil {
-			return fmt.Errorf("link id of the click at %s: %w", c.TS.Format(tsLayout), err)
-		}
-		country := "NULL"
-		if c.CountryCode != "" {
-			if country, err = sqlString(c.CountryCode); err != nil {
-				return fmt.Errorf("country of the click at %s: %w", c.TS.Format(tsLayout), err)
-			}
-		}
+	}, func(c Click, link, country string) {
 		fmt.Fprintf(&b, "INSERT INTO clicks (ts, link_id, country_code) VALUES ('%s', %s, %s);\n", c.TS.UTC().Format(tsLayout), link, country)
-		return nil
 	})
 	if err != nil {
 		return err
@@ -103,9 +92,11 @@ func WriteSQL(w io.Writer, plans []DayPlan, d dsn.Dialect) error {
 	return err
 }
 
-// eachAdd calls hour for each repairable hour of plans, then click for
-// each of its clicks to add, and stops at click's first error.
-func eachAdd(plans []DayPlan, hour func(DayPlan, HourPlan), click func(Click) error) error {
+// eachAdd calls hour for each repairable hour of plans, then insert for
+// each of its clicks to add, with the click's link id and country written
+// as literals by quote (NULL for no country). It stops at the first value
+// quote refuses.
+func eachAdd(plans []DayPlan, quote func(string) (string, error), hour func(DayPlan, HourPlan), insert func(c Click, link, country string)) error {
 	for _, p := range plans {
 		for _, h := range p.Hours {
 			if !h.Repairable() {
@@ -113,9 +104,17 @@ func eachAdd(plans []DayPlan, hour func(DayPlan, HourPlan), click func(Click) er
 			}
 			hour(p, h)
 			for _, c := range h.Add {
-				if err := click(c); err != nil {
-					return err
+				link, err := quote(c.LinkID)
+				if err != nil {
+					return fmt.Errorf("link id of the click at %s: %w", c.TS.Format(tsLayout), err)
 				}
+				country := "NULL"
+				if c.CountryCode != "" {
+					if country, err = quote(c.CountryCode); err != nil {
+						return fmt.Errorf("country of the click at %s: %w", c.TS.Format(tsLayout), err)
+					}
+				}
+				insert(c, link, country)
 			}
 		}
 	}

@@ -45,22 +45,11 @@ func writeMySQL(w io.Writer, plans []DayPlan) error {
 	b.WriteString("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ;\n")
 	b.WriteString("START TRANSACTION;\n")
 	writeMySQLChecks(&b, plans)
-	err := eachAdd(plans, func(p DayPlan, h HourPlan) {
+	err := eachAdd(plans, mysqlString, func(p DayPlan, h HourPlan) {
 		fmt.Fprintf(&b, "-- %s, hour from %s: %d to add\n", p.Day, h.From.Format(tsLayout), len(h.Add))
-	}, func(c Click) error {
-		link, err := mysqlString(c.LinkID)
-		if err != nil {
-			return fmt.Errorf("link id of the click at %s: %w", c.TS.Format(tsLayout), err)
-		}
-		country := "NULL"
-		if c.CountryCode != "" {
-			if country, err = mysqlString(c.CountryCode); err != nil {
-				return fmt.Errorf("country of the click at %s: %w", c.TS.Format(tsLayout), err)
-			}
-		}
+	}, func(c Click, link, country string) {
 		fmt.Fprintf(&b, "INSERT INTO clicks (ts, link_id, country_code) SELECT '%s', %s, %s FROM DUAL WHERE @clickrecon_ok = 1;\n",
 			c.TS.UTC().Format(mysqlTSLayout), link, country)
-		return nil
 	})
 	if err != nil {
 		return err
