@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
+	"github.com/clickrecon/clickrecon/internal/durable"
 	"github.com/clickrecon/clickrecon/reconcile"
 )
 
@@ -33,29 +34,11 @@ func WritePlan(dir string, plans []DayPlan, d dsn.Dialect) error {
 		if err := f.write(&b); err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
-		if err := writeSynced(filepath.Join(dir, f.name), b.Bytes(), os.O_TRUNC); err != nil {
+		if err := durable.WriteFile(filepath.Join(dir, f.name), b.Bytes(), os.O_TRUNC, 0o640); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// writeSynced writes data to path (truncating it, or appending with
-// os.O_APPEND) and syncs it.
-func writeSynced(path string, data []byte, flag int) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|flag, 0o640)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // FileJournal is a Journal that appends a synced line to a file (apply.log)
@@ -90,5 +73,5 @@ func (j FileJournal) append(line string) error {
 	if j.Now != nil {
 		now = j.Now
 	}
-	return writeSynced(j.Path, []byte(now().UTC().Format(time.RFC3339)+" "+line+"\n"), os.O_APPEND)
+	return durable.WriteFile(j.Path, []byte(now().UTC().Format(time.RFC3339)+" "+line+"\n"), os.O_APPEND, 0o640)
 }

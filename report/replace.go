@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/clickrecon/clickrecon/internal/durable"
 )
 
 // replaceFolder writes files into a new folder beside dir/name, syncs them
@@ -34,7 +36,7 @@ func replaceFolder(dir, name string, files []File) (err error) {
 	var g errgroup.Group
 	for _, f := range files {
 		g.Go(func() error {
-			if err := writeSynced(filepath.Join(tmp, f.Name), f.Data); err != nil {
+			if err := durable.WriteFile(filepath.Join(tmp, f.Name), f.Data, os.O_EXCL, 0o644); err != nil {
 				return fmt.Errorf("write report %s: %w", filepath.Join(final, f.Name), err)
 			}
 			return nil
@@ -46,14 +48,14 @@ func replaceFolder(dir, name string, files []File) (err error) {
 	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it 0700
 		return fmt.Errorf("write report %s: %w", final, err)
 	}
-	if err := syncDir(tmp); err != nil {
+	if err := durable.SyncDir(tmp); err != nil {
 		return fmt.Errorf("write report %s: %w", final, err)
 	}
 	old, err := swapIn(tmp, final)
 	if err != nil {
 		return fmt.Errorf("write report %s: %w", final, err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := durable.SyncDir(dir); err != nil {
 		return fmt.Errorf("write report %s: %w", final, err)
 	}
 	if old != "" {
@@ -107,32 +109,4 @@ func swapRenames(tmp, final string) (string, error) {
 		return "", err
 	}
 	return old, nil
-}
-
-// writeSynced creates path, which must not exist, with b, and syncs it.
-func writeSynced(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// syncDir syncs a folder, so that the names created or renamed in it are
-// on disk.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
