@@ -8,7 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 )
 
@@ -28,17 +27,7 @@ func PrintSummary(w io.Writer, format string, rep report.Report, dir string) err
 	}
 	fmt.Fprintf(w, "clickrecon: workspace %s, %s..%s (%s): %s\n\n", rep.WorkspaceID, rep.Window.From, rep.Window.To, rep.Window.TZ, report.StatusText(rep.Status))
 	// Past a screenful, only the days that need a look are listed.
-	days, folded := rep.Days, 0
-	if len(days) > maxTextDays {
-		days = nil
-		for _, d := range rep.Days {
-			if d.Status == reconcile.Match {
-				folded++
-				continue
-			}
-			days = append(days, d)
-		}
-	}
+	days, folded := report.FoldMatches(rep.Days, maxTextDays)
 	if len(days) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "date\thours\telido\tlocal\tdelta\t status\t severity\t")

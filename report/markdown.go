@@ -58,17 +58,7 @@ func Markdown(r Report) ([]byte, error) {
 	}
 
 	// Past a screenful, the table lists the days that are not a match.
-	days, folded := r.Days, 0
-	if len(days) > maxMarkdownDays {
-		days = nil
-		for _, d := range r.Days {
-			if d.Status == reconcile.Match {
-				folded++
-				continue
-			}
-			days = append(days, d)
-		}
-	}
+	days, folded := FoldMatches(r.Days, maxMarkdownDays)
 	p("\n## Days\n\n| date | hours | Elido | local | delta | status | severity |\n|---|---:|---:|---:|---:|---|---|\n")
 	for _, d := range days {
 		p("| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(d.Date), Hours(d.Hours), OptNum(d.API), OptNum(d.Local),
@@ -234,4 +224,21 @@ func CountryName(code string) string {
 		return "-"
 	}
 	return code
+}
+
+// FoldMatches returns days whole when there are at most most of them;
+// past that, the days that are not a match, and how many matching days it
+// left out: past a screenful, a listing shows the days that need a look.
+func FoldMatches(days []Day, most int) (shown []Day, folded int) {
+	if len(days) <= most {
+		return days, 0
+	}
+	for _, d := range days {
+		if d.Status == reconcile.Match {
+			folded++
+			continue
+		}
+		shown = append(shown, d)
+	}
+	return shown, folded
 }
