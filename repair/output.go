@@ -121,25 +121,34 @@ func eachAdd(plans []DayPlan, quote func(string) (string, error), hour func(DayP
 	return nil
 }
 
+// checkedHours are the hours repair.sql re-counts before it writes: every
+// hour the plan compared and did not refuse, on the days that add clicks.
+func checkedHours(plans []DayPlan) []HourPlan {
+	var hours []HourPlan
+	for _, p := range plans {
+		if len(p.Add()) == 0 {
+			continue
+		}
+		for _, h := range p.Hours {
+			if h.Refused == "" {
+				hours = append(hours, h)
+			}
+		}
+	}
+	return hours
+}
+
 // writeSQLChecks writes PostgreSQL's lock and re-count: a receiver's
 // insert under way is waited for and counted, a later one waits for the
 // COMMIT, and an hour whose count moved since the plan fails the
 // transaction (psql then rolls it back at COMMIT).
 func writeSQLChecks(b *strings.Builder, plans []DayPlan) {
 	var checks []string
-	for _, p := range plans {
-		if len(p.Add()) == 0 {
-			continue
-		}
-		for _, h := range p.Hours {
-			if h.Refused != "" {
-				continue
-			}
-			from, to := h.From.UTC().Format(tsLayout), h.To.UTC().Format(tsLayout)
-			checks = append(checks, fmt.Sprintf("  IF (SELECT count(*) FROM clicks WHERE ts >= '%s'::timestamptz AND ts < '%s'::timestamptz) <> %d THEN\n"+
-				"    RAISE EXCEPTION 'the hour from %s no longer holds the %d clicks the repair was planned on: nothing is written; plan the repair again';\n"+
-				"  END IF;\n", from, to, h.Store, from, h.Store))
-		}
+	for _, h := range checkedHours(plans) {
+		from, to := h.From.UTC().Format(tsLayout), h.To.UTC().Format(tsLayout)
+		checks = append(checks, fmt.Sprintf("  IF (SELECT count(*) FROM clicks WHERE ts >= '%s'::timestamptz AND ts < '%s'::timestamptz) <> %d THEN\n"+
+			"    RAISE EXCEPTION 'the hour from %s no longer holds the %d clicks the repair was planned on: nothing is written; plan the repair again';\n"+
+			"  END IF;\n", from, to, h.Store, from, h.Store))
 	}
 	if len(checks) == 0 {
 		return

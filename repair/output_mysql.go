@@ -69,29 +69,18 @@ const mysqlChangedTable = "`store changed since the plan: nothing written; plan 
 // script when one moved.
 func writeMySQLChecks(b *strings.Builder, plans []DayPlan) {
 	b.WriteString("SET @clickrecon_ok = 1;\n")
-	var n int
-	for _, p := range plans {
-		if len(p.Add()) == 0 {
-			continue
-		}
-		for _, h := range p.Hours {
-			if h.Refused != "" {
-				continue
-			}
-			if n == 0 {
-				b.WriteString("-- Other writers of these hours wait until COMMIT (this waits at most 10s\n")
-				b.WriteString("-- for theirs), and nothing is written unless each hour still holds\n")
-				b.WriteString("-- what the plan saw.\n")
-			}
-			n++
-			fmt.Fprintf(b, "SELECT count(*) INTO @clickrecon_n FROM clicks WHERE ts >= '%s' AND ts < '%s' LOCK IN SHARE MODE;\n",
-				h.From.UTC().Format(mysqlTSLayout), h.To.UTC().Format(mysqlTSLayout))
-			fmt.Fprintf(b, "SET @clickrecon_ok = IF(@clickrecon_n = %d, @clickrecon_ok, 0); -- the hour from %s held %d\n",
-				h.Store, h.From.UTC().Format(tsLayout), h.Store)
-		}
-	}
-	if n == 0 {
+	hours := checkedHours(plans)
+	if len(hours) == 0 {
 		return
+	}
+	b.WriteString("-- Other writers of these hours wait until COMMIT (this waits at most 10s\n")
+	b.WriteString("-- for theirs), and nothing is written unless each hour still holds\n")
+	b.WriteString("-- what the plan saw.\n")
+	for _, h := range hours {
+		fmt.Fprintf(b, "SELECT count(*) INTO @clickrecon_n FROM clicks WHERE ts >= '%s' AND ts < '%s' LOCK IN SHARE MODE;\n",
+			h.From.UTC().Format(mysqlTSLayout), h.To.UTC().Format(mysqlTSLayout))
+		fmt.Fprintf(b, "SET @clickrecon_ok = IF(@clickrecon_n = %d, @clickrecon_ok, 0); -- the hour from %s held %d\n",
+			h.Store, h.From.UTC().Format(tsLayout), h.Store)
 	}
 	b.WriteString("SET @clickrecon_check = IF(@clickrecon_ok = 1, 'DO 0', 'SELECT 1 FROM " + mysqlChangedTable + "');\n")
 	b.WriteString("PREPARE clickrecon_check FROM @clickrecon_check;\n")
