@@ -207,3 +207,86 @@ func TestRunRepairApplyIntoAnotherStoreWritesNothing(t *testing.T) {
 		t.Errorf("the copy was written to (%v)", err)
 	}
 }
+
+// A plan folder that cannot be made (a file in its place) stops the repair
+// before anything is written: the plan is recorded first or not at all.
+// A journal that cannot be appended to (apply.log a folder) refuses each
+// day before its transaction.
+func TestRepairWhoseFilesAreRefusedInsertsNothing(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		block func(t *testing.T, dir string) // makes dir's files unwritable
+		want  string
+	}{
+		{"plan_folder", func(t *testing.T, dir string) {
+			if err := os.WriteFile(dir, []byte("not a folder"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "not a directory"},
+		{"journal", func(t *testing.T, dir string) {
+			if err := os.MkdirAll(filepath.Join(dir, "apply.log"), 0o750); err != nil {
+				t.Fatal(err)
+			}
+		}, "record the intended repair"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, o, d := setup(t)
+			before := lostDayTotal(t, o)
+			ro := repairOptions(t, o, true)
+			tt.block(t, ro.Dir)
+			out, err := Repair(context.Background(), ro, d, &bytes.Buffer{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Err == nil || !strings.Contains(out.Err.Error(), tt.want) || out.Inserted != 0 {
+				t.Errorf("outcome %+v; want an error saying %q and nothing inserted", out, tt.want)
+			}
+			if after := lostDayTotal(t, o); after != before {
+				t.Errorf("the store's day went from %d to %d though the repair could not be recorded", before, after)
+			}
+		})
+	}
+}
+
+// Plan files left by a run killed while writing them (a repair.csv cut
+// short, a longer repair.sql of an older plan) are replaced whole by the
+// next repair, never appended to or mixed with its own.
+func TestRepairRewritesAHalfWrittenPlanWhole(t *testing.T) {
+	_, o, d := setup(t)
+	fresh := repairOptions(t, o, false)
+	if out, err := Repair(context.Background(), fresh, d, &bytes.Buffer{}); err != nil || out.Err != nil {
+		t.Fatalf("Repair: %v, %+v", err, out)
+	}
+	ro := repairOptions(t, o, false)
+	if err := os.MkdirAll(ro.Dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{"repair.csv", "surplus.csv", "repair.sql"}
+	want := map[string]string{}
+	for _, name := range files {
+		b, err := os.ReadFile(filepath.Join(fresh.Dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[name] = string(b)
+		stale := b[:len(b)/2] // cut short
+		if name == "repair.sql" {
+			stale = append(bytes.Repeat(b, 2), "-- an older plan\n"...) // longer
+		}
+		if err := os.WriteFile(filepath.Join(ro.Dir, name), stale, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := Repair(context.Background(), ro, d, &bytes.Buffer{}); err != nil || out.Err != nil {
+		t.Fatalf("Repair over a half-written plan: %v, %+v", err, out)
+	}
+	for _, name := range files {
+		b, err := os.ReadFile(filepath.Join(ro.Dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want[name], string(b)); diff != "" {
+			t.Errorf("%s is not the new plan whole (-want +got):\n%s", name, diff)
+		}
+	}
+}

@@ -244,3 +244,55 @@ func TestMigrate(t *testing.T) {
 		}
 	}
 }
+
+// merge reading s3:// shards from a bucket that refuses (403), or whose
+// connection closes before it answers: no shard is read, nothing is
+// written, and the exit code says whether a rerun can help.
+func TestMergeFromS3ThatRefuses(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		answer   http.HandlerFunc
+		wantCode int
+	}{
+		{"refused", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusForbidden)
+			w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>denied</Message></Error>`))
+		}, exitUsage},
+		// The request reached the bucket and its answer never came back.
+		{"answer_lost", func(w http.ResponseWriter, r *http.Request) {
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				conn.Close()
+			}
+		}, exitUsage},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			newS3(t, "x") // the AWS settings of the test
+			var mu sync.Mutex
+			asked := 0
+			bucket := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				asked++
+				mu.Unlock()
+				tt.answer(w, r)
+			}))
+			t.Cleanup(bucket.Close)
+			q := url.Values{"endpoint": {bucket.URL}, "use_path_style": {"true"}, "region": {"eu-central-1"}}.Encode()
+			merged := filepath.Join(t.TempDir(), "merged")
+			code, stdout, stderr := runMerge(t, "--report-dir", merged, "s3://reports/a?"+q, "s3://reports/b?"+q)
+			if code != tt.wantCode || !strings.Contains(stderr, "s3://reports/a") {
+				t.Errorf("exit %d, want %d naming the shard\nstdout: %s\nstderr: %s", code, tt.wantCode, stdout, stderr)
+			}
+			if strings.Contains(stderr+stdout, "AWS4-HMAC") || strings.Contains(stderr+stdout, "use_path_style") {
+				t.Errorf("the signature or the URL's query is in the output:\n%s%s", stdout, stderr)
+			}
+			mu.Lock()
+			if asked == 0 {
+				t.Error("the bucket was never asked: the fault was not met")
+			}
+			mu.Unlock()
+			if _, err := os.Stat(merged); !os.IsNotExist(err) {
+				t.Errorf("a merged report was written (%v)", err)
+			}
+		})
+	}
+}
