@@ -161,14 +161,8 @@ func (c config) validateCommon() error {
 	default:
 		add(fmt.Errorf("--format (RECON_FORMAT) must be text or json, got %q", c.Format))
 	}
-	switch strings.ToLower(c.LogFormat) {
-	case "", "json", "text":
-	default:
-		add(fmt.Errorf("LOG_FORMAT must be json or text, got %q", c.LogFormat))
-	}
-	_, err := parseLevel(c.LogLevel)
-	add(err)
-	_, err = alert.ParseNotify(c.SlackNotify)
+	add(c.checkLogging())
+	_, err := alert.ParseNotify(c.SlackNotify)
 	add(err)
 	if c.ReportURL != "" {
 		// Any run key will do: this checks the base URL alone.
@@ -190,6 +184,21 @@ func (c config) validateCommon() error {
 	}
 	if c.DrillMax < 0 {
 		add(fmt.Errorf("RECON_DRILLDOWN_MAX_REQUESTS must not be negative, got %d", c.DrillMax))
+	}
+	return errors.Join(errs...)
+}
+
+// checkLogging checks LOG_LEVEL and LOG_FORMAT, which every command that
+// logs reads; it returns both mistakes, joined.
+func (c config) checkLogging() error {
+	var errs []error
+	switch strings.ToLower(c.LogFormat) {
+	case "", "json", "text":
+	default:
+		errs = append(errs, fmt.Errorf("LOG_FORMAT must be json or text, got %q", c.LogFormat))
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

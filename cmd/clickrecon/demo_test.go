@@ -25,6 +25,27 @@ func TestDemo(t *testing.T) {
 	}
 }
 
+// With --format json the demo's stdout is its report, one JSON line, as
+// run's is: it stops after the first report, with no Slack message and no
+// repair to print.
+func TestDemoJSONIsOneReport(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := runWith(context.Background(), []string{"demo", "--report-dir", dir, "--format", "json"}, envconfig.MapLookuper(nil), &stdout, &stderr,
+		deps{now: func() time.Time { return testNow }})
+	if code != exitOK {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	var rep report.Report
+	if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &rep) != nil || rep.Tool != report.Tool || rep.Status != report.StatusDiscrepancies {
+		t.Fatalf("stdout is not one report.json line with status discrepancies:\n%s", stdout.String())
+	}
+	if paths, _ := filepath.Glob(filepath.Join(dir, "*", "report.json")); len(paths) != 1 {
+		t.Errorf("report.json files: %v, want the first run's alone", paths)
+	}
+}
+
 func testDemo(t *testing.T, now time.Time) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer

@@ -239,9 +239,14 @@ var varInBrackets = regexp.MustCompile(` \((RECON|REPAIR)_[A-Z_]+\)`)
 func parseArgs(ctx context.Context, name string, args []string, env envconfig.Lookuper, stdout, stderr io.Writer) (config, error) {
 	c, rest, err := parseArgsWithOperands(ctx, name, args, env, stdout, stderr)
 	if !flagStop(err) && len(rest) > 0 {
-		return config{}, errors.Join(fmt.Errorf("unexpected argument %q: clickrecon %s takes flags only (see --help)", rest[0], name), err)
+		return config{}, errors.Join(unexpectedArg(name, rest), err)
 	}
 	return c, err
+}
+
+// unexpectedArg refuses the operands of a command that takes flags only.
+func unexpectedArg(name string, rest []string) error {
+	return fmt.Errorf("unexpected argument %q: clickrecon %s takes flags only (see --help)", rest[0], name)
 }
 
 // parseArgsWithOperands is parseArgs for a command that takes operands

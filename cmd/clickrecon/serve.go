@@ -30,18 +30,18 @@ const serveAddr = "127.0.0.1:8080"
 // that a night's report on a claim or in a bucket can be opened. It never
 // writes nor deletes there.
 func cmdServe(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer) int {
-	c, err := parseArgs(ctx, "serve", args, env, stdout, stderr)
+	c, rest, err := parseArgsWithOperands(ctx, "serve", args, env, stdout, stderr)
 	if flagStop(err) {
 		return usageExit(stderr, err)
 	}
+	if len(rest) > 0 {
+		return usageExit(stderr, unexpectedArg("serve", rest))
+	}
 	// Only the variables serve reads count: a bad one of run's is not
 	// serve's to refuse.
-	err = nil
+	err = c.checkLogging()
 	if _, _, splitErr := net.SplitHostPort(c.Addr); splitErr != nil {
-		err = fmt.Errorf("--addr %q is not HOST:PORT (e.g. %s): %v", c.Addr, serveAddr, splitErr)
-	}
-	if _, lvlErr := parseLevel(c.LogLevel); lvlErr != nil {
-		err = errors.Join(err, lvlErr)
+		err = errors.Join(fmt.Errorf("--addr %q is not HOST:PORT (e.g. %s): %v", c.Addr, serveAddr, splitErr), err)
 	}
 	if err != nil {
 		return usageExit(stderr, err)

@@ -353,18 +353,27 @@ func TestServePolicyFitsTheReportPage(t *testing.T) {
 func TestServeCommand(t *testing.T) {
 	dir, _ := localServeDir(t)
 	t.Run("bad_settings", func(t *testing.T) {
-		for _, args := range [][]string{
-			{"serve", "--addr", "8080"},
-			{"serve", "--report-dir", filepath.Join(dir, "nope")},
-			{"serve", "--report-dir", "ftp://host/reports"},
-			{"serve", "--report-dir", "s3://?region=x"},
-			{"serve", "--bogus"},
-			{"serve", "extra"},
+		for _, tt := range []struct {
+			args []string
+			env  map[string]string
+			want string // what stderr must say
+		}{
+			{args: []string{"serve", "--addr", "8080"}, want: `--addr "8080" is not HOST:PORT`},
+			{args: []string{"serve", "--report-dir", filepath.Join(dir, "nope")}, want: "is not a folder"},
+			{args: []string{"serve", "--report-dir", "ftp://host/reports"}, want: "RECON_REPORT_DIR"},
+			{args: []string{"serve", "--report-dir", "s3://?region=x"}, want: "RECON_REPORT_DIR"},
+			{args: []string{"serve", "--bogus"}, want: "-bogus"},
+			{args: []string{"serve", "extra"}, want: `unexpected argument "extra"`},
+			{args: []string{"serve", "--addr", "127.0.0.1:0", "--report-dir", dir}, env: map[string]string{"LOG_FORMAT": "xml"}, want: "LOG_FORMAT"},
+			{args: []string{"serve", "--addr", "127.0.0.1:0", "--report-dir", dir}, env: map[string]string{"LOG_LEVEL": "loud"}, want: "LOG_LEVEL"},
 		} {
 			var stdout, stderr bytes.Buffer
-			code := run(context.Background(), args, envconfig.MapLookuper(nil), &stdout, &stderr)
-			if code != exitUsage || stderr.Len() == 0 {
-				t.Errorf("%q: exit %d, stderr %q: want 2 and a message", args, code, stderr.String())
+			// A setting let through would serve: the deadline stops it.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			code := run(ctx, tt.args, envconfig.MapLookuper(tt.env), &stdout, &stderr)
+			cancel()
+			if code != exitUsage || !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("%q %v: exit %d, stderr %q: want 2 and a message with %q", tt.args, tt.env, code, stderr.String(), tt.want)
 			}
 		}
 	})
