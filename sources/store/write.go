@@ -33,6 +33,10 @@ type Writer struct {
 	insert   namedQuery
 	span     namedQuery
 	lockWait time.Duration
+	// wallZone, for MySQL, is the zone of a DATETIME ts's wall clock
+	// (STORE_TIMESTAMP_TZ), in which an hour's re-count is bounded; nil
+	// for UTC.
+	wallZone *time.Location
 }
 
 // lockedTable is the table a repair's transaction locks against other
@@ -122,6 +126,9 @@ func OpenWriter(ctx context.Context, t dsn.Target, insertSQL string, o Options) 
 		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", t.Redacted, configError{dsn.RedactError(err, t.Secrets)})
 	}
 	w := &Writer{db: db, dialect: t.Dialect, insert: ins, span: span, lockWait: lockWait}
+	if t.Dialect == dsn.MySQL && o.zone() != time.UTC {
+		w.wallZone = o.zone()
+	}
 	if err := w.reader().check(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", t.Redacted, dsn.RedactError(refused(err), t.Secrets))
@@ -459,7 +466,7 @@ func classifyWrite(err error) error {
 
 // count is the rows in [from, to), inside tx.
 func (w *Writer) count(ctx context.Context, tx *sqlx.Tx, from, to time.Time) (int64, error) {
-	text, args, err := w.span.bind(w.dialect, spanParams(w.dialect, from, to))
+	text, args, err := w.span.bind(w.dialect, spanParams(w.dialect, w.wallZone, from, to))
 	if err != nil {
 		return 0, err
 	}
