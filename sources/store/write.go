@@ -75,7 +75,10 @@ func allowedInsertParam(name string) bool {
 // o.TimestampZone, the zone the store reads that column in, and a day's
 // transaction waits o.LockWait for the clicks table.
 //
-// On PostgreSQL it checks, before anything is written, that the role may
+// Before anything is written it refuses a server or session that is
+// read-only (checkWritable: a replica, a hot standby, a role whose
+// sessions are read-only), whatever the role's privileges, with
+// ErrReadOnly naming why. On PostgreSQL it checks, too, that the role may
 // take the lock that keeps other writers out of the clicks table while a
 // day is re-counted and written (LOCK TABLE … IN SHARE MODE, which
 // PostgreSQL grants only to a role with UPDATE, DELETE, TRUNCATE or
@@ -132,6 +135,10 @@ func OpenWriter(ctx context.Context, t dsn.Target, insertSQL string, o Options) 
 	if err := w.reader().check(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", t.Redacted, dsn.RedactError(refused(err), t.Secrets))
+	}
+	if err := w.checkWritable(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", t.Redacted, dsn.RedactError(err, t.Secrets))
 	}
 	if err := w.checkGrants(ctx, !custom); err != nil {
 		db.Close()
