@@ -52,6 +52,9 @@ type DayPlan struct {
 	// planned): not settled, not missing.
 	Skipped string
 	Hours   []HourPlan // the hours that differ
+	// Wall is Options.Wall: the zone of a ts holding wall-clock times,
+	// in which repair.sql writes and re-counts; nil for instants.
+	Wall *time.Location
 }
 
 // Add returns the clicks the day's repair puts back, oldest first.
@@ -87,7 +90,7 @@ func Plan(ctx context.Context, api Elido, st Store, o Options) ([]DayPlan, error
 }
 
 func planDay(ctx context.Context, api Elido, st Store, o Options, day reconcile.Date, loc *time.Location) (DayPlan, error) {
-	p := DayPlan{Day: day}
+	p := DayPlan{Day: day, Wall: o.Wall}
 	if _, end := day.Bounds(loc); o.Now.Before(end.Add(o.Settle)) {
 		p.Skipped = "not settled yet: Elido may still be receiving its clicks"
 		return p, nil

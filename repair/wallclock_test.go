@@ -11,6 +11,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/clickrecon/clickrecon/internal/dbtest"
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/mysqltest"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/reconcile"
@@ -23,24 +24,27 @@ import (
 // wallEngine is a store whose ts holds local wall-clock times: a
 // PostgreSQL timestamp, a MariaDB DATETIME.
 type wallEngine struct {
-	name   string
-	server func(testing.TB) (*sqlx.DB, string)
-	schema string
+	name    string
+	dialect dsn.Dialect
+	server  func(testing.TB) (*sqlx.DB, string)
+	schema  string
 	// walls reads every row as "wall|link|country", sorted.
 	walls string
 }
 
 var wallEngines = []wallEngine{
 	{
-		name:   "postgres_timestamp",
-		server: pgtest.New,
+		name:    "postgres_timestamp",
+		dialect: dsn.Postgres,
+		server:  pgtest.New,
 		schema: `CREATE TABLE clicks (ts timestamp(3) NOT NULL, link_id text NOT NULL, country_code text);
 CREATE INDEX clicks_ts_idx ON clicks (ts)`,
 		walls: `SELECT to_char(ts, 'YYYY-MM-DD HH24:MI:SS.MS') || '|' || link_id || '|' || coalesce(country_code, '') FROM clicks`,
 	},
 	{
-		name:   "mariadb_datetime",
-		server: mysqltest.New,
+		name:    "mariadb_datetime",
+		dialect: dsn.MySQL,
+		server:  mysqltest.New,
 		schema: `CREATE TABLE clicks (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, ts DATETIME(3) NOT NULL,
   link_id VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL, country_code CHAR(2) CHARACTER SET ascii NULL,
   KEY clicks_ts_idx (ts)) ENGINE = InnoDB`,
@@ -76,6 +80,7 @@ func wallStrings(rows []wallRow) []string {
 // and written in it (STORE_TIMESTAMP_TZ).
 type wallWorld struct {
 	e    wallEngine
+	dsn  string
 	db   *sqlx.DB
 	api  *elido.Client
 	st   *store.Store
@@ -91,7 +96,7 @@ func (e wallEngine) world(t *testing.T, zone *time.Location, elidoClicks []elido
 		db.MustExec(stmt)
 	}
 	insert := "INSERT INTO clicks (ts, link_id, country_code) VALUES ($1, $2, NULLIF($3, ''))"
-	if e.name == "mariadb_datetime" {
+	if e.dialect == dsn.MySQL {
 		insert = "INSERT INTO clicks (ts, link_id, country_code) VALUES (?, ?, NULLIF(?, ''))"
 	}
 	for _, r := range stored {
@@ -119,7 +124,7 @@ func (e wallEngine) world(t *testing.T, zone *time.Location, elidoClicks []elido
 	if err != nil {
 		t.Fatal(err)
 	}
-	return wallWorld{e: e, db: db, api: api, st: st, w: w, q: q, zone: zone}
+	return wallWorld{e: e, dsn: raw, db: db, api: api, st: st, w: w, q: q, zone: zone}
 }
 
 func (w wallWorld) rows(t *testing.T) []string {
@@ -130,6 +135,19 @@ func (w wallWorld) rows(t *testing.T) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// runSQL runs a repair.sql on w's store as its header tells an operator.
+func (w wallWorld) runSQL(t *testing.T, script string) error {
+	t.Helper()
+	if w.e.dialect == dsn.MySQL {
+		if out, err := runMySQL(t.Context(), mysqlClient(t, w.dsn), script); err != nil {
+			return fmt.Errorf("%w: %s", err, out)
+		}
+		return nil
+	}
+	_, err := w.db.Exec(script)
+	return err
 }
 
 func (w wallWorld) options(t *testing.T, days ...reconcile.Date) repair.Options {
@@ -231,6 +249,18 @@ func TestRepeatedWallHourIsNeverWrittenTwice(t *testing.T) {
 			want := []string{"2026-10-25 02:15:00.000|lnk_x", "2026-10-25 02:30:00.000|lnk_t", "2026-10-25 10:20:00.000|lnk_a", "2026-10-25 15:20:00.000|lnk_b"}
 			if diff := gocmp.Diff(want, add); diff != "" {
 				t.Errorf("clicks planned (-want +got):\n%s", diff)
+			}
+			// repair.sql, run on a copy of the store, writes the same.
+			var script strings.Builder
+			if err := repair.WriteSQL(&script, plans, e.dialect); err != nil {
+				t.Fatal(err)
+			}
+			copied := e.world(t, warsaw, elidoClicks, stored)
+			if err := copied.runSQL(t, script.String()); err != nil {
+				t.Fatalf("repair.sql: %v\n%s", err, script.String())
+			}
+			if diff := gocmp.Diff(wallStrings(asWritten(elidoClicks, warsaw)), copied.rows(t)); diff != "" {
+				t.Errorf("the store after repair.sql (-want +got):\n%s", diff)
 			}
 			res := repair.Apply(t.Context(), w.w, w.st, o, plans, nil, nil)
 			if len(res) != 1 || res[0].Err != nil || res[0].Inserted != 4 || !res[0].Matches() {

@@ -67,6 +67,10 @@ func offsetsAround(naive time.Time, zone *time.Location) []int {
 	return out
 }
 
+// WallBound is wallBound, for a script that compares a wall-clock column
+// with the bounds of an hour (repair.sql).
+func WallBound(t time.Time, zone *time.Location) time.Time { return wallBound(t, zone) }
+
 // wallBound is the first wall-clock time (as a UTC time.Time holding the
 // wall clock) whose instant, by WallInstant, is at or after t: a wall-clock
 // column's rows in [wallBound(from), wallBound(to)) are exactly those the
