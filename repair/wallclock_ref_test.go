@@ -68,7 +68,7 @@ func randomWallDay(r *rand.Rand, d reconcile.Date, zone *time.Location) ([]elido
 	}
 	var clicks []elidotest.Click
 	for range 60 + r.IntN(60) { // around the switch: three hours either side
-		clicks = append(clicks, click(jump.Add(time.Duration(r.Int64N(int64(6*time.Hour))) - 3*time.Hour)))
+		clicks = append(clicks, click(jump.Add(time.Duration(r.Int64N(int64(6*time.Hour)))-3*time.Hour)))
 	}
 	for range 10 + r.IntN(10) { // anywhere in the day
 		clicks = append(clicks, click(start.Add(time.Duration(r.Int64N(int64(end.Sub(start)))))))
