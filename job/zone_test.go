@@ -28,23 +28,7 @@ func TestRunSaysTheAssumedZone(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			world, o, d := setup(t)
 			if tt.naive {
-				db, err := sql.Open("sqlite", strings.TrimPrefix(world.StoreDSN, "sqlite:"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer db.Close()
-				// What Django and Rails write: UTC text without an offset, in a
-				// table without the reference schema's CHECK.
-				for _, q := range []string{
-					"CREATE TABLE naive AS SELECT * FROM clicks",
-					"DROP TABLE clicks",
-					"ALTER TABLE naive RENAME TO clicks",
-					"UPDATE clicks SET ts = replace(replace(ts, 'T', ' '), 'Z', '')",
-				} {
-					if _, err := db.Exec(q); err != nil {
-						t.Fatalf("%s: %v", q, err)
-					}
-				}
+				withoutOffsets(t, world.StoreDSN)
 			}
 			var logs bytes.Buffer
 			d.Log = slog.New(slog.NewTextHandler(&logs, nil))
@@ -82,5 +66,49 @@ func TestRunSaysTheAssumedZone(t *testing.T) {
 				t.Errorf("status %q: read as UTC, the demo's days are as before", out.Report.Status)
 			}
 		})
+	}
+}
+
+// withoutOffsets rewrites the demo's SQLite store as Django and Rails
+// write one: UTC text without an offset, in a table without the reference
+// schema's CHECK.
+func withoutOffsets(t *testing.T, storeDSN string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", strings.TrimPrefix(storeDSN, "sqlite:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		"CREATE TABLE naive AS SELECT * FROM clicks",
+		"DROP TABLE clicks",
+		"ALTER TABLE naive RENAME TO clicks",
+		"UPDATE clicks SET ts = replace(replace(ts, 'T', ' '), 'Z', '')",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// repair says the assumed zone on stdout and in the log before its plan.
+func TestRepairSaysTheAssumedZone(t *testing.T) {
+	world, o, d := setup(t)
+	withoutOffsets(t, world.StoreDSN)
+	var logs, stdout bytes.Buffer
+	d.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	out, err := Repair(context.Background(), repairOptions(t, o, false), d, &stdout)
+	if err != nil || out.Err != nil {
+		t.Fatalf("Repair: %v, %v", err, out.Err)
+	}
+	first, _, _ := strings.Cut(stdout.String(), "\n")
+	if !strings.HasPrefix(first, "note: clicks.ts (text without an offset)") || !strings.Contains(first, "in UTC") || !strings.Contains(first, "STORE_TIMESTAMP_TZ") {
+		t.Errorf("stdout's first line %q: want the assumed zone", first)
+	}
+	if !strings.Contains(logs.String(), "zone=UTC") {
+		t.Errorf("the log does not say it:\n%s", logs.String())
+	}
+	if out.Planned == 0 {
+		t.Errorf("nothing planned: the test proves little")
 	}
 }
