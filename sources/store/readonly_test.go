@@ -7,8 +7,11 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -199,4 +202,132 @@ func privateMariaDB(t *testing.T, args ...string) (string, *sqlx.DB) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// A PostgreSQL hot standby is refused before anything is written, the
+// error naming STORE_WRITE_DSN and that it is a standby (before, the
+// first write failed with "cannot set transaction read-write mode during
+// recovery", which names no setting). The primary and its standby are
+// private servers, started for the test as the postgres user.
+func TestPostgresHotStandbyRefusedBeforeWriting(t *testing.T) {
+	primary, standby := privateStandby(t)
+	primary.MustExec(`CREATE TABLE clicks (ts timestamptz NOT NULL, link_id text NOT NULL, country_code text)`)
+	raw := "postgres://postgres@127.0.0.1:" + standby + "/postgres?sslmode=disable"
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		db, err := sqlx.Open("postgres", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		err = db.Get(&n, "SELECT count(*) FROM pg_class WHERE relname = 'clicks'")
+		db.Close()
+		if err == nil && n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the standby did not replay the table: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	w, err := OpenWriter(t.Context(), storeWriteDSN(t, raw), "", Options{})
+	if err == nil {
+		w.Close()
+		t.Fatal("OpenWriter on a hot standby succeeded")
+	}
+	if !errors.Is(err, ErrReadOnly) || !errors.Is(err, ErrRefused) {
+		t.Errorf("err = %v, want ErrReadOnly", err)
+	}
+	errorContains(t, err, "STORE_WRITE_DSN", "hot standby", "pg_is_in_recovery()")
+}
+
+// privateStandby starts a PostgreSQL primary and a hot standby streaming
+// from it, of the test's own (initdb, pg_basebackup -R, in a temporary
+// directory, on free loopback ports, as the postgres user), stopped when t
+// ends, and returns a handle on the primary and the standby's port.
+func privateStandby(t *testing.T) (*sqlx.DB, string) {
+	t.Helper()
+	bin := ""
+	for _, dir := range []string{"/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/17/bin"} {
+		if _, err := os.Stat(filepath.Join(dir, "initdb")); err == nil {
+			bin = dir
+		}
+	}
+	u, uerr := user.Lookup("postgres")
+	if bin == "" || uerr != nil || os.Geteuid() != 0 {
+		dbtest.Unavailable(t, "privateStandby", "PostgreSQL's binaries", "PATH", "/usr/lib/postgresql", fmt.Errorf("initdb in %q, user postgres: %v, running as root: %v", bin, uerr, os.Geteuid() == 0))
+		return nil, ""
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	dir, err := os.MkdirTemp("", "clickrecon-standby-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chown(dir, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	as := func(ctx context.Context, name string, args ...string) *exec.Cmd {
+		c := exec.CommandContext(ctx, filepath.Join(bin, name), args...)
+		c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		c.Dir = dir
+		c.Env = []string{"PATH=/usr/bin:/bin", "LANG=C"}
+		return c
+	}
+	run := func(name string, args ...string) {
+		t.Helper()
+		if out, err := as(context.Background(), name, args...).CombinedOutput(); err != nil {
+			dbtest.Unavailable(t, "privateStandby", "PostgreSQL", "PATH", name, fmt.Errorf("%w: %s", err, out))
+		}
+	}
+	start := func(data string) string {
+		t.Helper()
+		port := freePort(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		srv := as(ctx, "postgres", "-D", data, "-p", port, "-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "shared_buffers=16MB")
+		srv.Cancel = func() error { return srv.Process.Signal(syscall.SIGINT) } // a fast shutdown
+		if err := srv.Start(); err != nil {
+			cancel()
+			dbtest.Unavailable(t, "privateStandby", "PostgreSQL", "PATH", "postgres", err)
+		}
+		t.Cleanup(func() { cancel(); srv.Wait() })
+		return port
+	}
+	connect := func(port string) *sqlx.DB {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			db, err := sqlx.Open("postgres", "postgres://postgres@127.0.0.1:"+port+"/postgres?sslmode=disable")
+			if err == nil {
+				if err = db.Ping(); err == nil {
+					return db
+				}
+				db.Close()
+			}
+			if time.Now().After(deadline) {
+				dbtest.Unavailable(t, "privateStandby", "PostgreSQL", "PATH", "127.0.0.1:"+port, err)
+				return nil
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	run("initdb", "-D", filepath.Join(dir, "primary"), "-U", "postgres", "--auth=trust", "--no-sync")
+	primaryPort := start(filepath.Join(dir, "primary"))
+	primary := connect(primaryPort)
+	t.Cleanup(func() { primary.Close() })
+	run("pg_basebackup", "-D", filepath.Join(dir, "standby"), "-R", "-h", "127.0.0.1", "-p", primaryPort, "-U", "postgres", "--no-sync")
+	standbyPort := start(filepath.Join(dir, "standby"))
+	connect(standbyPort).Close()
+	return primary, standbyPort
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
