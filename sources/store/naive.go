@@ -12,6 +12,10 @@ import (
 	"github.com/clickrecon/clickrecon/reconcile"
 )
 
+// naiveSample is how many of the window's rows a SQLite store's Naive
+// looks at.
+const naiveSample = "1000"
+
 // Naive says how the events preset's click times are read when they carry
 // no offset or zone: Column names what holds them, Zone the zone they are
 // read in (STORE_TIMESTAMP_TZ, UTC by default). The zero Naive is a store
@@ -46,10 +50,12 @@ func (n Naive) WallZone() *time.Location {
 
 // Naive reads, for the events preset, whether clicks.ts holds times
 // without an offset: a PostgreSQL timestamp (without time zone) or a
-// MySQL DATETIME column, or, on SQLite, any row of the window (a day
-// either side) written as text without an offset. A custom query's, or a
-// daily store's, times are not known and reported as instants. It reads
-// the catalog, or, on SQLite, one range of the index on julianday(ts).
+// MySQL DATETIME column, or, on SQLite, a row written as text without an
+// offset among the first naiveSample of the window (a day either side),
+// so that a clean night does not read every row of it twice. A custom
+// query's, or a daily store's, times are not known and reported as
+// instants. It reads the catalog, or, on SQLite, the start of one range of
+// the index on julianday(ts).
 func (s *Store) Naive(ctx context.Context, q Query, w reconcile.Window) (Naive, error) {
 	if q.name != PresetEvents {
 		return Naive{}, nil
@@ -79,9 +85,9 @@ func (s *Store) Naive(ctx context.Context, q Query, w reconcile.Window) (Naive, 
 		var n int64
 		from, _ := w.From.Bounds(w.Loc)
 		_, to := w.To.Bounds(w.Loc)
-		err = s.db.GetContext(ctx, &n, `SELECT EXISTS (SELECT 1 FROM clicks
-  WHERE julianday(ts) >= julianday(?) - 1 AND julianday(ts) < julianday(?) + 1
-    AND NOT (ts GLOB '*[Zz]' OR ts GLOB '*[+-][0-9][0-9]:[0-9][0-9]'))`, sqliteTime(from), sqliteTime(to))
+		err = s.db.GetContext(ctx, &n, `SELECT EXISTS (SELECT 1 FROM (SELECT ts FROM clicks
+  WHERE julianday(ts) >= julianday(?) - 1 AND julianday(ts) < julianday(?) + 1 LIMIT `+naiveSample+`)
+  WHERE NOT (ts GLOB '*[Zz]' OR ts GLOB '*[+-][0-9][0-9]:[0-9][0-9]'))`, sqliteTime(from), sqliteTime(to))
 		if n > 0 {
 			column = "clicks.ts (text without an offset)"
 		}

@@ -1,8 +1,11 @@
 package store
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/reconcile"
@@ -108,5 +111,38 @@ func TestMergeShared(t *testing.T) {
 	}
 	if got := MergeShared(hours, nil); len(got) != 25 {
 		t.Errorf("MergeShared without a zone merged: %v", got)
+	}
+}
+
+// Naive tells a column of wall-clock times from one of instants.
+func TestNaive(t *testing.T) {
+	day := mustDate(t, "2026-10-25")
+	w := reconcile.Window{From: day, To: day, Loc: time.UTC}
+	events := mustQuery(t)(PresetQuery(PresetEvents))
+	for _, tt := range []struct {
+		name, column string
+		new          func(*testing.T) (*sqlx.DB, string)
+		want         string // Naive.Column; "" for instants
+	}{
+		{"postgres_timestamptz", "timestamptz", newPostgres(""), ""},
+		{"postgres_timestamp", "timestamp(3)", newPostgres(""), "clicks.ts (timestamp(3) without time zone)"},
+		{"mysql_datetime", "DATETIME(3)", newMySQL, "clicks.ts (DATETIME(3))"},
+		{"mysql_timestamp", "TIMESTAMP(3) NULL", newMySQL, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			db, raw := tt.new(t)
+			db.MustExec("ALTER TABLE clicks " + map[bool]string{true: "MODIFY ts " + tt.column, false: "ALTER COLUMN ts TYPE " + tt.column}[strings.HasPrefix(tt.name, "mysql")])
+			s := openStore(t, raw)
+			got, err := s.Naive(t.Context(), events, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Column != tt.want || (tt.want != "" && got.Zone != time.UTC) {
+				t.Errorf("Naive = %+v, want column %q in UTC", got, tt.want)
+			}
+			if tt.want == "" && (got.Note() != "" || got.WallZone() != nil) {
+				t.Errorf("a column of instants: note %q, wall zone %v", got.Note(), got.WallZone())
+			}
+		})
 	}
 }
