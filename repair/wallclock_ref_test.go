@@ -252,7 +252,7 @@ func checkAgainstReference(t *testing.T, w wallWorld, d reconcile.Date, elidoCli
 		for _, r := range stored {
 			at, skip := refInstant(parseWall(r.wall), zone)
 			if !at.Before(h.from) && at.Before(h.to) {
-				counts[key{r.wall, r.link, r.country}]--
+				counts[key(r)]--
 				skipped = skipped || skip
 			}
 		}
