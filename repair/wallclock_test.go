@@ -102,13 +102,7 @@ func (e wallEngine) world(t *testing.T, zone *time.Location, elidoClicks []elido
 	for _, r := range stored {
 		db.MustExec(insert, r.wall, r.link, r.country)
 	}
-	ws := "ws_" + strings.ReplaceAll(t.Name(), "/", "_")
-	srv := elidotest.NewServer(ws, testKey, elidoClicks)
-	t.Cleanup(srv.Close)
-	api, err := elido.New(elido.Config{BaseURL: srv.URL(), APIKey: testKey, WorkspaceID: ws, RatePerMinute: 6_000_000})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, api := fakeElido(t, elidoClicks)
 	o := store.Options{TimestampZone: zone}
 	st, err := store.Open(t.Context(), dbtest.Parsed(t, store.ParseDSN, raw), o)
 	if err != nil {
