@@ -95,6 +95,10 @@ type driller struct {
 	max       int // RECON_DRILLDOWN_MAX_REQUESTS
 	log       *slog.Logger
 	progress  Progress
+	// wall is the zone of a store's wall-clock ts (store.Naive.WallZone):
+	// its hours that share wall times are compared merged. nil for
+	// instants.
+	wall *time.Location
 }
 
 // lookbackDays is how far before the window the fallback looks for links
@@ -418,7 +422,7 @@ func (dr driller) hours(ctx context.Context, b *budget, d reconcile.Date, det *r
 		return
 	}
 	if len(hours) > 0 {
-		det.APIHours = hours
+		det.APIHours = store.MergeShared(hours, dr.wall)
 	}
 	local, err := dr.store.HourlyCounts(ctx, dr.query, d, dr.window.Loc)
 	switch {
@@ -426,7 +430,7 @@ func (dr driller) hours(ctx context.Context, b *budget, d reconcile.Date, det *r
 	case err != nil:
 		det.Notes = append(det.Notes, "the store's hourly counts could not be read: "+err.Error())
 	default:
-		det.LocalHours = append([]reconcile.HourCount{}, local...) // read, so never nil
+		det.LocalHours = store.MergeShared(append([]reconcile.HourCount{}, local...), dr.wall) // read, so never nil
 	}
 }
 

@@ -176,9 +176,17 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		Local:     local,
 		Summaries: summaries,
 	})
+	// Times without an offset are said in the report whatever the
+	// drill-down, and a wall-clock column's hours are compared by its rule.
+	var naive store.Naive
+	var said []report.Finding
+	var naiveErr error
+	if st != nil {
+		naive, said, naiveErr = assumedZone(ctx, log, st, o.Query, w)
+	}
 	res, drill, drillErr := drillDown(ctx, drillStage{on: o.Drilldown, limit: d.DrillLimit, timeout: o.Timeout,
 		driller: driller{client: d.Elido, store: st, query: o.Query, window: w, now: d.Now(),
-			retention: o.Retention, max: o.DrillMax, log: log, progress: d.Progress}}, res)
+			retention: o.Retention, max: o.DrillMax, log: log, progress: d.Progress, wall: naive.WallZone()}}, res)
 	interrupted := interruption(ctx, o.Timeout)
 	var reviseErr error
 	if interrupted == nil {
@@ -206,8 +214,9 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		Drilldown:   drill,
 	}, o.ReportURL)
 	if st != nil && interrupted == nil {
-		rep.Findings = append(rep.Findings, repairMissing(ctx, d, o.repairRun(), st, res)...)
+		rep.Findings = append(rep.Findings, repairMissing(ctx, d, o.repairRun(), st, naive, naiveErr, res)...)
 	}
+	rep.Findings = append(rep.Findings, said...)
 	d.Progress.Done()
 	out := Outcome{Report: rep, Result: res, Interrupted: interrupted}.
 		Failed(PartElido, firstErr(elidoErr, drillErr)).

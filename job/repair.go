@@ -88,6 +88,16 @@ func Repair(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (Rep
 	var out RepairOutcome
 	loc := o.Window.Loc
 	opts := repair.Options{Window: o.Window, Settle: o.Settle, Now: d.Now(), Query: o.Query}
+	naive, _, err := assumedZone(ctx, log, st, o.Query, o.Window)
+	if err != nil {
+		fmt.Fprintf(stdout, "clickrecon repair: nothing planned: %v\n", err)
+		out.Err = err
+		return out, nil
+	}
+	if naive.Assumed() {
+		fmt.Fprintf(stdout, "note: %s\n", naive.Note())
+	}
+	opts.Wall = naive.WallZone()
 	plans, err := repair.Plan(ctx, d.Elido, st, opts)
 	if err != nil {
 		log.Error("repair not planned", "err", err)
@@ -165,7 +175,11 @@ func (o Options) repairRun() runRepair {
 // transaction per day. A dry run, or one without its lock, only prints.
 // It returns findings that say what was repaired, or why not. Run calls
 // it only for a store it read and a run that was not stopped.
-func repairMissing(ctx context.Context, d Deps, o runRepair, st *store.Store, res reconcile.Result) []report.Finding {
+//
+// naive is how the store holds its times (store.Naive), and naiveErr why
+// that could not be read: then nothing is planned, as a wall-clock
+// column's clicks must be compared by wall-clock time.
+func repairMissing(ctx context.Context, d Deps, o runRepair, st *store.Store, naive store.Naive, naiveErr error, res reconcile.Result) []report.Finding {
 	if o.Repair == RepairOff {
 		return nil
 	}
@@ -182,7 +196,10 @@ func repairMissing(ctx context.Context, d Deps, o runRepair, st *store.Store, re
 	finding := func(format string, args ...any) report.Finding {
 		return report.Finding{Kind: findingRepair, Message: fmt.Sprintf(format, args...)}
 	}
-	opts := repair.Options{Window: o.Window, Settle: o.Settle, Now: d.Now(), Query: o.Query, Days: days}
+	if naiveErr != nil {
+		return []report.Finding{finding("no repair: %v", naiveErr)}
+	}
+	opts := repair.Options{Window: o.Window, Settle: o.Settle, Now: d.Now(), Query: o.Query, Days: days, Wall: naive.WallZone()}
 	plans, err := repair.Plan(ctx, d.Elido, st, opts)
 	if err != nil {
 		log.Error("repair not planned", "err", err)

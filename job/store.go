@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
 
@@ -99,4 +100,26 @@ func unopened(w reconcile.Window, err error) map[reconcile.Date]reconcile.Readin
 		local[day] = reconcile.Unknown(err)
 	}
 	return local
+}
+
+// findingZoneAssumed is the finding that says in which zone the store's
+// times without an offset were read: an assumption clickrecon cannot
+// check, said whether or not the days were drilled into.
+const findingZoneAssumed = "zone_assumed"
+
+// assumedZone says, in the log and as a report finding, that the store
+// holds times without an offset and in which zone they were read
+// (store.Naive); nothing when its times are instants. A failure to tell is
+// logged and returned: the counts do not depend on it, a repair does.
+func assumedZone(ctx context.Context, log *slog.Logger, st *store.Store, q store.Query, w reconcile.Window) (store.Naive, []report.Finding, error) {
+	n, err := st.Naive(ctx, q, w)
+	if err != nil {
+		log.Warn("could not tell whether the store's times carry an offset", "err", err)
+		return store.Naive{}, nil, err
+	}
+	if !n.Assumed() {
+		return n, nil, nil
+	}
+	log.Info("store times without an offset read in a zone", "column", n.Column, "zone", n.Zone.String(), "note", n.Note())
+	return n, []report.Finding{{Kind: findingZoneAssumed, Message: n.Note()}}, nil
 }

@@ -108,33 +108,45 @@ type HourPlan struct {
 // accounts for the whole gap of the hour, and every click to add can be
 // written as SQL text (no NUL byte, valid UTF-8).
 func PlanHour(h Hour, api, again, local []Click) HourPlan {
-	p := HourPlan{Hour: h}
-	switch {
-	case !sameClicks(api, again):
-		add, lost := Diff(api, again)
-		p.Refused = fmt.Sprintf("clicks/recent gave other clicks when read again with other page boundaries (%d and %d clicks, %d not in both): its answer is not stable; nothing of this hour is written", len(api), len(again), len(add)+len(lost))
-		return p
-	case int64(len(api)) != h.API:
-		p.Refused = fmt.Sprintf("clicks/recent gave %d clicks for this hour, Elido counts %d: it does not reach this far back, or the hour changed while it was read", len(api), h.API)
-		return p
-	case int64(len(local)) != h.Store:
-		p.Refused = fmt.Sprintf("the store read %d rows for this hour, then counted %d: it changed while it was read", len(local), h.Store)
+	p := HourPlan{Hour: h, Refused: checkReads(h, api, again, len(local))}
+	if p.Refused != "" {
 		return p
 	}
 	p.Add, p.Surplus = Diff(api, local)
-	if gap := h.API - h.Store; int64(len(p.Add)-len(p.Surplus)) != gap {
-		p.Refused = fmt.Sprintf("the difference (%d to add, %d surplus) does not account for the hour's gap of %d", len(p.Add), len(p.Surplus), gap)
+	if p.Refused = checkAdd(h, p.Add, p.Surplus, ""); p.Refused != "" {
 		p.Add, p.Surplus = nil, nil
-		return p
-	}
-	for _, c := range p.Add {
-		if err := c.writable(); err != nil {
-			p.Refused = fmt.Sprintf("its click at %s cannot be written: %v", c.TS.Format(tsLayout), err)
-			p.Add = nil
-			return p
-		}
 	}
 	return p
+}
+
+// checkReads says why an hour's reads cannot be compared ("" when they
+// can): the two reads of Elido's clicks differ, they do not add up to
+// Elido's hourly count, or the store's rows to its count.
+func checkReads(h Hour, api, again []Click, local int) string {
+	switch {
+	case !sameClicks(api, again):
+		add, lost := Diff(api, again)
+		return fmt.Sprintf("clicks/recent gave other clicks when read again with other page boundaries (%d and %d clicks, %d not in both): its answer is not stable; nothing of this hour is written", len(api), len(again), len(add)+len(lost))
+	case int64(len(api)) != h.API:
+		return fmt.Sprintf("clicks/recent gave %d clicks for this hour, Elido counts %d: it does not reach this far back, or the hour changed while it was read", len(api), h.API)
+	case int64(local) != h.Store:
+		return fmt.Sprintf("the store read %d rows for this hour, then counted %d: it changed while it was read", local, h.Store)
+	}
+	return ""
+}
+
+// checkAdd says why the clicks to add do not make a repair of h ("" when
+// they do): they do not account for its gap, or one cannot be written.
+func checkAdd(h Hour, add, surplus []Click, how string) string {
+	if gap := h.API - h.Store; int64(len(add)-len(surplus)) != gap {
+		return fmt.Sprintf("the difference (%d to add, %d surplus%s) does not account for the hour's gap of %d", len(add), len(surplus), how, gap)
+	}
+	for _, c := range add {
+		if err := c.writable(); err != nil {
+			return fmt.Sprintf("its click at %s cannot be written: %v", c.TS.Format(tsLayout), err)
+		}
+	}
+	return ""
 }
 
 // sameClicks reports whether a and b hold the same multiset of clicks.

@@ -136,13 +136,7 @@ func (e engine) world(t *testing.T, elidoClicks, stored []elidotest.Click) world
 	t.Helper()
 	db, dsn := e.database(t)
 	e.insert(t, db, stored)
-	ws := "ws_" + strings.ReplaceAll(t.Name(), "/", "_")
-	srv := elidotest.NewServer(ws, testKey, elidoClicks)
-	t.Cleanup(srv.Close)
-	api, err := elido.New(elido.Config{BaseURL: srv.URL(), APIKey: testKey, WorkspaceID: ws, RatePerMinute: 6_000_000})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, api := fakeElido(t, elidoClicks)
 	st, err := store.Open(t.Context(), dbtest.Parsed(t, store.ParseDSN, dsn), store.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -158,6 +152,20 @@ func (e engine) world(t *testing.T, elidoClicks, stored []elidotest.Click) world
 		t.Fatal(err)
 	}
 	return world{engine: e, dsn: dsn, srv: srv, api: api, db: db, st: st, w: w, query: q}
+}
+
+// fakeElido starts the fake Elido with clicks, in a workspace of t's own,
+// and returns it and a client of it, without a rate limit to speak of.
+func fakeElido(t *testing.T, clicks []elidotest.Click) (*elidotest.Server, *elido.Client) {
+	t.Helper()
+	ws := "ws_" + strings.ReplaceAll(t.Name(), "/", "_")
+	srv := elidotest.NewServer(ws, testKey, clicks)
+	t.Cleanup(srv.Close)
+	api, err := elido.New(elido.Config{BaseURL: srv.URL(), APIKey: testKey, WorkspaceID: ws, RatePerMinute: 6_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, api
 }
 
 // lostBurst returns a world on e whose store lost a burst of 60 clicks in

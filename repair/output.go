@@ -75,14 +75,22 @@ func WriteSQL(w io.Writer, plans []DayPlan, d dsn.Dialect) error {
 	b.WriteString("-- reference events schema (table clicks). Review, then run it, or use\n")
 	b.WriteString("-- clickrecon repair --apply, which re-checks each day before writing.\n")
 	b.WriteString("BEGIN;\n")
+	ts := "'%s'"
 	if d == dsn.Postgres {
 		b.WriteString("SET LOCAL standard_conforming_strings = on;\n")
+		if wall := wallZone(plans); wall != nil {
+			// A timestamp ts holds wall-clock times in this zone: the
+			// re-counts and inserts convert instants in it, as repair
+			// --apply's session does.
+			fmt.Fprintf(&b, "SET LOCAL TimeZone = '%s';\n", wall)
+			ts = "'%s'::timestamptz"
+		}
 		writeSQLChecks(&b, plans)
 	}
 	err := eachAdd(plans, sqlString, func(p DayPlan, h HourPlan) {
 		fmt.Fprintf(&b, "-- %s, hour from %s: %d to add\n", p.Day, h.From.Format(tsLayout), len(h.Add))
 	}, func(c Click, link, country string) {
-		fmt.Fprintf(&b, "INSERT INTO clicks (ts, link_id, country_code) VALUES ('%s', %s, %s);\n", c.TS.UTC().Format(tsLayout), link, country)
+		fmt.Fprintf(&b, "INSERT INTO clicks (ts, link_id, country_code) VALUES ("+ts+", %s, %s);\n", c.TS.UTC().Format(tsLayout), link, country)
 	})
 	if err != nil {
 		return err
@@ -116,6 +124,17 @@ func eachAdd(plans []DayPlan, quote func(string) (string, error), hour func(DayP
 				}
 				insert(c, link, country)
 			}
+		}
+	}
+	return nil
+}
+
+// wallZone is the zone of the plans' wall-clock ts (DayPlan.Wall), nil
+// for instants.
+func wallZone(plans []DayPlan) *time.Location {
+	for _, p := range plans {
+		if p.Wall != nil {
+			return p.Wall
 		}
 	}
 	return nil

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 	"unicode/utf8"
+
+	"github.com/clickrecon/clickrecon/sources/store"
 )
 
 // mysqlTSLayout is how an instant is written in MySQL's repair.sql: the
@@ -44,12 +47,13 @@ func writeMySQL(w io.Writer, plans []DayPlan) error {
 	b.WriteString("SET SESSION innodb_lock_wait_timeout = 10;\n")
 	b.WriteString("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ;\n")
 	b.WriteString("START TRANSACTION;\n")
-	writeMySQLChecks(&b, plans)
+	wall := wallZone(plans)
+	writeMySQLChecks(&b, plans, wall)
 	err := eachAdd(plans, mysqlString, func(p DayPlan, h HourPlan) {
 		fmt.Fprintf(&b, "-- %s, hour from %s: %d to add\n", p.Day, h.From.Format(tsLayout), len(h.Add))
 	}, func(c Click, link, country string) {
 		fmt.Fprintf(&b, "INSERT INTO clicks (ts, link_id, country_code) SELECT '%s', %s, %s FROM DUAL WHERE @clickrecon_ok = 1;\n",
-			c.TS.UTC().Format(mysqlTSLayout), link, country)
+			mysqlTS(c.TS, wall), link, country)
 	})
 	if err != nil {
 		return err
@@ -67,7 +71,7 @@ const mysqlChangedTable = "`store changed since the plan: nothing written; plan 
 // writeMySQLChecks writes the locking re-count of every hour the plan
 // compared, on the days that add clicks, and the statement that fails the
 // script when one moved.
-func writeMySQLChecks(b *strings.Builder, plans []DayPlan) {
+func writeMySQLChecks(b *strings.Builder, plans []DayPlan, wall *time.Location) {
 	b.WriteString("SET @clickrecon_ok = 1;\n")
 	hours := checkedHours(plans)
 	if len(hours) == 0 {
@@ -78,7 +82,7 @@ func writeMySQLChecks(b *strings.Builder, plans []DayPlan) {
 	b.WriteString("-- what the plan saw.\n")
 	for _, h := range hours {
 		fmt.Fprintf(b, "SELECT count(*) INTO @clickrecon_n FROM clicks WHERE ts >= '%s' AND ts < '%s' LOCK IN SHARE MODE;\n",
-			h.From.UTC().Format(mysqlTSLayout), h.To.UTC().Format(mysqlTSLayout))
+			mysqlBound(h.From, wall), mysqlBound(h.To, wall))
 		fmt.Fprintf(b, "SET @clickrecon_ok = IF(@clickrecon_n = %d, @clickrecon_ok, 0); -- the hour from %s held %d\n",
 			h.Store, h.From.UTC().Format(tsLayout), h.Store)
 	}
@@ -86,6 +90,26 @@ func writeMySQLChecks(b *strings.Builder, plans []DayPlan) {
 	b.WriteString("PREPARE clickrecon_check FROM @clickrecon_check;\n")
 	b.WriteString("EXECUTE clickrecon_check;\n")
 	b.WriteString("DEALLOCATE PREPARE clickrecon_check;\n")
+}
+
+// mysqlTS is a click's instant as repair.sql writes it into ts: the UTC
+// wall clock, or, for a DATETIME holding wall-clock times in wall, its
+// wall-clock time there.
+func mysqlTS(t time.Time, wall *time.Location) string {
+	if wall != nil {
+		return t.In(wall).Format(mysqlTSLayout)
+	}
+	return t.UTC().Format(mysqlTSLayout)
+}
+
+// mysqlBound is an hour's bound as repair.sql compares ts with it: the UTC
+// wall clock, or the first wall-clock time in wall that the wall-clock
+// rule reads as the bound or later (store.WallBound).
+func mysqlBound(t time.Time, wall *time.Location) string {
+	if wall != nil {
+		return store.WallBound(t, wall).Format("2006-01-02 15:04:05.000000")
+	}
+	return t.UTC().Format(mysqlTSLayout)
 }
 
 // mysqlString writes s as a utf8mb4 string whose bytes are a hex literal:

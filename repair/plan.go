@@ -37,6 +37,10 @@ type Options struct {
 	Now    time.Time        // the clock, for settling
 	Query  store.Query      // the events preset
 	Days   []reconcile.Date // if not nil, only these days of the window (run --repair: the days it found missing)
+	// Wall is the zone a ts holding wall-clock times is read in
+	// (store.Store.WallZone): its clicks are compared by wall-clock time
+	// (PlanWallHour). nil for a column of instants.
+	Wall *time.Location
 }
 
 // DayPlan is a repair's plan for one day.
@@ -48,6 +52,9 @@ type DayPlan struct {
 	// planned): not settled, not missing.
 	Skipped string
 	Hours   []HourPlan // the hours that differ
+	// Wall is Options.Wall: the zone of a ts holding wall-clock times,
+	// in which repair.sql writes and re-counts; nil for instants.
+	Wall *time.Location
 }
 
 // Add returns the clicks the day's repair puts back, oldest first.
@@ -83,7 +90,7 @@ func Plan(ctx context.Context, api Elido, st Store, o Options) ([]DayPlan, error
 }
 
 func planDay(ctx context.Context, api Elido, st Store, o Options, day reconcile.Date, loc *time.Location) (DayPlan, error) {
-	p := DayPlan{Day: day}
+	p := DayPlan{Day: day, Wall: o.Wall}
 	if _, end := day.Bounds(loc); o.Now.Before(end.Add(o.Settle)) {
 		p.Skipped = "not settled yet: Elido may still be receiving its clicks"
 		return p, nil
@@ -111,20 +118,16 @@ func planDay(ctx context.Context, api Elido, st Store, o Options, day reconcile.
 		return p, nil
 	}
 	_, dayEnd := day.Bounds(loc)
-	for i, ah := range apiHours {
-		lh := localHours[i]
-		if !ah.Start.Equal(lh.Start) {
-			return p, fmt.Errorf("hour %d starts at %s for Elido, %s for the store", i, ah.Start.UTC().Format(time.RFC3339), lh.Start.UTC().Format(time.RFC3339))
+	for i := range apiHours {
+		if !apiHours[i].Start.Equal(localHours[i].Start) {
+			return p, fmt.Errorf("hour %d starts at %s for Elido, %s for the store", i, apiHours[i].Start.UTC().Format(time.RFC3339), localHours[i].Start.UTC().Format(time.RFC3339))
 		}
-		if ah.Clicks == lh.Clicks {
+	}
+	for _, u := range units(apiHours, localHours, dayEnd, o.Wall) {
+		if u.API == u.Store {
 			continue
 		}
-		to := ah.Start.Add(time.Hour)
-		if to.After(dayEnd) {
-			to = dayEnd // the short last hour of Australia/Lord_Howe's DST day
-		}
-		h := Hour{From: ah.Start.UTC(), To: to.UTC(), API: ah.Clicks, Store: lh.Clicks}
-		hp, err := planHour(ctx, api, st, o.Query, h)
+		hp, err := planHour(ctx, api, st, o, u)
 		if err != nil {
 			return p, err
 		}
@@ -133,7 +136,29 @@ func planDay(ctx context.Context, api Elido, st Store, o Options, day reconcile.
 	return p, nil
 }
 
-func planHour(ctx context.Context, api Elido, st Store, q store.Query, h Hour) (HourPlan, error) {
+// units are the day's hours as a repair compares them: each of Elido's
+// hours, except that, in a wall-clock column (wall not nil), hours whose
+// clicks share wall-clock times are one: the two hours an autumn DST day
+// repeats, whose clicks the column cannot tell apart, are compared
+// together, wall time by wall time.
+func units(apiHours, localHours []elido.HourCount, dayEnd time.Time, wall *time.Location) []Hour {
+	var out []Hour
+	for i, ah := range apiHours {
+		to := ah.Start.Add(time.Hour)
+		if to.After(dayEnd) {
+			to = dayEnd // the short last hour of Australia/Lord_Howe's DST day
+		}
+		h := Hour{From: ah.Start.UTC(), To: to.UTC(), API: ah.Clicks, Store: localHours[i].Clicks}
+		if n := len(out); n > 0 && wall != nil && store.SharesWall(out[n-1].To, wall) {
+			out[n-1].To, out[n-1].API, out[n-1].Store = h.To, out[n-1].API+h.API, out[n-1].Store+h.Store
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+func planHour(ctx context.Context, api Elido, st Store, o Options, h Hour) (HourPlan, error) {
 	var reads [2][]Click
 	for i, size := range []int{pageSize, pageSizeAgain} {
 		got, err := api.ClicksRecentPaged(ctx, h.From, h.To, size)
@@ -145,13 +170,16 @@ func planHour(ctx context.Context, api Elido, st Store, q store.Query, h Hour) (
 			reads[i][j] = Click(c)
 		}
 	}
-	lc, err := st.Clicks(ctx, q, h.From, h.To)
+	lc, err := st.Clicks(ctx, o.Query, h.From, h.To)
 	if err != nil {
 		return HourPlan{}, err
 	}
+	if o.Wall != nil {
+		return PlanWallHour(h, reads[0], reads[1], lc, o.Wall), nil
+	}
 	l := make([]Click, len(lc))
 	for i, c := range lc {
-		l[i] = Click(c)
+		l[i] = Click{TS: c.TS, LinkID: c.LinkID, CountryCode: c.CountryCode}
 	}
 	return PlanHour(h, reads[0], reads[1], l), nil
 }

@@ -21,11 +21,16 @@ var (
 )
 
 // Click is one row of the events schema: its instant (UTC), its link, and
-// its country ("" for NULL).
+// its country ("" for NULL). Wall is, for a ts that holds wall-clock times
+// (a PostgreSQL timestamp, a MySQL DATETIME read in STORE_TIMESTAMP_TZ),
+// the wall-clock time the row holds, at the millisecond (wallLayout), and
+// TS the instant the wall-clock rule reads it as (WallInstant); "" for a
+// column of instants.
 type Click struct {
 	TS          time.Time
 	LinkID      string
 	CountryCode string
+	Wall        string
 }
 
 // Clicks returns every click of the events schema in [from, to), in no
@@ -52,7 +57,7 @@ func (s *Store) clicks(ctx context.Context, q Query, from, to time.Time) ([]Clic
 	var nq namedQuery
 	var err error
 	if s.dialect == dsn.MySQL {
-		nq, err = s.mysqlHourClicks()
+		nq, err = parseNamedMySQL(hourClicksMySQL, allowedParam, useNamed)
 	} else {
 		nq, err = hourClicksQuery(s.dialect)
 	}
@@ -61,9 +66,9 @@ func (s *Store) clicks(ctx context.Context, q Query, from, to time.Time) ([]Clic
 	}
 	var out []Click
 	err = s.readOnly(ctx, func(tx *sqlx.Tx) error {
-		return s.query(ctx, tx, nq, spanParams(s.dialect, from, to), func(rows *sql.Rows) error {
+		return s.query(ctx, tx, nq, spanParams(s.dialect, s.wallZone, from, to), func(rows *sql.Rows) error {
 			var err error
-			out, err = scanClicks(s.dialect, rows)
+			out, err = scanClicks(s.dialect, s.wallZone, rows)
 			return err
 		})
 	})
@@ -77,15 +82,20 @@ func hourClicksQuery(d dsn.Dialect) (namedQuery, error) {
 	return parseNamed(hourClicksPostgres)
 }
 
-// spanParams are :from and :to in the types d compares correctly.
-func spanParams(d dsn.Dialect, from, to time.Time) map[string]any {
-	if d == dsn.SQLite {
+// spanParams are :from and :to in the types d compares correctly; wall is
+// the zone of a MySQL DATETIME's wall clock (nil: UTC).
+func spanParams(d dsn.Dialect, wall *time.Location, from, to time.Time) map[string]any {
+	switch d {
+	case dsn.SQLite:
 		return map[string]any{"from": sqliteTime(from), "to": sqliteTime(to)}
+	case dsn.MySQL:
+		f, t := mysqlBounds(wall, from, to)
+		return map[string]any{"from": f, "to": t}
 	}
 	return map[string]any{"from": from.UTC(), "to": to.UTC()}
 }
 
-func scanClicks(d dsn.Dialect, rows *sql.Rows) ([]Click, error) {
+func scanClicks(d dsn.Dialect, wall *time.Location, rows *sql.Rows) ([]Click, error) {
 	var out []Click
 	for rows.Next() {
 		var c Click
@@ -100,6 +110,10 @@ func scanClicks(d dsn.Dialect, rows *sql.Rows) ([]Click, error) {
 				return nil, err
 			}
 			c.TS = t
+			if wall != nil {
+				c.Wall = t.Truncate(time.Millisecond).Format(wallLayout)
+				c.TS, _ = WallInstant(t, wall)
+			}
 		} else if d == dsn.SQLite {
 			var ts sql.NullString
 			if err := rows.Scan(&ts, &link, &country); err != nil {
@@ -110,8 +124,12 @@ func scanClicks(d dsn.Dialect, rows *sql.Rows) ([]Click, error) {
 				return nil, fmt.Errorf("a click's ts %q cannot be read: %w", ts.String, err)
 			}
 			c.TS = t
-		} else if err := rows.Scan(&c.TS, &link, &country); err != nil {
-			return nil, err
+		} else {
+			var w sql.NullString
+			if err := rows.Scan(&c.TS, &link, &country, &w); err != nil {
+				return nil, err
+			}
+			c.Wall = w.String
 		}
 		if !link.Valid {
 			return nil, errors.New("a click has a NULL link_id")

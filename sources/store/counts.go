@@ -218,21 +218,37 @@ func (s *Store) params(day reconcile.Date, from, to time.Time, loc *time.Locatio
 		if s.zone != nil {
 			p["wall_from"], p["wall_to"] = wallTime(from, s.zone), wallTime(to, s.zone)
 		}
-	default: // PostgreSQL; MySQL: the driver writes them in the store's timestamp zone
+	case dsn.MySQL:
+		p["from"], p["to"] = mysqlBounds(s.wallZone, from, to)
+	default: // PostgreSQL reads a timestamp column in the session TimeZone, by the same rule
 		p["from"], p["to"] = from.UTC(), to.UTC()
 	}
 	return p
 }
+
+// mysqlBounds are :from and :to for MySQL: the instants, which the driver
+// writes as UTC DATETIME text, or, for a DATETIME holding wall-clock times
+// in zone, the wall-clock bounds of the rows the wall-clock rule places in
+// [from, to) (wallBound), as DATETIME(6) text.
+func mysqlBounds(zone *time.Location, from, to time.Time) (any, any) {
+	if zone == nil {
+		return from.UTC(), to.UTC()
+	}
+	return wallBound(from, zone).Format(mysqlBoundLayout), wallBound(to, zone).Format(mysqlBoundLayout)
+}
+
+const mysqlBoundLayout = "2006-01-02 15:04:05.000000"
 
 // sqliteTimeLayout is how :from and :to reach SQLite.
 const sqliteTimeLayout = "2006-01-02T15:04:05.000Z"
 
 func sqliteTime(t time.Time) string { return t.UTC().Format(sqliteTimeLayout) }
 
-// wallTime is the wall-clock time of t in zone, without an offset, as a ts
-// written in that zone holds it: julianday() reads both alike.
+// wallTime is the first wall-clock time, without an offset, that the
+// wall-clock rule places at or after t in zone (wallBound), as a ts written
+// in that zone holds it: julianday() reads both alike.
 func wallTime(t time.Time, zone *time.Location) string {
-	return t.In(zone).Format("2006-01-02T15:04:05.000")
+	return wallBound(t, zone).Format("2006-01-02T15:04:05.000")
 }
 
 // readLinkCounts checks that rows has the columns link_id and clicks and

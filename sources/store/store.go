@@ -128,6 +128,9 @@ type Store struct {
 	// wallZone, for MySQL, is the zone :from and :to are written in
 	// (STORE_TIMESTAMP_TZ); nil for UTC.
 	wallZone *time.Location
+	// tsZone is STORE_TIMESTAMP_TZ, UTC by default: the zone a ts without
+	// an offset is read in, on every engine (Naive).
+	tsZone *time.Location
 }
 
 // Options say how a store is read. The zero Options is the default.
@@ -161,6 +164,7 @@ func Open(ctx context.Context, t dsn.Target, o Options) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", t.Redacted, dsn.RedactError(refused(err), t.Secrets))
 	}
 	s.jitOff = jitOff
+	s.tsZone = o.zone()
 	if t.Dialect == dsn.SQLite && o.TimestampZone != nil && o.TimestampZone.String() != "UTC" {
 		s.zone = o.TimestampZone
 	}

@@ -33,6 +33,10 @@ type Writer struct {
 	insert   namedQuery
 	span     namedQuery
 	lockWait time.Duration
+	// wallZone, for MySQL, is the zone of a DATETIME ts's wall clock
+	// (STORE_TIMESTAMP_TZ), in which an hour's re-count is bounded; nil
+	// for UTC.
+	wallZone *time.Location
 }
 
 // lockedTable is the table a repair's transaction locks against other
@@ -71,7 +75,10 @@ func allowedInsertParam(name string) bool {
 // o.TimestampZone, the zone the store reads that column in, and a day's
 // transaction waits o.LockWait for the clicks table.
 //
-// On PostgreSQL it checks, before anything is written, that the role may
+// Before anything is written it refuses a server or session that is
+// read-only (checkWritable: a replica, a hot standby, a role whose
+// sessions are read-only), whatever the role's privileges, with
+// ErrReadOnly naming why. On PostgreSQL it checks, too, that the role may
 // take the lock that keeps other writers out of the clicks table while a
 // day is re-counted and written (LOCK TABLE … IN SHARE MODE, which
 // PostgreSQL grants only to a role with UPDATE, DELETE, TRUNCATE or
@@ -122,9 +129,16 @@ func OpenWriter(ctx context.Context, t dsn.Target, insertSQL string, o Options) 
 		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", t.Redacted, configError{dsn.RedactError(err, t.Secrets)})
 	}
 	w := &Writer{db: db, dialect: t.Dialect, insert: ins, span: span, lockWait: lockWait}
+	if t.Dialect == dsn.MySQL && o.zone() != time.UTC {
+		w.wallZone = o.zone()
+	}
 	if err := w.reader().check(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", t.Redacted, dsn.RedactError(refused(err), t.Secrets))
+	}
+	if err := w.checkWritable(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store for writing (STORE_WRITE_DSN %s): %w", t.Redacted, dsn.RedactError(err, t.Secrets))
 	}
 	if err := w.checkGrants(ctx, !custom); err != nil {
 		db.Close()
@@ -459,7 +473,7 @@ func classifyWrite(err error) error {
 
 // count is the rows in [from, to), inside tx.
 func (w *Writer) count(ctx context.Context, tx *sqlx.Tx, from, to time.Time) (int64, error) {
-	text, args, err := w.span.bind(w.dialect, spanParams(w.dialect, from, to))
+	text, args, err := w.span.bind(w.dialect, spanParams(w.dialect, w.wallZone, from, to))
 	if err != nil {
 		return 0, err
 	}

@@ -160,16 +160,6 @@ func classifyMySQLWrite(err error) (error, bool) {
 	return err, true
 }
 
-// mysqlHourClicks is the Clicks query for MySQL. A ts written as local
-// wall-clock times (STORE_TIMESTAMP_TZ) is refused, as on SQLite: the hour
-// an autumn DST day repeats could not be placed.
-func (s *Store) mysqlHourClicks() (namedQuery, error) {
-	if s.wallZone != nil {
-		return namedQuery{}, fmt.Errorf("%w: repair does not read a MySQL ts written in STORE_TIMESTAMP_TZ=%s: its clicks cannot be placed exactly in time", ErrNotSupported, s.wallZone)
-	}
-	return parseNamedMySQL(hourClicksMySQL, allowedParam, useNamed)
-}
-
 // mysqlTimeLayout is how the driver writes a DATETIME or TIMESTAMP it
 // does not parse: the session's wall clock, +00:00 here.
 const mysqlTimeLayout = "2006-01-02 15:04:05.999999"

@@ -60,7 +60,7 @@ func TestMySQLReceiverAfterTheLockingReadWaitsForTheCommit(t *testing.T) {
 	landed := make(chan struct{})
 	var waited, landedEarly bool
 	checks := []HourCheck{{From: repairHour, To: repairHour.Add(time.Hour), Clicks: 0}}
-	hours := []HourWrite{{From: repairHour, To: repairHour.Add(time.Hour), Clicks: []Click{{repairHour.Add(time.Minute), "lnk_lost", "PL"}}}}
+	hours := []HourWrite{{From: repairHour, To: repairHour.Add(time.Hour), Clicks: []Click{{repairHour.Add(time.Minute), "lnk_lost", "PL", ""}}}}
 	got, err := w.Insert(t.Context(), checks, hours, func(int) {
 		go func() {
 			_, err := receiver.ExecContext(context.Background(), "/* "+marker+" */ "+insertClick, repairHour.Add(30*time.Minute), "lnk_live", "DE")
@@ -100,7 +100,7 @@ func TestMySQLReceiverAfterTheLockingReadWaitsForTheCommit(t *testing.T) {
 func TestMySQLWriterKeepsHostileValues(t *testing.T) {
 	_, dsn := newMySQL(t)
 	w := openWriter(t, dsn, Options{})
-	hostile := Click{repairHour.Add(1500 * time.Millisecond), "x'); DROP TABLE clicks; -- \\ \x00 😀", ""}
+	hostile := Click{repairHour.Add(1500 * time.Millisecond), "x'); DROP TABLE clicks; -- \\ \x00 😀", "", ""}
 	if got, err := w.Insert(t.Context(), nil, []HourWrite{{From: repairHour, To: repairHour.Add(time.Hour), Clicks: []Click{hostile}}}, nil); err != nil || got.Inserted != 1 {
 		t.Fatalf("Insert = %+v, %v", got, err)
 	}

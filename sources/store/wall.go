@@ -1,0 +1,141 @@
+package store
+
+import (
+	"time"
+
+	"github.com/clickrecon/clickrecon/reconcile"
+)
+
+// Wall-clock columns
+//
+// A ts without an offset or zone (PostgreSQL timestamp, MySQL DATETIME,
+// SQLite text without an offset) read in a zone with DST is a wall-clock
+// time, and two of a year's wall times are not one instant each: on the
+// autumn day an hour is shown twice (Europe/Warsaw 2026-10-25 02:00–02:59,
+// CEST and then CET), and on the spring day an hour is never shown
+// (2026-03-29 02:00–02:59). One rule places every wall time, on every
+// engine, as PostgreSQL reads a timestamp in its session TimeZone:
+//
+//   - a wall time the zone shows once is that instant;
+//   - a repeated wall time is the later of its two instants (02:30 on the
+//     autumn day is 02:30 CET, in the second of the two hours);
+//   - a wall time the zone skips is read with the offset in force before
+//     the jump (02:30 on the spring day is 02:30 CET, that is 03:30 CEST,
+//     in the hour after the jump).
+//
+// In both cases the wall time names the latest of the instants its
+// offsets give it. Hours and days are counted on instants, so a wall-clock
+// range is the wall times whose instant falls in the range (wallBound).
+
+// WallInstant is the instant the wall-clock time of w (its year, month,
+// day, hour, minute, second and nanosecond, whatever its location) names
+// in zone, under the rule above. skipped is true when zone never shows
+// that wall time.
+func WallInstant(w time.Time, zone *time.Location) (t time.Time, skipped bool) {
+	naive := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), time.UTC)
+	var best, latest time.Time
+	found := false
+	for _, off := range offsetsAround(naive, zone) {
+		c := naive.Add(-time.Duration(off) * time.Second)
+		if latest.IsZero() || c.After(latest) {
+			latest = c
+		}
+		if _, o := c.In(zone).Zone(); o == off && (!found || c.After(best)) {
+			best, found = c, true
+		}
+	}
+	if !found {
+		return latest, true
+	}
+	return best, false
+}
+
+// offsetsAround are the distinct UTC offsets zone has within a day of
+// naive: the offsets a wall time near naive may have been written with.
+func offsetsAround(naive time.Time, zone *time.Location) []int {
+	var out []int
+	for _, t := range []time.Time{naive.Add(-26 * time.Hour), naive, naive.Add(26 * time.Hour)} {
+		_, off := t.In(zone).Zone()
+		seen := false
+		for _, o := range out {
+			seen = seen || o == off
+		}
+		if !seen {
+			out = append(out, off)
+		}
+	}
+	return out
+}
+
+// WallBound is wallBound, for a script that compares a wall-clock column
+// with the bounds of an hour (repair.sql).
+func WallBound(t time.Time, zone *time.Location) time.Time { return wallBound(t, zone) }
+
+// wallBound is the first wall-clock time (as a UTC time.Time holding the
+// wall clock) whose instant, by WallInstant, is at or after t: a wall-clock
+// column's rows in [wallBound(from), wallBound(to)) are exactly those the
+// rule places in [from, to). It is t's own wall time, or earlier when a
+// skipped or repeated range of wall times just before it reads as t or
+// later.
+func wallBound(t time.Time, zone *time.Location) time.Time {
+	w := t.In(zone)
+	hi := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), time.UTC)
+	lo := hi.Add(-4 * time.Hour) // longer than any jump of a wall clock
+	if at, _ := WallInstant(lo, zone); !at.Before(t) {
+		return lo // cannot happen in the tz database; keeps the search bounded
+	}
+	// The rule is monotonic in the wall time: search the first wall time
+	// (to the microsecond, the finest a column stores) that reads as t or
+	// later.
+	for hi.Sub(lo) > time.Microsecond {
+		mid := lo.Add(hi.Sub(lo) / 2).Truncate(time.Microsecond)
+		if mid.Equal(lo) {
+			mid = lo.Add(time.Microsecond)
+		}
+		if at, _ := WallInstant(mid, zone); at.Before(t) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
+}
+
+// WallKey is the wall-clock time of instant t in zone at the millisecond,
+// as a wall-clock column stores it: the text two clicks share when they
+// fall on the same wall time (the two 02:30:00.000 of an autumn day).
+func WallKey(t time.Time, zone *time.Location) string {
+	return t.In(zone).Format(wallLayout)
+}
+
+// wallLayout is a wall-clock time as clickrecon writes and compares it.
+const wallLayout = "2006-01-02 15:04:05.000"
+
+// SharesWall reports whether an instant just before b has a wall-clock
+// time in zone that the wall-clock rule reads as b or later: the hours on
+// either side of b share wall times, as the two hours an autumn DST day
+// repeats do, and a wall-clock column cannot tell their clicks apart.
+func SharesWall(b time.Time, zone *time.Location) bool {
+	at, _ := WallInstant(b.Add(-time.Millisecond).In(zone), zone)
+	return !at.Before(b)
+}
+
+// MergeShared returns hours with each run of hours that share wall times
+// in zone (SharesWall) made one, at the first one's start, counting them
+// all: how a wall-clock column's hours are compared with Elido's, which
+// are merged alike, so that the two hours an autumn DST day repeats are
+// one row. hours is returned as it is when zone is nil.
+func MergeShared(hours []reconcile.HourCount, zone *time.Location) []reconcile.HourCount {
+	if zone == nil || hours == nil {
+		return hours
+	}
+	out := make([]reconcile.HourCount, 0, len(hours))
+	for i, h := range hours {
+		if n := len(out); n > 0 && i > 0 && SharesWall(h.Start, zone) && h.Start.Sub(hours[i-1].Start) <= time.Hour {
+			out[n-1].Clicks += h.Clicks
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
+}
