@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -147,7 +148,7 @@ func checkReadRunFile(t *testing.T, d *Dest, extra map[string]bool) {
 	for p, want := range cases {
 		t.Run(p, func(t *testing.T) {
 			key, name := filepath.Split(p)
-			b, ctype, err := d.ReadRunFile(context.Background(), filepath.Clean(key), name)
+			b, ctype, err := readRunFile(d, filepath.Clean(key), name)
 			if want {
 				if err != nil || len(b) == 0 || ctype == "" {
 					t.Fatalf("got %d bytes of %q, error %v: want the file", len(b), ctype, err)
@@ -200,4 +201,18 @@ func TestRunsOfABucket(t *testing.T) {
 		t.Errorf("runs (-want +got):\n%s", diff)
 	}
 	checkReadRunFile(t, d, nil)
+}
+
+// readRunFile reads the file name of the run runKey whole, as a client
+// of OpenRunFile does, and returns its content type.
+func readRunFile(d *Dest, runKey, name string) ([]byte, string, error) {
+	f, err := d.OpenRunFile(context.Background(), runKey, name)
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := io.ReadAll(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return b, f.ContentType, err
 }

@@ -224,8 +224,13 @@ func TestServeFilesOnlyFromClickreconsRunFolders(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp, body := get(t, srv, http.MethodGet, "/"+serveNew+"/report.html")
-	if resp.StatusCode != http.StatusOK || body != string(html) || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+	// The page as written, with the bar of links served after its <body>.
+	bar := string(runBar(d, serveNew))
+	if resp.StatusCode != http.StatusOK || strings.Replace(body, bar, "", 1) != string(html) || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
 		t.Fatalf("GET report.html: %s %q, %d bytes: want the run's page", resp.Status, resp.Header.Get("Content-Type"), len(body))
+	}
+	if !strings.Contains(body, "<body>"+bar) || !strings.Contains(bar, `href="/"`) {
+		t.Errorf("GET report.html: want the bar %q right after <body>", bar)
 	}
 	checkHeaders(t, resp)
 	if resp, _ := get(t, srv, http.MethodGet, "/"+serveNew+"/days.csv"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Disposition"), "attachment") {
