@@ -230,7 +230,7 @@ func readHead(r io.Reader, runKey string) (Report, error) {
 		return Report{}, errNotOurs
 	}
 	seen := map[string]bool{}
-	for dec.More() && required > 0 {
+	for required > 0 && dec.More() {
 		t, err := dec.Token()
 		if err != nil {
 			return Report{}, errNotOurs

@@ -63,8 +63,9 @@ func cmdServe(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 		IdleTimeout:       time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	log.Info("serving reports", "report_dir", d.Base(), "url", "http://"+ln.Addr().String()+"/")
-	fmt.Fprintf(stdout, "clickrecon serve: the reports in %s are at http://%s/ (stop with Ctrl-C)\n", d.Base(), ln.Addr())
+	addr := viewer.Address(c.Addr, ln.Addr())
+	log.Info("serving reports", "report_dir", d.Base(), "url", addr)
+	fmt.Fprintf(stdout, "clickrecon serve: the reports in %s are at %s (stop with Ctrl-C)\n", d.Base(), addr)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

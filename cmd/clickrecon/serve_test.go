@@ -102,3 +102,27 @@ func TestServeCommand(t *testing.T) {
 		}
 	})
 }
+
+// serve prints the address as --addr gives it, with the port it listens
+// on: 0.0.0.0 stays 0.0.0.0, never [::].
+func TestServePrintsTheAddressAsGiven(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out, w := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		run(ctx, []string{"serve", "--addr", "0.0.0.0:0", "--report-dir", t.TempDir()}, envconfig.MapLookuper(nil), w, io.Discard)
+		w.Close()
+	}()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, out)
+	if !regexp.MustCompile(`are at http://0\.0\.0\.0:[1-9]\d*/ `).MatchString(line) {
+		t.Errorf("serve --addr 0.0.0.0:0 printed %q: want http://0.0.0.0:PORT/", line)
+	}
+	cancel()
+	<-done
+}

@@ -407,6 +407,12 @@ func TestServeBucketThatRefuses(t *testing.T) {
 // paths written to it. The AWS settings come from the test alone, never
 // from the machine.
 func newS3(t *testing.T, prefix string) (dir string, keys func() []string) {
+	return fakeS3(t, prefix, nil)
+}
+
+// fakeS3 is newS3 with afterGet, when not nil, called with the object's
+// key after each GET the bucket answers.
+func fakeS3(t *testing.T, prefix string, afterGet func(key string)) (dir string, keys func() []string) {
 	t.Helper()
 	backend := s3mem.New()
 	if err := backend.CreateBucket("reports"); err != nil {
@@ -422,6 +428,9 @@ func newS3(t *testing.T, prefix string) (dir string, keys func() []string) {
 			mu.Unlock()
 		}
 		fake.ServeHTTP(w, r)
+		if r.Method == http.MethodGet && afterGet != nil {
+			afterGet(strings.TrimPrefix(r.URL.Path, "/reports/"))
+		}
 	}))
 	t.Cleanup(srv.Close)
 	home := t.TempDir()
