@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clickrecon/clickrecon/internal/s3test"
 	"github.com/clickrecon/clickrecon/report"
 )
 
@@ -201,7 +202,7 @@ func TestServeRepairPlans(t *testing.T) {
 func TestServeBucketFileChangedWhileSent(t *testing.T) {
 	var once sync.Once
 	var rewrite func()
-	dir, _ := fakeS3(t, "nightly", func(key string) {
+	dir, _ := s3test.New(t, "nightly", func(key string) {
 		if key == "nightly/"+serveNew+"/days.csv" {
 			once.Do(rewrite)
 		}

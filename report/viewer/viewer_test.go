@@ -11,16 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/clickrecon/clickrecon/internal/s3test"
 	"github.com/clickrecon/clickrecon/report"
 )
 
@@ -402,48 +399,8 @@ func TestServeBucketThatRefuses(t *testing.T) {
 	}
 }
 
-// newS3 starts an in-process S3 (gofakes3, in memory) with the bucket
-// "reports" and returns the destination naming prefix in it, and the
-// paths written to it. The AWS settings come from the test alone, never
-// from the machine.
+// newS3 starts an in-process S3 and returns the destination naming
+// prefix in it, and the paths written to it (s3test.New).
 func newS3(t *testing.T, prefix string) (dir string, keys func() []string) {
-	return fakeS3(t, prefix, nil)
-}
-
-// fakeS3 is newS3 with afterGet, when not nil, called with the object's
-// key after each GET the bucket answers.
-func fakeS3(t *testing.T, prefix string, afterGet func(key string)) (dir string, keys func() []string) {
-	t.Helper()
-	backend := s3mem.New()
-	if err := backend.CreateBucket("reports"); err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var puts []string
-	fake := gofakes3.New(backend).Server()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPut {
-			mu.Lock()
-			puts = append(puts, r.URL.Path)
-			mu.Unlock()
-		}
-		fake.ServeHTTP(w, r)
-		if r.Method == http.MethodGet && afterGet != nil {
-			afterGet(strings.TrimPrefix(r.URL.Path, "/reports/"))
-		}
-	}))
-	t.Cleanup(srv.Close)
-	home := t.TempDir()
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(home, "config"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(home, "credentials"))
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_PROFILE", "")
-	q := url.Values{"endpoint": {srv.URL}, "use_path_style": {"true"}, "region": {"eu-central-1"}}
-	return "s3://reports/" + prefix + "?" + q.Encode(), func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(puts)
-	}
+	return s3test.New(t, prefix, nil)
 }
