@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -104,12 +105,31 @@ func localServeDir(t *testing.T) (string, *report.Dest) {
 }
 
 // startServe serves d with the real handler.
-func startServe(t *testing.T, d *report.Dest) (*httptest.Server, *bytes.Buffer) {
+func startServe(t *testing.T, d *report.Dest) (*httptest.Server, *logBuffer) {
 	t.Helper()
-	var logs bytes.Buffer
-	srv := httptest.NewServer(New(d, slog.New(slog.NewTextHandler(&logs, nil)), true))
+	logs := &logBuffer{}
+	srv := httptest.NewServer(New(d, slog.New(slog.NewTextHandler(logs, nil)), true))
 	t.Cleanup(srv.Close)
-	return srv, &logs
+	return srv, logs
+}
+
+// logBuffer is the server's log, read by the test while a handler may
+// still write to it.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // get sends method and the request target exactly as given (no cleaning
