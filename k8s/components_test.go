@@ -350,6 +350,7 @@ func TestReportsViewerComponent(t *testing.T) {
 	if c.Image != nightly.Image {
 		t.Errorf("image %q, want the nightly's %q", c.Image, nightly.Image)
 	}
+	t.Run("GOMEMLIMIT", func(t *testing.T) { checkGoMemLimit(t, c) })
 	reportDir := b.configMap.Data["RECON_REPORT_DIR"]
 	if want := []string{"serve", "--addr", "127.0.0.1:8080", "--report-dir", reportDir}; !slices.Equal(c.Args, want) {
 		t.Errorf("args %q, want %q: the folder the runs write, on the loopback only", c.Args, want)

@@ -961,33 +961,38 @@ func TestGoMemLimit(t *testing.T) {
 	b := load(t)
 	for name, pod := range b.pods() {
 		for _, c := range append(slices.Clone(pod.InitContainers), pod.Containers...) {
-			t.Run(name+"/"+c.Name, func(t *testing.T) {
-				var value string
-				for _, e := range c.Env {
-					if e.Name == "GOMEMLIMIT" {
-						if e.ValueFrom != nil {
-							t.Fatal("GOMEMLIMIT comes from valueFrom: the full limit leaves the GC no room; set a value")
-						}
-						value = e.Value
-					}
-				}
-				if value == "" {
-					t.Fatal("GOMEMLIMIT is not set")
-				}
-				soft, err := parseGoMemLimit(value)
-				if err != nil {
-					t.Fatalf("GOMEMLIMIT %q: %v", value, err)
-				}
-				lim, ok := c.Resources.Limits[corev1.ResourceMemory]
-				if !ok {
-					t.Fatal("no memory limit")
-				}
-				ratio := float64(soft) / float64(lim.Value())
-				if ratio < 0.85 || ratio > 0.95 {
-					t.Errorf("GOMEMLIMIT %s is %.0f%% of the memory limit %s, want about 90%%", value, ratio*100, lim.String())
-				}
-			})
+			t.Run(name+"/"+c.Name, func(t *testing.T) { checkGoMemLimit(t, c) })
 		}
+	}
+}
+
+// checkGoMemLimit checks that the container c sets GOMEMLIMIT as a value
+// about 90% of its memory limit.
+func checkGoMemLimit(t *testing.T, c corev1.Container) {
+	t.Helper()
+	var value string
+	for _, e := range c.Env {
+		if e.Name == "GOMEMLIMIT" {
+			if e.ValueFrom != nil {
+				t.Fatal("GOMEMLIMIT comes from valueFrom: the full limit leaves the GC no room; set a value")
+			}
+			value = e.Value
+		}
+	}
+	if value == "" {
+		t.Fatal("GOMEMLIMIT is not set")
+	}
+	soft, err := parseGoMemLimit(value)
+	if err != nil {
+		t.Fatalf("GOMEMLIMIT %q: %v", value, err)
+	}
+	lim, ok := c.Resources.Limits[corev1.ResourceMemory]
+	if !ok {
+		t.Fatal("no memory limit")
+	}
+	ratio := float64(soft) / float64(lim.Value())
+	if ratio < 0.85 || ratio > 0.95 {
+		t.Errorf("GOMEMLIMIT %s is %.0f%% of the memory limit %s, want about 90%%", value, ratio*100, lim.String())
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,9 +26,16 @@ type Run struct {
 	// Partial is a folder that holds clickrecon's files but no whole
 	// report: a write under way, or one that stopped. Report is then
 	// empty and none of its files is served.
-	Partial  bool
+	Partial bool
+	// Report holds what report.json says before its tables (see
+	// readHead): its days, links, countries, findings, requests and
+	// drill-down are left empty. A run whose folder is gone (pruned) but
+	// whose repair plan is still there has no Report and is not Partial.
 	Report   Report
 	Modified time.Time // when the folder (or its newest object) last changed
+	// Repair says that the run's repair plan, a folder repair-<run key>
+	// beside it, is there (see RepairFiles).
+	Repair bool
 }
 
 // ErrNoReport matches a run or a file that a destination does not serve:
@@ -42,8 +50,10 @@ var errNotOurs = fmt.Errorf("%w: the report.json is not clickrecon's for its fol
 // Runs lists the run folders of the destination, newest first: each
 // folder named as a run key whose report.json is clickrecon's, for that
 // run key, and whole (see ReadReport), and as Partial each folder of
-// clickrecon's that has no such report.json yet. Folders and objects of
-// other tools are left out. It only reads.
+// clickrecon's that has no such report.json yet; a run with a repair plan
+// (repair-<run key>/, in a local folder) says so, and a plan whose run
+// folder is gone is listed on its own. Folders and objects of other tools
+// are left out. It only reads, and holds only the fields it lists.
 func (d *Dest) Runs(ctx context.Context) ([]Run, error) {
 	var runs []Run
 	var err error
@@ -65,9 +75,9 @@ func (d *Dest) Runs(ctx context.Context) ([]Run, error) {
 }
 
 // when is the time the index sorts a run by: when its report was made,
-// or, for a partial folder, when it last changed.
+// or, for a partial folder or a repair plan alone, when it last changed.
 func (r Run) when() time.Time {
-	if r.Partial {
+	if r.Report.RunKey == "" {
 		return r.Modified
 	}
 	return r.Report.GeneratedAt
@@ -82,6 +92,7 @@ func (d *Dest) localRuns() ([]Run, error) {
 		return nil, fmt.Errorf("list reports in %s: %w", d.dir, err)
 	}
 	byKey := map[string]Run{}
+	repairs := map[string]time.Time{}
 	for _, e := range entries {
 		if !e.IsDir() { // a symbolic link is not followed
 			continue
@@ -106,7 +117,17 @@ func (d *Dest) localRuns() ([]Run, error) {
 			if _, seen := byKey[key]; !seen {
 				byKey[key] = Run{Key: key, Partial: true, Modified: fi.ModTime()}
 			}
+		case isRepairFolder(name):
+			repairs[name[len(repairPrefix):]] = fi.ModTime()
 		}
+	}
+	for key, mod := range repairs {
+		r, ok := byKey[key]
+		if !ok {
+			r = Run{Key: key, Modified: mod}
+		}
+		r.Repair = true
+		byKey[key] = r
 	}
 	// A finished folder may have been listed after its temporary one.
 	for key, r := range byKey {
@@ -114,7 +135,7 @@ func (d *Dest) localRuns() ([]Run, error) {
 			continue
 		}
 		if rep, err := d.localReport(key); err == nil {
-			byKey[key] = Run{Key: key, Report: rep, Modified: r.Modified}
+			byKey[key] = Run{Key: key, Report: rep, Modified: r.Modified, Repair: r.Repair}
 		}
 	}
 	return slices.Collect(maps.Values(byKey)), nil
@@ -135,65 +156,125 @@ func holdsOurs(dir string) bool {
 	return false
 }
 
-// localReport reads the report.json of the local run folder runKey, and
-// returns it when clickrecon wrote it for that run. A folder without one
-// is fs.ErrNotExist; a folder or file that is a symbolic link, or a
-// report.json of another tool or run, is ErrNoReport.
+// localReport reads the fields the index lists from the report.json of
+// the local run folder runKey (see readHead), when clickrecon wrote it
+// for that run. A folder without one is fs.ErrNotExist; a folder or file
+// that is a symbolic link, or a report.json of another tool or run, is
+// ErrNoReport.
 func (d *Dest) localReport(runKey string) (Report, error) {
-	dir := filepath.Join(d.dir, runKey)
-	if fi, err := os.Lstat(dir); err != nil {
-		return Report{}, err
-	} else if !fi.IsDir() {
-		return Report{}, ErrNoReport
-	}
-	b, err := d.readLocal(runKey, manifest)
+	f, err := d.openLocal(runKey, manifest)
 	if err != nil {
 		return Report{}, err
 	}
-	return ownReport(b, runKey)
+	defer f.Close()
+	return readHead(f, runKey)
 }
 
-// readLocal reads the file name of the run folder runKey: a regular file,
-// not a symbolic link, inside the destination's folder.
-func (d *Dest) readLocal(runKey, name string) ([]byte, error) {
-	dir := filepath.Join(d.dir, runKey)
-	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-		return nil, ErrNoReport
-	}
-	p := filepath.Join(dir, name)
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxReportJSON {
-		return nil, ErrNoReport
-	}
+// openLocal opens the file at the plain names elems under the
+// destination's folder: each a folder, the last a regular file, none a
+// symbolic link. A name that does not exist is fs.ErrNotExist; anything
+// else that is not such a file is ErrNoReport.
+func (d *Dest) openLocal(elems ...string) (*os.File, error) {
 	// The root keeps the open inside the folder even if a name is swapped
-	// for a link after the check above.
+	// for a link after the checks below.
 	root, err := os.OpenRoot(d.dir)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	f, err := root.Open(runKey + "/" + name)
+	for i := range elems {
+		fi, err := root.Lstat(path.Join(elems[:i+1]...))
+		if err != nil {
+			return nil, err
+		}
+		if last := i == len(elems)-1; last && !fi.Mode().IsRegular() || !last && !fi.IsDir() {
+			return nil, ErrNoReport
+		}
+	}
+	f, err := root.Open(path.Join(elems...))
 	if err != nil {
 		return nil, ErrNoReport
 	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, maxReportJSON))
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, ErrNoReport
+	}
+	return f, nil
 }
 
-// ownReport decodes b, a run folder runKey's report.json, when
-// clickrecon wrote it for that run.
-func ownReport(b []byte, runKey string) (Report, error) {
-	var r Report
-	if err := json.Unmarshal(b, &r); err != nil {
+// headFields are the fields of report.json the index lists: each written
+// before the report's tables (days, links, ...). required counts the
+// ones every report.json holds.
+func headFields(r *Report) (fields map[string]any, required int) {
+	fields = map[string]any{
+		"schema_version": &r.SchemaVersion, "tool": &r.Tool, "run_key": &r.RunKey,
+		"workspace_id": &r.WorkspaceID, "store_id": &r.StoreID, "window": &r.Window,
+		"generated_at": &r.GeneratedAt, "status": &r.Status, "totals": &r.Totals,
+		"coverage": &r.Coverage, "interrupted": &r.Interrupted,
+	}
+	return fields, len(fields) - 1 // interrupted is left out when empty
+}
+
+// readHead decodes, from a run folder runKey's report.json, the fields the
+// index lists (headFields), when clickrecon wrote it for that run. It
+// reads the stream one field at a time and stops once it has them all,
+// so that a report's tables (of any size, or cut short) are never read,
+// let alone held: a report.json is listed by its first few hundred
+// bytes. A field it does not list, placed before them, is skipped token by
+// token.
+func readHead(r io.Reader, runKey string) (Report, error) {
+	var rep Report
+	fields, required := headFields(&rep)
+	dec := json.NewDecoder(r)
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return Report{}, errNotOurs
 	}
-	if r.Tool != Tool || r.SchemaVersion < 1 || r.SchemaVersion > SchemaVersion || r.RunKey != runKey {
+	seen := map[string]bool{}
+	for required > 0 && dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return Report{}, errNotOurs
+		}
+		key, _ := t.(string)
+		target, ok := fields[key]
+		if !ok {
+			if err := skipValue(dec); err != nil {
+				return Report{}, errNotOurs
+			}
+			continue
+		}
+		if err := dec.Decode(target); err != nil {
+			return Report{}, errNotOurs
+		}
+		if !seen[key] && key != "interrupted" {
+			required--
+		}
+		seen[key] = true
+	}
+	if rep.Tool != Tool || rep.SchemaVersion < 1 || rep.SchemaVersion > SchemaVersion || rep.RunKey != runKey {
 		return Report{}, errNotOurs
 	}
-	return r, nil
+	return rep, nil
+}
+
+// skipValue reads past the next value of dec, token by token.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
 }
 
 // objectRuns lists an object store's runs: each "folder" under the
@@ -214,7 +295,7 @@ func (d *Dest) objectRuns(ctx context.Context) ([]Run, error) {
 		if !obj.IsDir || !isRunKey(key) {
 			continue
 		}
-		r, err := d.objectReport(ctx, key)
+		r, _, err := d.objectReport(ctx, key)
 		switch {
 		case err == nil:
 			runs = append(runs, Run{Key: key, Report: r, Modified: r.GeneratedAt})
@@ -251,24 +332,37 @@ func (d *Dest) newestObject(ctx context.Context, runKey string) (time.Time, bool
 	return newest, true, nil
 }
 
-// objectReport reads the report.json of the run folder runKey in an
-// object store, when it is clickrecon's for that run and its folder is
-// whole (every other file of clickrecon's there is of the same write).
-// A folder without one is ErrNoReport.
-func (d *Dest) objectReport(ctx context.Context, runKey string) (Report, error) {
-	b, _, err := d.readObject(ctx, runKey, manifest, "")
+// objectReport reads the fields the index lists from the report.json of
+// the run folder runKey in an object store (see readHead), when it is
+// clickrecon's for that run and its folder is whole (every other file of
+// clickrecon's there is of the same write), and returns its write id. A
+// folder without one is ErrNoReport.
+func (d *Dest) objectReport(ctx context.Context, runKey string) (Report, string, error) {
+	f, id, err := d.openObject(ctx, runKey+"/"+manifest, "")
 	if err != nil {
-		return Report{}, err
+		return Report{}, "", err
 	}
-	return ownReport(b, runKey)
+	r, err := readHead(f, runKey)
+	if err := f.Close(); err != nil {
+		return Report{}, "", err
+	}
+	if err != nil {
+		return Report{}, "", err
+	}
+	if id != "" {
+		if err := d.checkWhole(ctx, runKey+"/", id); err != nil {
+			return Report{}, "", err
+		}
+	}
+	return r, id, nil
 }
 
-// readObject reads the object runKey/name, which must not change while
-// it is read and, when id is not "", must be of the write id. For
-// report.json (id ""), every other file of clickrecon's in the folder
-// must be of its write. It returns the object's write id.
-func (d *Dest) readObject(ctx context.Context, runKey, name, id string) ([]byte, string, error) {
-	key := runKey + "/" + name
+// openObject opens the object key for reading when it is of the write id
+// (of any write, when id is ""), and returns the write id it carries (""
+// when it carries none). The file's Close says ErrConcurrentWrite when
+// the object changed while it was read: what was read is then not the
+// object that was checked.
+func (d *Dest) openObject(ctx context.Context, key, id string) (*RunFile, string, error) {
 	a, err := d.bucket.Attributes(ctx, key)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil, "", ErrNoReport
@@ -276,71 +370,93 @@ func (d *Dest) readObject(ctx context.Context, runKey, name, id string) ([]byte,
 	if err != nil {
 		return nil, "", fmt.Errorf("read %s/%s: %w", d.base, key, err)
 	}
-	if a.Size > maxReportJSON {
-		return nil, "", ErrNoReport
+	got := a.Metadata[attemptKey]
+	if id != "" && got != id {
+		return nil, "", fmt.Errorf("%s/%s is of another write than %s: %w", d.base, key, manifest, ErrConcurrentWrite)
 	}
-	b, err := d.bucket.ReadAll(ctx, key)
+	r, err := d.bucket.NewReader(ctx, key, nil)
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil, "", ErrNoReport
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("read %s/%s: %w", d.base, key, err)
 	}
-	if again, err := d.bucket.Attributes(ctx, key); err != nil || again.ETag != a.ETag {
-		return nil, "", fmt.Errorf("%s/%s changed while it was read: %w", d.base, key, ErrConcurrentWrite)
-	}
-	got, marked := a.Metadata[attemptKey]
-	if id != "" && got != id {
-		return nil, "", fmt.Errorf("%s/%s is of another write than %s: %w", d.base, key, manifest, ErrConcurrentWrite)
-	}
-	if name == manifest && marked {
-		if err := d.checkWhole(ctx, runKey+"/", got); err != nil {
-			return nil, "", err
+	return &RunFile{Reader: r, Size: r.Size(), ContentType: contentType(key), close: func() error {
+		r.Close()
+		if again, err := d.bucket.Attributes(ctx, key); err != nil || again.ETag != a.ETag {
+			return fmt.Errorf("%s/%s changed while it was read: %w", d.base, key, ErrConcurrentWrite)
 		}
-	}
-	return b, got, nil
+		return nil
+	}}, got, nil
 }
 
-// ReadRunFile returns the file name of the run runKey, and its content
-// type, when name is one of the Files clickrecon writes and the folder
-// holds a whole report of clickrecon's for that run (as Runs lists it,
-// not Partial). Anything else is ErrNoReport: another tool's file or
-// folder, a folder being written, a name that is not a plain file name.
-// It only reads.
-func (d *Dest) ReadRunFile(ctx context.Context, runKey, name string) ([]byte, string, error) {
+// RunFile is one file of a run, open for reading: read it, then Close
+// it. Close says whether what was read is the file that was checked: an
+// object replaced while it was read is an error (ErrConcurrentWrite),
+// and what was read must then be thrown away.
+type RunFile struct {
+	io.Reader
+	Size        int64  // its length in bytes
+	ContentType string // its media type, as the destination serves it
+	close       func() error
+}
+
+// Close releases the file, and says whether it changed while it was read.
+func (f *RunFile) Close() error { return f.close() }
+
+// localFile is the open local file f as a RunFile.
+func localFile(f *os.File) (*RunFile, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &RunFile{Reader: f, Size: fi.Size(), ContentType: contentType(f.Name()), close: f.Close}, nil
+}
+
+// OpenRunFile opens the file name of the run runKey for reading, when
+// name is one of the Files clickrecon writes and the folder holds a whole
+// report of clickrecon's for that run (as Runs lists it, not Partial).
+// Anything else is ErrNoReport: another tool's file or folder, a folder
+// being written, a name that is not a plain file name. It only reads,
+// and holds no more than a buffer of the file at a time: the caller
+// copies it out and closes it.
+func (d *Dest) OpenRunFile(ctx context.Context, runKey, name string) (*RunFile, error) {
 	if !isRunKey(runKey) || !slices.Contains(Files, name) {
-		return nil, "", ErrNoReport
+		return nil, ErrNoReport
 	}
 	if d.bucket == nil {
-		if _, err := d.localReport(runKey); err != nil {
-			return nil, "", noReport(err)
-		}
-		b, err := d.readLocal(runKey, name)
+		m, err := d.openLocal(runKey, manifest)
 		if err != nil {
-			return nil, "", noReport(err)
+			return nil, noReport(err)
+		}
+		if _, err := readHead(m, runKey); err != nil {
+			m.Close()
+			return nil, err
 		}
 		if name == manifest {
-			if _, err := ownReport(b, runKey); err != nil {
-				return nil, "", err // replaced since it was checked
+			if _, err := m.Seek(0, io.SeekStart); err != nil {
+				m.Close()
+				return nil, err
 			}
+			return localFile(m)
 		}
-		return b, contentType(name), nil
+		m.Close()
+		f, err := d.openLocal(runKey, name)
+		if err != nil {
+			return nil, noReport(err)
+		}
+		return localFile(f)
 	}
-	m, id, err := d.readObject(ctx, runKey, manifest, "")
+	_, id, err := d.objectReport(ctx, runKey)
 	if err != nil {
-		return nil, "", noReport(err)
+		return nil, noReport(err)
 	}
-	if _, err := ownReport(m, runKey); err != nil {
-		return nil, "", err
-	}
-	if name == manifest {
-		return m, contentType(name), nil
-	}
-	b, _, err := d.readObject(ctx, runKey, name, id)
+	f, _, err := d.openObject(ctx, runKey+"/"+name, id)
 	if err != nil {
-		return nil, "", noReport(err)
+		return nil, noReport(err)
 	}
-	return b, contentType(name), nil
+	return f, nil
 }
 
 // noReport turns a missing file or a folder caught mid-write into

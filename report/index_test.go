@@ -1,10 +1,13 @@
 package report
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,7 +150,7 @@ func checkReadRunFile(t *testing.T, d *Dest, extra map[string]bool) {
 	for p, want := range cases {
 		t.Run(p, func(t *testing.T) {
 			key, name := filepath.Split(p)
-			b, ctype, err := d.ReadRunFile(context.Background(), filepath.Clean(key), name)
+			b, ctype, err := readRunFile(d, filepath.Clean(key), name)
 			if want {
 				if err != nil || len(b) == 0 || ctype == "" {
 					t.Fatalf("got %d bytes of %q, error %v: want the file", len(b), ctype, err)
@@ -200,4 +203,134 @@ func TestRunsOfABucket(t *testing.T) {
 		t.Errorf("runs (-want +got):\n%s", diff)
 	}
 	checkReadRunFile(t, d, nil)
+}
+
+// readRunFile reads the file name of the run runKey whole, as a client
+// of OpenRunFile does, and returns its content type.
+func readRunFile(d *Dest, runKey, name string) ([]byte, string, error) {
+	f, err := d.OpenRunFile(context.Background(), runKey, name)
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := io.ReadAll(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return b, f.ContentType, err
+}
+
+// errPastHead is what a reader gives once the index reads past the
+// fields it lists.
+var errPastHead = errors.New("read past the fields the index lists")
+
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, errPastHead }
+
+// headOf returns r's report.json cut right after the last field the
+// index lists (coverage), before its tables.
+func headOf(t *testing.T, r Report) []byte {
+	t.Helper()
+	b, err := JSON(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte(`"coverage"`))
+	end := bytes.IndexByte(b[i:], '}')
+	if i < 0 || end < 0 {
+		t.Fatal("report.json holds no coverage object")
+	}
+	return b[:i+end+1]
+}
+
+// The index reads a report.json up to the fields it lists and no
+// further: a report's tables, however large, are never read.
+func TestReadHeadStopsBeforeTheTables(t *testing.T) {
+	r := runOf(t, keyNew, time.Date(2026, 10, 29, 1, 0, 0, 0, time.UTC))
+	r.Interrupted = "RECON_TIMEOUT reached"
+	got, err := readHead(io.MultiReader(bytes.NewReader(headOf(t, r)), failingReader{}), keyNew)
+	if err != nil {
+		t.Fatalf("readHead read past the fields it lists: %v", err)
+	}
+	want := Report{SchemaVersion: r.SchemaVersion, Tool: Tool, RunKey: r.RunKey, WorkspaceID: r.WorkspaceID, StoreID: r.StoreID,
+		Window: r.Window, GeneratedAt: r.GeneratedAt, Status: r.Status, Interrupted: r.Interrupted, Totals: r.Totals, Coverage: r.Coverage}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the head of report.json (-want +got):\n%s", diff)
+	}
+}
+
+// A report.json whose tables come first, or hold fields the index does
+// not know, still lists; one that is not clickrecon's for its folder, or
+// not JSON, does not.
+func TestReadHeadOfOtherShapes(t *testing.T) {
+	for _, tt := range []struct {
+		name, json string
+		ok         bool
+	}{
+		{"tables_first", `{"days":[{"date":"2026-10-24","hours_with_gap":[{"start":"x"}]}],"links":[],"note":"x","schema_version":1,"tool":"clickrecon","run_key":"` + keyNew + `",` +
+			`"workspace_id":"w","store_id":"st_1","window":{"from":"2026-10-24","to":"2026-10-28","tz":"UTC"},"generated_at":"2026-10-29T01:00:00Z","status":"ok","totals":{"api":1,"local":1,"delta":0,"api_summary":null},"coverage":{"days":5}}`, true},
+		{"another_run", `{"schema_version":1,"tool":"clickrecon","run_key":"` + keyOld + `","workspace_id":"w","store_id":"s","window":{},"generated_at":"2026-10-29T01:00:00Z","status":"ok","totals":{},"coverage":{}}`, false},
+		{"another_tool", `{"schema_version":1,"tool":"other","run_key":"` + keyNew + `"}`, false},
+		{"newer_schema", `{"schema_version":2,"tool":"clickrecon","run_key":"` + keyNew + `"}`, false},
+		{"not_json", `<html>`, false},
+		{"cut_in_the_head", `{"schema_version":1,"tool":"clickrecon","run_key":"` + keyNew + `","workspace_id":"w","sto`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := readHead(strings.NewReader(tt.json), keyNew)
+			if tt.ok != (err == nil) {
+				t.Fatalf("readHead: %+v, %v: want listed %v", r, err, tt.ok)
+			}
+			if !tt.ok && !errors.Is(err, ErrNoReport) {
+				t.Errorf("readHead: %v, want ErrNoReport", err)
+			}
+			if tt.ok && (r.Window.From != "2026-10-24" || r.Coverage.Days != 5) {
+				t.Errorf("readHead: %+v: want the report's window and coverage", r)
+			}
+		})
+	}
+}
+
+// A report.json cut short in its tables (a disk that filled, a copy that
+// stopped) is listed by its head, in a folder and in a bucket alike: the
+// listing never reads that far.
+func TestRunsListAReportCutInItsTables(t *testing.T) {
+	r := runOf(t, keyNew, time.Date(2026, 10, 29, 1, 0, 0, 0, time.UTC))
+	cut := string(headOf(t, r)) + `, "days": [{"date": "2026-10-`
+	ctx := context.Background()
+
+	dir := t.TempDir()
+	local := openDest(t, dir)
+	if _, err := local.WriteReport(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, keyNew, manifest), cut)
+
+	s := newS3(t)
+	bucket := openDest(t, s.dest("nightly"))
+	if _, err := bucket.WriteReport(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	a, err := bucket.bucket.Attributes(ctx, keyNew+"/"+manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bucket.bucket.WriteAll(ctx, keyNew+"/"+manifest, []byte(cut), &blob.WriterOptions{Metadata: a.Metadata}); err != nil {
+		t.Fatal(err)
+	}
+
+	for name, d := range map[string]*Dest{"folder": local, "bucket": bucket} {
+		t.Run(name, func(t *testing.T) {
+			runs, err := d.Runs(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(runs) != 1 || runs[0].Partial || runs[0].Report.Window != r.Window || runs[0].Report.Coverage != r.Coverage {
+				t.Fatalf("runs %+v: want %s listed with its window and coverage", runs, keyNew)
+			}
+			b, _, err := readRunFile(d, keyNew, manifest)
+			if err != nil || string(b) != cut {
+				t.Errorf("report.json served as %q, %v: want the file as it is", b, err)
+			}
+		})
+	}
 }

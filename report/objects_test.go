@@ -236,8 +236,8 @@ func TestS3RedirectToAnotherOrigin(t *testing.T) {
 	if _, err := d.Runs(ctx); !errors.Is(err, safehttp.ErrRedirect) {
 		t.Errorf("Runs: error %v, want ErrRedirect", err)
 	}
-	if _, _, err := d.ReadRunFile(ctx, "20261024_20261026_156b86900e9c", "report.html"); err == nil {
-		t.Errorf("ReadRunFile read a file through a redirect to another origin")
+	if _, err := d.OpenRunFile(ctx, "20261024_20261026_156b86900e9c", "report.html"); err == nil {
+		t.Errorf("OpenRunFile read a file through a redirect to another origin")
 	}
 	if got := reached(); len(got) != 0 {
 		t.Errorf("the other origin got %d requests (the first with Authorization %q)", len(got), got[0].Get("Authorization"))

@@ -1,19 +1,12 @@
 package main
 
 import (
-	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
-
+	"github.com/clickrecon/clickrecon/internal/s3test"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert/slacktest"
 )
@@ -22,36 +15,7 @@ import (
 // "reports" and returns the RECON_REPORT_DIR naming prefix in it. The AWS
 // settings come from the test alone, never from the machine.
 func newS3(t *testing.T, prefix string) (dir string, keys func() []string) {
-	t.Helper()
-	backend := s3mem.New()
-	if err := backend.CreateBucket("reports"); err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var puts []string
-	fake := gofakes3.New(backend).Server()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPut {
-			mu.Lock()
-			puts = append(puts, r.URL.Path)
-			mu.Unlock()
-		}
-		fake.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	home := t.TempDir()
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(home, "config"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(home, "credentials"))
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_PROFILE", "")
-	q := url.Values{"endpoint": {srv.URL}, "use_path_style": {"true"}, "region": {"eu-central-1"}}
-	return "s3://reports/" + prefix + "?" + q.Encode(), func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(puts)
-	}
+	return s3test.New(t, prefix, nil)
 }
 
 // rawWebhook is slacktest's Slack, posted to through its webhook: its
