@@ -102,6 +102,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -128,6 +129,11 @@ type Store struct {
 	// wallZone, for MySQL, is the zone :from and :to are written in
 	// (STORE_TIMESTAMP_TZ); nil for UTC.
 	wallZone *time.Location
+
+	mu sync.Mutex
+	// linkChecked holds, per preset, what linkCheck found: nil, or why
+	// the per-link counts cannot be byte for byte.
+	linkChecked map[string]error
 }
 
 // Options say how a store is read. The zero Options is the default.
