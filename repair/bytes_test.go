@@ -88,7 +88,7 @@ func TestPlanRefusesClicksTheColumnCannotHold(t *testing.T) {
 	for _, tt := range []struct {
 		charset, bad, good string
 	}{
-		{"utf8mb3", "lnk_\U0001F600", "lnk_\u017C"}, // 😀 is 4 bytes; ż is 2
+		{"utf8mb3", "lnk_\U0001F600", "lnk_\u017C"},  // 😀 is 4 bytes; ż is 2
 		{"latin1", "lnk_\u017C", "lnk_\u00E9\u20AC"}, // ż is not Latin-1; é and € are (Windows-1252)
 	} {
 		t.Run(tt.charset, func(t *testing.T) {
