@@ -45,6 +45,9 @@ type TextColumn struct {
 	// byteWise says two values the column's collation calls equal are
 	// the same bytes, so a unique key on it keeps every link apart.
 	byteWise bool
+	// holds says which characters Charset holds; nil: every one, or a
+	// character set this package does not know.
+	holds func(rune) bool
 }
 
 func (c TextColumn) String() string { return c.Table + "." + c.Name }
@@ -101,25 +104,24 @@ func byteWiseHint(d dsn.Dialect) string {
 // Latin-1 in a latin1 one): an insert would fail, or store something else.
 // A character set it does not know is left to the insert.
 func (c TextColumn) Holds(s string) error {
-	holds := charsetHolds(c.Charset)
-	if holds == nil {
+	if c.holds == nil {
 		return nil
 	}
 	for _, r := range s {
-		if r == utf8.RuneError || !holds(r) {
+		if r == utf8.RuneError || !c.holds(r) {
 			return fmt.Errorf("column %s is %s, which cannot hold %q (U+%04X)", c, c.Charset, r, r)
 		}
 	}
 	return nil
 }
 
-// charsetHolds returns which characters the character set called name
-// holds, or nil when it holds every one or is not known.
-func charsetHolds(name string) func(rune) bool {
+// mysqlCharsetHolds returns which characters MySQL's character set
+// called name holds, or nil when it holds every one or is not known.
+func mysqlCharsetHolds(name string) func(rune) bool {
 	switch strings.ToLower(name) {
 	case "utf8mb3", "utf8", "ucs2":
 		return func(r rune) bool { return r <= 0xFFFF }
-	case "ascii", "sql_ascii_7":
+	case "ascii":
 		return func(r rune) bool { return r < 0x80 }
 	case "latin1":
 		// MySQL's latin1 is Windows-1252, with its five unused bytes
@@ -133,8 +135,6 @@ func charsetHolds(name string) func(rune) bool {
 			}
 			return strings.ContainsRune(cp1252High, r)
 		}
-	case "iso_8859_1", "latin-1":
-		return func(r rune) bool { return r <= 0xFF }
 	}
 	return nil
 }
@@ -242,8 +242,8 @@ func (s *Store) postgresColumns(ctx context.Context, table string) (map[string]T
 		}
 		// citext compares case-blind whatever its collation.
 		c.byteWise = deterministic && c.Type != "citext"
-		if strings.EqualFold(c.Charset, "LATIN1") {
-			c.Charset = "iso_8859_1" // PostgreSQL's LATIN1 is ISO 8859-1
+		if c.Charset == "LATIN1" { // ISO 8859-1; UTF8 holds every character
+			c.holds = func(r rune) bool { return r <= 0xFF }
 		}
 		out[c.Name] = c
 	}
@@ -278,6 +278,7 @@ func (s *Store) mysqlColumns(ctx context.Context, table string) (map[string]Text
 	}
 	out := map[string]TextColumn{}
 	for _, c := range cols {
+		c.holds = mysqlCharsetHolds(c.Charset)
 		if c.byteWise, err = s.mysqlByteWise(ctx, c); err != nil {
 			return nil, err
 		}
