@@ -54,7 +54,7 @@ type refTarget struct {
 }
 
 // refClick is a click with how the store's writer spelled an unknown
-// country: NULL, or ''.
+// country: NULL, or ”.
 type refClick struct {
 	elidotest.Click
 	nullCountry bool
@@ -220,7 +220,7 @@ func mustLoad(name string) *time.Location {
 // Unicode normalisation, or hold a 4-byte character.
 var refLinks = []string{"lnk_A", "lnk_a", "lnk_b", "lnk_b ", "lnk_b  ", "caf\u00e9", "cafe\u0301", "lnk_\U0001F600", "LNK_A", "x"}
 
-// refCountries are countries as stores hold them: NULL and '' (both an
+// refCountries are countries as stores hold them: NULL and ” (both an
 // unknown country) and codes that differ only by case.
 var refCountries = []string{"DE", "de", "PL", "", "DE "}
 
@@ -263,7 +263,7 @@ func generate(seed uint64, tg refTarget) refCase {
 		case k < 7:
 			at = start.Add(time.Duration(r.IntN(26)) * time.Hour) // exact hour boundaries
 		default:
-			at = start.Add(time.Duration(r.Int64N(int64(end.Sub(start) + 2*time.Hour))) - time.Hour)
+			at = start.Add(time.Duration(r.Int64N(int64(end.Sub(start)+2*time.Hour))) - time.Hour)
 		}
 		return at.Truncate(time.Millisecond)
 	}
@@ -310,7 +310,7 @@ func (c refCase) storeClicks() []elidotest.Click {
 }
 
 // refCounts are a day's counts of clicks: total, per link (bytes), per
-// country (NULL and '' alike: unknown) and per hour from the day's first
+// country (NULL and ” alike: unknown) and per hour from the day's first
 // instant (the last one cut at the day's end).
 type refCounts struct {
 	total     int64
