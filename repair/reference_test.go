@@ -54,7 +54,7 @@ type refTarget struct {
 }
 
 // refClick is a click with how the store's writer spelled an unknown
-// country: NULL, or ”.
+// country: NULL, or an empty string.
 type refClick struct {
 	elidotest.Click
 	nullCountry bool
@@ -220,7 +220,7 @@ func mustLoad(name string) *time.Location {
 // Unicode normalisation, or hold a 4-byte character.
 var refLinks = []string{"lnk_A", "lnk_a", "lnk_b", "lnk_b ", "lnk_b  ", "caf\u00e9", "cafe\u0301", "lnk_\U0001F600", "LNK_A", "x"}
 
-// refCountries are countries as stores hold them: NULL and ” (both an
+// refCountries are countries as stores hold them: NULL and empty (both an
 // unknown country) and codes that differ only by case.
 var refCountries = []string{"DE", "de", "PL", "", "DE "}
 
