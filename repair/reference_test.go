@@ -310,7 +310,7 @@ func (c refCase) storeClicks() []elidotest.Click {
 }
 
 // refCounts are a day's counts of clicks: total, per link (bytes), per
-// country (NULL and ” alike: unknown) and per hour from the day's first
+// country (NULL and empty alike: unknown) and per hour from the day's first
 // instant (the last one cut at the day's end).
 type refCounts struct {
 	total     int64
