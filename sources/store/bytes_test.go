@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
 
+	"github.com/clickrecon/clickrecon/internal/mysqltest"
 	"github.com/clickrecon/clickrecon/reconcile"
 )
 
@@ -191,5 +192,56 @@ func TestCharLinkIDIsRefused(t *testing.T) {
 				t.Fatalf("Totals = %v, %v; want %d", totals, err, len(fourLinks))
 			}
 		})
+	}
+}
+
+// The byte-wise drill-down reads keep to the ts index on MariaDB: the
+// day is a range of clicks_ts_idx, grouped afterwards, as before.
+func TestMySQLByteWiseDrillDownUsesTheIndex(t *testing.T) {
+	db, raw := mysqltest.New(t)
+	applySchemas(t, db, "mysql")
+	// 100 days of a click every 3 minutes, so that a day is 1% of the table.
+	db.MustExec(`INSERT INTO clicks (ts, link_id, country_code)
+SELECT TIMESTAMP '2026-09-01 00:00:00' + INTERVAL n * 3 MINUTE, CONCAT('lnk_', n % 97), ELT(1 + n % 3, 'PL', 'DE', NULL)
+FROM (SELECT a.i + 10 * b.i + 100 * c.i + 1000 * d.i + 10000 * e.i AS n
+      FROM (SELECT 0 AS i UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+            UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) a,
+           (SELECT 0 AS i UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+            UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) b,
+           (SELECT 0 AS i UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+            UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) c,
+           (SELECT 0 AS i UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
+            UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) d,
+           (SELECT 0 AS i UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4) e) AS seq`)
+	db.MustExec("ANALYZE TABLE clicks")
+	s := openStore(t, raw)
+	day, loc := mustDate(t, "2026-11-26"), mustZone(t, "Europe/Warsaw")
+	from, to := day.Bounds(loc)
+	params := s.params(day, from, to, loc)
+	countries, err := countriesQuery(s.dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, nq := range map[string]namedQuery{"links": mustQuery(t)(PresetQuery(PresetEvents)).mysql, "countries": countries} {
+		text, args, err := nq.bind(s.dialect, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := db.Queryx("EXPLAIN "+text, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			row := map[string]any{}
+			if err := rows.MapScan(row); err != nil {
+				t.Fatal(err)
+			}
+			key, typ, extra := str(row["key"]), str(row["type"]), str(row["Extra"])
+			t.Logf("%s: type %s, key %s, rows %s, extra %s", name, typ, key, str(row["rows"]), extra)
+			if key != "clicks_ts_idx" || typ != "range" {
+				t.Errorf("%s plan: key %q, type %q, extra %q; want a range of clicks_ts_idx", name, key, typ, extra)
+			}
+		}
+		rows.Close()
 	}
 }
