@@ -99,6 +99,17 @@ var fourLinks = func() []click {
 	return out
 }()
 
+// withFourLinks returns a store of c's events schema holding fourLinks.
+func (c collation) withFourLinks(t *testing.T) *Store {
+	t.Helper()
+	db, dsn := c.backend(t)
+	for _, stmt := range c.events {
+		db.MustExec(stmt)
+	}
+	insertClicks(t, db, fourLinks)
+	return openStore(t, dsn)
+}
+
 // A link is its bytes: the per-link and per-country counts of the events
 // preset keep apart what the column's collation would merge.
 func TestEventsCountsAreByteWise(t *testing.T) {
@@ -107,12 +118,7 @@ func TestEventsCountsAreByteWise(t *testing.T) {
 	wantCountries := map[string]int64{"DE": 4, "de": 11, "": 2, "DE ": 3, "PL": 6}
 	for _, c := range collations() {
 		t.Run(c.name, func(t *testing.T) {
-			db, dsn := c.backend(t)
-			for _, stmt := range c.events {
-				db.MustExec(stmt)
-			}
-			insertClicks(t, db, fourLinks)
-			s := openStore(t, dsn)
+			s := c.withFourLinks(t)
 			day, loc := mustDate(t, "2026-11-26"), mustZone(t, "UTC")
 			got, err := s.Counts(t.Context(), events, day, loc)
 			if err != nil {
@@ -170,12 +176,7 @@ func TestCharLinkIDIsRefused(t *testing.T) {
 		{name: "postgres", backend: newPostgres(""), events: []string{"ALTER TABLE clicks ALTER COLUMN link_id TYPE char(32)"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			db, dsn := c.backend(t)
-			for _, stmt := range c.events {
-				db.MustExec(stmt)
-			}
-			insertClicks(t, db, fourLinks)
-			s := openStore(t, dsn)
+			s := c.withFourLinks(t)
 			day, loc := mustDate(t, "2026-11-26"), mustZone(t, "UTC")
 			_, err := s.Counts(t.Context(), events, day, loc)
 			if !errors.Is(err, ErrNotByteWise) {

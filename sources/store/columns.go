@@ -228,7 +228,24 @@ WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped
   AND a.attname IN ('link_id', 'country_code')`
 
 func (s *Store) postgresColumns(ctx context.Context, table string) (map[string]TextColumn, error) {
-	rows, err := s.db.QueryContext(ctx, postgresColumnsSQL, table)
+	return s.readColumns(ctx, postgresColumnsSQL, table, func(rows *sql.Rows, c *TextColumn) error {
+		var deterministic bool
+		if err := rows.Scan(&c.Name, &c.Type, &c.Collation, &deterministic, &c.Charset); err != nil {
+			return err
+		}
+		// citext compares case-blind whatever its collation.
+		c.byteWise = deterministic && c.Type != "citext"
+		if c.Charset == "LATIN1" { // ISO 8859-1; UTF8 holds every character
+			c.holds = func(r rune) bool { return r <= 0xFF }
+		}
+		return nil
+	})
+}
+
+// readColumns runs query, a catalog read of table's columns, and reads
+// each row into a TextColumn with scan.
+func (s *Store) readColumns(ctx context.Context, query, table string, scan func(*sql.Rows, *TextColumn) error) (map[string]TextColumn, error) {
+	rows, err := s.db.QueryContext(ctx, query, table)
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -236,14 +253,8 @@ func (s *Store) postgresColumns(ctx context.Context, table string) (map[string]T
 	out := map[string]TextColumn{}
 	for rows.Next() {
 		c := TextColumn{Table: table}
-		var deterministic bool
-		if err := rows.Scan(&c.Name, &c.Type, &c.Collation, &deterministic, &c.Charset); err != nil {
+		if err := scan(rows, &c); err != nil {
 			return nil, err
-		}
-		// citext compares case-blind whatever its collation.
-		c.byteWise = deterministic && c.Type != "citext"
-		if c.Charset == "LATIN1" { // ISO 8859-1; UTF8 holds every character
-			c.holds = func(r rune) bool { return r <= 0xFF }
 		}
 		out[c.Name] = c
 	}
@@ -259,32 +270,20 @@ WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME IN ('link_id'
 var mysqlName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 
 func (s *Store) mysqlColumns(ctx context.Context, table string) (map[string]TextColumn, error) {
-	rows, err := s.db.QueryContext(ctx, mysqlColumnsSQL, table)
+	cols, err := s.readColumns(ctx, mysqlColumnsSQL, table, func(rows *sql.Rows, c *TextColumn) error {
+		return rows.Scan(&c.Name, &c.Type, &c.Charset, &c.Collation)
+	})
 	if err != nil {
-		return nil, classify(err)
-	}
-	var cols []TextColumn
-	for rows.Next() {
-		c := TextColumn{Table: table}
-		if err := rows.Scan(&c.Name, &c.Type, &c.Charset, &c.Collation); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		cols = append(cols, c)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	out := map[string]TextColumn{}
-	for _, c := range cols {
+	for name, c := range cols {
 		c.holds = mysqlCharsetHolds(c.Charset)
 		if c.byteWise, err = s.mysqlByteWise(ctx, c); err != nil {
 			return nil, err
 		}
-		out[c.Name] = c
+		cols[name] = c
 	}
-	return out, nil
+	return cols, nil
 }
 
 // mysqlByteWise reports whether c's collation compares bytes: binary, or
@@ -316,21 +315,13 @@ FROM pragma_table_info(?1) AS c
 WHERE c.name IN ('link_id', 'country_code')`
 
 func (s *Store) sqliteColumns(ctx context.Context, table string) (map[string]TextColumn, error) {
-	rows, err := s.db.QueryContext(ctx, sqliteColumnsSQL, table)
-	if err != nil {
-		return nil, classify(err)
-	}
-	defer rows.Close()
-	out := map[string]TextColumn{}
-	for rows.Next() {
-		c := TextColumn{Table: table}
+	return s.readColumns(ctx, sqliteColumnsSQL, table, func(rows *sql.Rows, c *TextColumn) error {
 		var typ sql.NullString
 		if err := rows.Scan(&c.Name, &typ, &c.Collation); err != nil {
-			return nil, err
+			return err
 		}
 		c.Type = "text" // SQLite's CHAR(n) is TEXT: it neither pads nor trims
 		c.byteWise = c.Collation == ""
-		out[c.Name] = c
-	}
-	return out, rows.Err()
+		return nil
+	})
 }
