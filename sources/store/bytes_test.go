@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -244,5 +245,40 @@ FROM (SELECT a.i + 10 * b.i + 100 * c.i + 1000 * d.i + 10000 * e.i AS n
 			}
 		}
 		rows.Close()
+	}
+}
+
+// The characters a repair plan says a MySQL column cannot hold are those
+// the server itself cannot convert into its character set: every
+// character up to U+2FFF, and a few beyond, converted by MariaDB in one
+// statement, agrees with mysqlCharsetHolds.
+func TestMySQLCharsetHoldsAsTheServerConverts(t *testing.T) {
+	db, _ := mysqltest.New(t)
+	var in []rune
+	for r := rune(1); r < 0x3000; r++ {
+		if r != '?' && (r < 0xD800 || r > 0xDFFF) {
+			in = append(in, r)
+		}
+	}
+	in = append(in, 0xFFFD, 0xFFFF, 0x10000, 0x1F600, 0x10FFFF)
+	for _, charset := range []string{"latin1", "utf8mb3", "ascii", "ucs2"} {
+		var out string
+		if err := db.Get(&out, "SELECT CONVERT(CONVERT(CONVERT(? USING utf8mb4) USING "+charset+") USING utf8mb4)", string(in)); err != nil {
+			t.Fatal(err)
+		}
+		back := []rune(out)
+		if len(back) != len(in) {
+			t.Fatalf("%s: %d characters back for %d", charset, len(back), len(in))
+		}
+		holds := mysqlCharsetHolds(charset)
+		var wrong []string
+		for i, r := range in {
+			if server := back[i] == r; server != holds(r) {
+				wrong = append(wrong, fmt.Sprintf("U+%04X (server %v)", r, server))
+			}
+		}
+		if len(wrong) > 0 {
+			t.Errorf("%s: mysqlCharsetHolds disagrees with the server on %d characters: %v", charset, len(wrong), wrong[:min(len(wrong), 20)])
+		}
 	}
 }
