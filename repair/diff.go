@@ -21,6 +21,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/clickrecon/clickrecon/sources/store"
 )
 
 // Click is one click, as both sides are compared: its instant in UTC
@@ -147,6 +149,25 @@ func checkAdd(h Hour, add, surplus []Click, how string) string {
 		}
 	}
 	return ""
+}
+
+// holdable returns p refused when the store's columns cannot hold one of
+// its clicks to add (a 4-byte character in a utf8mb3 link_id, a character
+// a latin1 column lacks), naming the click, its value and the column's
+// character set: nothing of the hour is written, rather than an insert
+// failing, or storing another value, when it is applied.
+func (p HourPlan) holdable(cols store.Columns) HourPlan {
+	if !p.Repairable() {
+		return p
+	}
+	for _, c := range p.Add {
+		if err := cols.Holds(c.LinkID, c.CountryCode); err != nil {
+			p.Refused = fmt.Sprintf("its click at %s cannot be stored: its %v", c.TS.Format(tsLayout), err)
+			p.Add = nil
+			return p
+		}
+	}
+	return p
 }
 
 // sameClicks reports whether a and b hold the same multiset of clicks.

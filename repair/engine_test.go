@@ -134,7 +134,19 @@ func newWorld(t *testing.T, elidoClicks, stored []elidotest.Click) world {
 // the clicks stored.
 func (e engine) world(t *testing.T, elidoClicks, stored []elidotest.Click) world {
 	t.Helper()
+	return e.worldAltered(t, nil, elidoClicks, stored)
+}
+
+// worldAltered is world on a reference schema changed by the statements
+// alter, before the clicks are stored.
+func (e engine) worldAltered(t *testing.T, alter []string, elidoClicks, stored []elidotest.Click) world {
+	t.Helper()
 	db, dsn := e.database(t)
+	for _, stmt := range alter {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
 	e.insert(t, db, stored)
 	srv, api := fakeElido(t, elidoClicks)
 	st, err := store.Open(t.Context(), dbtest.Parsed(t, store.ParseDSN, dsn), store.Options{})

@@ -28,6 +28,9 @@ const (
 type Store interface {
 	HourlyCounts(ctx context.Context, q store.Query, day reconcile.Date, loc *time.Location) ([]store.HourCount, error)
 	Clicks(ctx context.Context, q store.Query, from, to time.Time) ([]store.Click, error)
+	// EventColumns says what the clicks table's link_id and country_code
+	// can hold, so that a click they cannot is refused in the plan.
+	EventColumns(ctx context.Context) (store.Columns, error)
 }
 
 // Options say which days a repair looks at.
@@ -78,9 +81,13 @@ func Plan(ctx context.Context, api Elido, st Store, o Options) ([]DayPlan, error
 	if days == nil {
 		days = o.Window.Days()
 	}
+	cols, err := st.EventColumns(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan the repair: %w", err)
+	}
 	var plans []DayPlan
 	for _, day := range days {
-		p, err := planDay(ctx, api, st, o, day, loc)
+		p, err := planDay(ctx, api, st, o, cols, day, loc)
 		if err != nil {
 			return nil, fmt.Errorf("plan the repair of %s: %w", day, err)
 		}
@@ -89,7 +96,7 @@ func Plan(ctx context.Context, api Elido, st Store, o Options) ([]DayPlan, error
 	return plans, nil
 }
 
-func planDay(ctx context.Context, api Elido, st Store, o Options, day reconcile.Date, loc *time.Location) (DayPlan, error) {
+func planDay(ctx context.Context, api Elido, st Store, o Options, cols store.Columns, day reconcile.Date, loc *time.Location) (DayPlan, error) {
 	p := DayPlan{Day: day, Wall: o.Wall}
 	if _, end := day.Bounds(loc); o.Now.Before(end.Add(o.Settle)) {
 		p.Skipped = "not settled yet: Elido may still be receiving its clicks"
@@ -131,7 +138,7 @@ func planDay(ctx context.Context, api Elido, st Store, o Options, day reconcile.
 		if err != nil {
 			return p, err
 		}
-		p.Hours = append(p.Hours, hp)
+		p.Hours = append(p.Hours, hp.holdable(cols))
 	}
 	return p, nil
 }

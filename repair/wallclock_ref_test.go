@@ -136,24 +136,24 @@ func refInstant(w time.Time, zone *time.Location) (at time.Time, skipped bool) {
 	panic("no jump near a skipped wall time")
 }
 
-// refHour is a row of the reference's hourly comparison: Elido's hours,
+// wallRefHour is a row of the reference's hourly comparison: Elido's hours,
 // the two that show the same wall hour made one.
-type refHour struct {
+type wallRefHour struct {
 	from, to   time.Time
 	api, local int64
 }
 
-func refHours(d reconcile.Date, zone *time.Location, elidoClicks []elidotest.Click, stored []wallRow) []refHour {
+func refHours(d reconcile.Date, zone *time.Location, elidoClicks []elidotest.Click, stored []wallRow) []wallRefHour {
 	start, end := d.Bounds(zone)
-	var hours []refHour
+	var hours []wallRefHour
 	for h := start; h.Before(end); h = h.Add(time.Hour) {
 		if n := len(hours); n > 0 && hours[n-1].from.In(zone).Format("2006-01-02 15") == h.In(zone).Format("2006-01-02 15") {
 			hours[n-1].to = h.Add(time.Hour)
 			continue
 		}
-		hours = append(hours, refHour{from: h, to: h.Add(time.Hour)})
+		hours = append(hours, wallRefHour{from: h, to: h.Add(time.Hour)})
 	}
-	find := func(t time.Time) *refHour {
+	find := func(t time.Time) *wallRefHour {
 		for i := range hours {
 			if !t.Before(hours[i].from) && t.Before(hours[i].to) {
 				return &hours[i]

@@ -106,6 +106,9 @@ func (s *Store) eachCount(ctx context.Context, q Query, day reconcile.Date, loc 
 	if err != nil {
 		return fmt.Errorf("%s query: %w", q.name, err)
 	}
+	if err := s.linkCheck(ctx, q); err != nil {
+		return err
+	}
 	from, to := day.Bounds(loc)
 	err = s.readOnly(ctx, func(tx *sqlx.Tx) error {
 		return s.query(ctx, tx, nq, s.params(day, from, to, loc), func(rows *sql.Rows) error {

@@ -42,6 +42,19 @@ func TestPostgresTotalsUseTheIndex(t *testing.T) {
 		}
 		t.Run(name+"_day", func(t *testing.T) { assertIndexPlan(t, db, name, text, args...) })
 	}
+	// The drill-down's per-link and per-country reads, grouped byte for
+	// byte (COLLATE "C"), are a search of the ts index too.
+	countries, err := countriesQuery(dsn.Postgres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, nq := range map[string]namedQuery{"links": mustQuery(t)(PresetQuery(PresetEvents)).postgres, "countries": countries} {
+		text, args, err := nq.bind(dsn.Postgres, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run("events_"+name, func(t *testing.T) { assertIndexPlan(t, db, PresetEvents, text, args...) })
+	}
 	// The daily preset reads a run of days in one statement, a range of
 	// the primary key. For a year of a 400-day table the planner may
 	// rightly prefer one sequential scan (so does the floor of

@@ -102,6 +102,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -131,6 +132,11 @@ type Store struct {
 	// tsZone is STORE_TIMESTAMP_TZ, UTC by default: the zone a ts without
 	// an offset is read in, on every engine (Naive).
 	tsZone *time.Location
+
+	mu sync.Mutex
+	// linkChecked holds, per preset, what linkCheck found: nil, or why
+	// the per-link counts cannot be byte for byte.
+	linkChecked map[string]error
 }
 
 // Options say how a store is read. The zero Options is the default.

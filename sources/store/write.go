@@ -162,15 +162,30 @@ func (w *Writer) Close() error { return w.db.Close() }
 func (w *Writer) reader() *Store { return &Store{db: w.db, dialect: w.dialect} }
 
 // grantsSQL says whether the role may lock the clicks table in SHARE mode
-// and insert into it (NULL: there is no such table on the search_path).
-// MAINTAIN, which also allows the lock, exists from PostgreSQL 17 on.
-const grantsSQL = `SELECT has_table_privilege(t, CASE WHEN current_setting('server_version_num')::int >= 170000
+// (NULL: there is no such table on the search_path), read its ts (the
+// re-count under the lock), insert into it (the whole table, or the three
+// columns an insert names), and which sequences a column default of it
+// draws from that the role may not use (a serial id: an insert needs
+// USAGE on it; an identity column needs nothing). MAINTAIN, which also
+// allows the lock, exists from PostgreSQL 17 on.
+const grantsSQL = `SELECT has_table_privilege(c.t, CASE WHEN current_setting('server_version_num')::int >= 170000
            THEN 'UPDATE, DELETE, TRUNCATE, MAINTAIN' ELSE 'UPDATE, DELETE, TRUNCATE' END),
-       has_table_privilege(t, 'INSERT')
-FROM (SELECT to_regclass('` + lockedTable + `') AS t) AS clicks`
+       coalesce((SELECT bool_and(has_column_privilege(c.t, a.attnum, 'SELECT')) FROM pg_catalog.pg_attribute a
+                 WHERE a.attrelid = c.t AND a.attname = 'ts' AND NOT a.attisdropped), true),
+       has_table_privilege(c.t, 'INSERT') OR coalesce((SELECT bool_and(has_column_privilege(c.t, a.attnum, 'INSERT')) FROM pg_catalog.pg_attribute a
+                 WHERE a.attrelid = c.t AND a.attname IN ('ts', 'link_id', 'country_code') AND NOT a.attisdropped), false),
+       coalesce((SELECT string_agg(d.refobjid::regclass::text, ', ' ORDER BY d.refobjid::regclass::text)
+                 FROM pg_catalog.pg_attrdef ad
+                 JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_attrdef'::regclass AND d.objid = ad.oid
+                      AND d.refclassid = 'pg_catalog.pg_class'::regclass
+                 JOIN pg_catalog.pg_class s ON s.oid = d.refobjid AND s.relkind = 'S'
+                 WHERE ad.adrelid = c.t AND NOT CASE WHEN s.relkind = 'S' THEN has_sequence_privilege(d.refobjid, 'USAGE') ELSE true END), '')
+FROM (SELECT to_regclass('` + lockedTable + `') AS t) AS c`
 
 // checkGrants checks, on PostgreSQL, that the role may take the repair's
-// lock on the clicks table and, when insert is set, insert into it.
+// lock on the clicks table and re-count it under the lock and, when
+// insert is set, insert into it, with the sequences its defaults use.
+// Each privilege it lacks is named, with the object.
 func (w *Writer) checkGrants(ctx context.Context, insert bool) error {
 	switch w.dialect {
 	case dsn.SQLite:
@@ -178,22 +193,36 @@ func (w *Writer) checkGrants(ctx context.Context, insert bool) error {
 	case dsn.MySQL:
 		return w.checkMySQLGrants(ctx, insert)
 	}
-	var lock, ins sql.NullBool
-	if err := w.db.QueryRowContext(ctx, grantsSQL).Scan(&lock, &ins); err != nil {
+	var lock, sel, ins sql.NullBool
+	var seqs string
+	if err := w.db.QueryRowContext(ctx, grantsSQL).Scan(&lock, &sel, &ins, &seqs); err != nil {
 		return fmt.Errorf("read the role's grants on table %s: %w", lockedTable, classifyWrite(err))
 	}
+	var missing []error
 	switch {
 	case !lock.Valid:
 		return configError{fmt.Errorf("STORE_WRITE_DSN has no table %s on its search_path: repair writes into the events schema that STORE_DSN reads", lockedTable)}
-	case !lock.Bool:
-		return configError{errNoLockGrant}
-	case insert && !ins.Bool:
-		return configError{errNoInsertGrant}
+	case !sel.Bool:
+		missing = append(missing, errNoSelectGrant)
+	}
+	if !lock.Bool {
+		missing = append(missing, errNoLockGrant)
+	}
+	if insert && !ins.Bool {
+		missing = append(missing, errNoInsertGrant)
+	}
+	if insert && seqs != "" {
+		missing = append(missing, fmt.Errorf("STORE_WRITE_DSN's role may not use sequence %s, which a column default of table %s draws from on every insert: GRANT USAGE ON SEQUENCE %s TO the role", seqs, lockedTable, seqs))
+	}
+	if len(missing) > 0 {
+		return configError{errors.Join(missing...)}
 	}
 	return nil
 }
 
 var (
+	errNoSelectGrant = errors.New("STORE_WRITE_DSN's role may not read table " + lockedTable + ", which repair re-counts, hour by hour, under its lock before it writes: " +
+		"GRANT SELECT ON " + lockedTable + " TO the role")
 	errNoLockGrant = errors.New("STORE_WRITE_DSN's role may not lock table " + lockedTable + " against concurrent inserts while a day is re-counted and written " +
 		"(LOCK TABLE " + lockedTable + " IN SHARE MODE needs UPDATE, DELETE, TRUNCATE or, from PostgreSQL 17, MAINTAIN on it): " +
 		"GRANT UPDATE ON " + lockedTable + " TO the role (repair only ever inserts)")
@@ -452,7 +481,7 @@ func classifyWrite(err error) error {
 	if errors.As(err, &pqErr) {
 		switch {
 		case pqErr.Code == "42501": // insufficient_privilege
-			return configError{fmt.Errorf("STORE_WRITE_DSN's role lacks a permission repair needs (GRANT INSERT, and UPDATE for the lock, ON %s TO it): %w", lockedTable, err)}
+			return configError{fmt.Errorf("STORE_WRITE_DSN's role lacks a permission repair needs (on table %s it needs SELECT, INSERT, and UPDATE for the lock; USAGE on the sequence a default draws from): %w", lockedTable, err)}
 		case pqErr.Code.Class() == "42":
 			return configError{fmt.Errorf("the insert does not fit the store STORE_WRITE_DSN names (check REPAIR_INSERT_FILE, or that the store has the events schema): %w", err)}
 		}

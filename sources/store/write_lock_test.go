@@ -71,6 +71,8 @@ var writeEngines = []writeEngine{
 			{"insert_only", "SELECT, INSERT", "", "GRANT UPDATE ON clicks"},
 			{"insert_only_custom_insert", "SELECT, INSERT", "INSERT INTO clicks (ts, link_id) VALUES (:ts, :link_id)", "GRANT UPDATE ON clicks"},
 			{"no_insert", "SELECT, UPDATE", "", "GRANT INSERT ON clicks"},
+			{"no_select", "INSERT, UPDATE", "", "GRANT SELECT ON clicks"},
+			{"no_select_custom_insert", "INSERT, UPDATE", "INSERT INTO clicks (ts, link_id) VALUES (:ts, :link_id)", "GRANT SELECT ON clicks"},
 		},
 		enough: "SELECT, INSERT, UPDATE",
 	},
@@ -86,6 +88,7 @@ var writeEngines = []writeEngine{
 		withoutGrants: []missingGrant{
 			{"no_select", "INSERT", "", "GRANT SELECT ON clicks"},
 			{"no_insert", "SELECT", "", "GRANT INSERT ON clicks"},
+			{"no_select_with_update", "INSERT, UPDATE", "", "GRANT SELECT ON clicks"},
 		},
 		enough: "SELECT, INSERT", // sql/store/mysql/grants.sql's, on MariaDB
 	},

@@ -13,8 +13,10 @@
 -- +00:00, so the server's or a writer's time_zone never changes a count
 -- (leave STORE_TIMESTAMP_TZ unset for it).
 --
--- link_id is compared byte for byte (utf8mb4_bin): Elido's link ids are
--- case-sensitive, and a case-insensitive collation would merge two links.
+-- link_id holds Elido's link id as written (utf8mb4): clickrecon groups and
+-- compares it by its bytes whatever its collation, as Elido's lnk_A and
+-- lnk_a, lnk_b and 'lnk_b ' are four links; only a CHAR column, which drops
+-- trailing spaces, could not tell them apart.
 --
 -- You may add columns (the webhook delivery id for idempotent inserts, a
 -- user agent...); clickrecon reads only ts, link_id and country_code, and
