@@ -31,7 +31,11 @@ type Decision struct {
 	Notice    alert.NoticeAction
 	NoticeWhy string
 	Causes    []alert.Cause
-	Memory    memory
+	// NoticeTold says the gap alert posted told the notice's causes (the
+	// report could not be stored, and nothing else): the notice is
+	// recorded as told, not posted (toldByAlert).
+	NoticeTold bool
+	Memory     memory
 	// Record says the run is recorded in the history; RecordWhy why not.
 	Record    bool
 	RecordWhy string
@@ -105,6 +109,24 @@ func decide(out Outcome, mem memory, p policy) Decision {
 			Remembered: mem.Remembered, Last: mem.Last, HadLast: mem.HadLast})
 	}
 	return d
+}
+
+// toldByAlert returns dec once the gap alert stage posted a new message
+// of kind posted ("" for none). An alert says of itself that the report
+// could not be stored: when that is the notice's one cause, the night has
+// one message, the alert, and the notice is recorded as told (so that the
+// next night stays quiet and the night reports are stored again says so)
+// but not posted. A notice with a cause that kept the run from checking
+// is posted as decided.
+func toldByAlert(dec Decision, posted string) Decision {
+	if posted != history.KindAlert || dec.Caveats.ReportNotStored == "" || len(dec.Causes) == 0 || alert.Unchecked(dec.Causes) {
+		return dec
+	}
+	switch dec.Notice {
+	case alert.NoticePost, alert.NoticeRemind, alert.NoticeEveryRun:
+		dec.NoticeTold = true
+	}
+	return dec
 }
 
 // gapsGo says whether the gap alert stage runs, and why not: never on a

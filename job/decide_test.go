@@ -170,3 +170,32 @@ func TestFingerprintIgnoresOrderAndRepeats(t *testing.T) {
 		t.Errorf("fingerprints %q and %q, want both elido:http_401+store:unavailable", a, b)
 	}
 }
+
+// An alert that says the report could not be stored is the night's one
+// message: the notice of that cause alone is recorded as told, not
+// posted; any other cause, or no alert posted, leaves the notice as
+// decided.
+func TestToldByAlert(t *testing.T) {
+	t.Parallel()
+	unstored := alert.Cause{Key: alert.CauseReportUnstored}
+	elidoDown := alert.Cause{Key: "elido:http_5xx"}
+	cv := alert.Caveats{ReportNotStored: "mkdir: not a directory"}
+	for _, tt := range []struct {
+		name   string
+		dec    Decision
+		posted string
+		want   bool
+	}{
+		{"alert_tells_the_report", Decision{Notice: alert.NoticePost, Causes: []alert.Cause{unstored}, Caveats: cv}, history.KindAlert, true},
+		{"alert_tells_the_reminder", Decision{Notice: alert.NoticeRemind, Causes: []alert.Cause{unstored}, Caveats: cv}, history.KindAlert, true},
+		{"alert_tells_it_without_history", Decision{Notice: alert.NoticeEveryRun, Causes: []alert.Cause{unstored}, Caveats: cv}, history.KindAlert, true},
+		{"an_update_does_not_say_it", Decision{Notice: alert.NoticePost, Causes: []alert.Cause{unstored}, Caveats: cv}, history.KindUpdate, false},
+		{"nothing_posted", Decision{Notice: alert.NoticePost, Causes: []alert.Cause{unstored}, Caveats: cv}, "", false},
+		{"another_cause_is_still_told", Decision{Notice: alert.NoticePost, Causes: []alert.Cause{unstored, elidoDown}, Caveats: cv}, history.KindAlert, false},
+		{"quiet_stays_quiet", Decision{Notice: alert.NoticeQuiet, Causes: []alert.Cause{unstored}, Caveats: cv}, history.KindAlert, false},
+	} {
+		if got := toldByAlert(tt.dec, tt.posted); got.NoticeTold != tt.want || got.Notice != tt.dec.Notice {
+			t.Errorf("%s: NoticeTold %v (notice %s), want %v (%s)", tt.name, got.NoticeTold, got.Notice, tt.want, tt.dec.Notice)
+		}
+	}
+}

@@ -51,7 +51,10 @@ func (t teller) tell(ctx context.Context, dec Decision, rep report.Report) []Fai
 			fs = append(fs, Failure{Part: p, Err: err})
 		}
 	}
-	slackErr := t.alertGaps(ctx, dec, rep)
+	if dec.Caveats.ReportNotStored != "" {
+		rep.Link = "" // no message links a report that is not whole in its place
+	}
+	posted, slackErr := t.alertGaps(ctx, dec, rep)
 	fail(PartSlack, slackErr)
 	if slackErr != nil {
 		// A notice could not reach Slack either.
@@ -59,7 +62,7 @@ func (t teller) tell(ctx context.Context, dec Decision, rep report.Report) []Fai
 			t.log.Warn("slack notice skipped: Slack itself failed", "causes", fingerprint(dec.Causes))
 		}
 	} else {
-		postErr, recordErr := t.notice(ctx, dec, rep)
+		postErr, recordErr := t.notice(ctx, toldByAlert(dec, posted), rep)
 		fail(PartSlack, postErr)
 		fail(PartHistory, recordErr)
 	}
@@ -71,29 +74,27 @@ func (t teller) tell(ctx context.Context, dec Decision, rep report.Report) []Fai
 
 // alertGaps runs the gap alert stage (gaps.send) when dec says so: it
 // settles earlier posts, reads what was alerted and posts an alert, an
-// update, a heal or nothing, once.
-func (t teller) alertGaps(ctx context.Context, dec Decision, rep report.Report) error {
+// update, a heal or nothing, once. It returns the kind of the new message
+// posted, "" for none.
+func (t teller) alertGaps(ctx context.Context, dec Decision, rep report.Report) (string, error) {
 	if !dec.Gaps {
 		if dec.GapsWhy != "" && t.slack != nil {
 			t.log.Info("slack alert skipped", "why", dec.GapsWhy)
 		}
-		return nil
-	}
-	if dec.Caveats.ReportNotStored != "" {
-		rep.Link = "" // there is nothing at the link to show
+		return "", nil
 	}
 	_, csv, err := report.SlackCSV(rep)
 	if err != nil {
-		return err
+		return "", err
 	}
 	g := gaps{slack: t.slack, history: t.history, guard: t.guard, now: t.now}
 	out, err := g.send(ctx, rep, csv, dec.Caveats)
 	if err != nil {
 		t.log.Error("slack failed", "err", err)
-		return err
+		return out.Posted, err
 	}
 	t.log.Info("slack", "outcome", out)
-	return nil
+	return out.Posted, nil
 }
 
 // noticeTimeout bounds the notice's post and record when the run's own
@@ -116,7 +117,7 @@ func (t teller) notice(ctx context.Context, dec Decision, rep report.Report) (po
 		return nil, nil
 	}
 	if dec.Notice == alert.NoticeRecovered {
-		if err := t.slack.PostNotice(ctx, alert.RenderRecovered(rep, mem.Last.Reason, mem.Last.FirstPosted)); err != nil {
+		if err := t.slack.PostNotice(ctx, alert.RenderRecovered(rep, mem.Last.Reason, mem.Last.FirstPosted, mem.Last.Fingerprint == alert.CauseReportUnstored)); err != nil {
 			t.log.Error("slack recovery message failed", "err", err)
 			return err, nil
 		}
@@ -129,12 +130,16 @@ func (t teller) notice(ctx context.Context, dec Decision, rep report.Report) (po
 		}
 		return nil, nil
 	}
-	m := alert.RenderNotice(rep, dec.Causes, alert.NoticeOf{Action: dec.Notice, First: mem.Last.FirstPosted})
-	if err := t.slack.PostNotice(ctx, m); err != nil {
-		t.log.Error("slack notice failed", "causes", fp, "err", err)
-		return err, nil
+	if dec.NoticeTold {
+		t.log.Info("slack notice not posted: the gap alert said the report could not be stored", "causes", fp)
+	} else {
+		m := alert.RenderNotice(rep, dec.Causes, alert.NoticeOf{Action: dec.Notice, First: mem.Last.FirstPosted})
+		if err := t.slack.PostNotice(ctx, m); err != nil {
+			t.log.Error("slack notice failed", "causes", fp, "err", err)
+			return err, nil
+		}
+		t.log.Info("slack notice", "action", dec.Notice, "causes", fp)
 	}
-	t.log.Info("slack notice", "action", dec.Notice, "causes", fp)
 	if dec.Notice == alert.NoticeEveryRun {
 		return nil, nil
 	}
