@@ -40,10 +40,11 @@ type teller struct {
 	scope   string // the notice scope this run saves under (noticeScopes)
 }
 
-// tell carries out dec for rep, in order: the gap alert (through the
-// history's outbox), the failure notice, then the run's record. It
-// returns what failed. After the run's deadline ctx is the bounded
-// context Run gives the end of a stopped run (noticeTimeout).
+// tell carries out dec for rep, in order: the gap alert stage (sendGaps,
+// through the history's outbox), the failure notice, then the run's
+// record. Everything it does was decided (decide); it reads nothing from
+// the history. It returns what failed. After the run's deadline ctx is
+// the bounded context Run gives the end of a stopped run (noticeTimeout).
 func (t teller) tell(ctx context.Context, dec Decision, rep report.Report) []Failure {
 	var fs []Failure
 	fail := func(p Part, err error) {
@@ -51,10 +52,21 @@ func (t teller) tell(ctx context.Context, dec Decision, rep report.Report) []Fai
 			fs = append(fs, Failure{Part: p, Err: err})
 		}
 	}
-	if dec.Caveats.ReportNotStored != "" {
+	if !dec.LinkReport {
 		rep.Link = "" // no message links a report that is not whole in its place
 	}
-	posted, slackErr := t.alertGaps(ctx, dec, rep)
+	var slackErr error
+	switch {
+	case dec.Gaps:
+		var out gapOutcome
+		if out, slackErr = t.sendGaps(ctx, dec.Send); slackErr != nil {
+			t.log.Error("slack failed", "err", slackErr)
+		} else {
+			t.log.Info("slack", "outcome", out)
+		}
+	case dec.GapsWhy != "" && t.slack != nil:
+		t.log.Info("slack alert skipped", "why", dec.GapsWhy)
+	}
 	fail(PartSlack, slackErr)
 	if slackErr != nil {
 		// A notice could not reach Slack either.
@@ -62,7 +74,7 @@ func (t teller) tell(ctx context.Context, dec Decision, rep report.Report) []Fai
 			t.log.Warn("slack notice skipped: Slack itself failed", "causes", fingerprint(dec.Causes))
 		}
 	} else {
-		postErr, recordErr := t.notice(ctx, toldByAlert(dec, posted), rep)
+		postErr, recordErr := t.notice(ctx, dec, rep)
 		fail(PartSlack, postErr)
 		fail(PartHistory, recordErr)
 	}
@@ -70,31 +82,6 @@ func (t teller) tell(ctx context.Context, dec Decision, rep report.Report) []Fai
 		fail(PartHistory, t.record(ctx, rep))
 	}
 	return fs
-}
-
-// alertGaps runs the gap alert stage (gaps.send) when dec says so: it
-// settles earlier posts, reads what was alerted and posts an alert, an
-// update, a heal or nothing, once. It returns the kind of the new message
-// posted, "" for none.
-func (t teller) alertGaps(ctx context.Context, dec Decision, rep report.Report) (string, error) {
-	if !dec.Gaps {
-		if dec.GapsWhy != "" && t.slack != nil {
-			t.log.Info("slack alert skipped", "why", dec.GapsWhy)
-		}
-		return "", nil
-	}
-	_, csv, err := report.SlackCSV(rep)
-	if err != nil {
-		return "", err
-	}
-	g := gaps{slack: t.slack, history: t.history, guard: t.guard, now: t.now}
-	out, err := g.send(ctx, rep, csv, dec.Caveats)
-	if err != nil {
-		t.log.Error("slack failed", "err", err)
-		return out.Posted, err
-	}
-	t.log.Info("slack", "outcome", out)
-	return out.Posted, nil
 }
 
 // noticeTimeout bounds the notice's post and record when the run's own
