@@ -125,10 +125,13 @@ func TestRedactByStructure(t *testing.T) {
 		{`{"ok":false,"token":"t0k","error":"invalid_auth"}`, `{"ok":false,"token":"xxxxx","error":"invalid_auth"}`},
 		{"header map[Authorization:[Bearer abc.def]]", "header map[Authorization:[Bearer xxxxx]]"},
 		{"Authorization: Basic dXNlcjpwdw==", "Authorization: Basic xxxxx"},
-		{"echo: bearer abc", "echo: bearer xxxxx"},
+		{"echo: bearer abc123", "echo: bearer xxxxx"},
 		{"token xoxb-1-2-abc invalid", "token xxxxx invalid"},
 		{`Post "https://hooks.slack.com/services/T0/B0/abc": EOF`, `Post "https://hooks.slack.com/services/xxxxx": EOF`},
 		{"run_key=ws-2026 status=missing", "run_key=ws-2026 status=missing"},
+		{"401: missing bearer token", "401: missing bearer token"},
+		{"401: authorization: the key is missing", "401: authorization: the key is missing"},
+		{"X-Api-Key: k-123456", "X-Api-Key: xxxxx"},
 	} {
 		if got := Redact(tt.in, "xxxxx"); got != tt.want {
 			t.Errorf("Redact(%q)\n = %q\nwant %q", tt.in, got, tt.want)

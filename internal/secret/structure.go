@@ -10,10 +10,10 @@ import (
 func structural(s, mask string) string {
 	s = userinfo.ReplaceAllStringFunc(s, func(m string) string { return redactUserinfo(m, mask) })
 	s = driverForm.ReplaceAllString(s, "${1}:"+mask+"@${2}")
-	s = replaceGroup(keyValue, s, 3, mask)
-	s = replaceGroup(jsonField, s, 2, mask)
-	s = authHeader.ReplaceAllString(s, "${1}${2}${3}"+mask)
-	s = bearer.ReplaceAllString(s, "${1}"+mask)
+	s = replaceGroup(keyValue, s, 3, mask, named)
+	s = replaceGroup(jsonField, s, 2, mask, named)
+	s = replaceGroup(authHeader, s, 4, mask, credential)
+	s = replaceGroup(bearer, s, 2, mask, credential)
 	s = slackToken.ReplaceAllString(s, mask)
 	return slackHook.ReplaceAllString(s, "${1}"+mask)
 }
@@ -53,17 +53,18 @@ func redactUserinfo(u, mask string) string {
 }
 
 // replaceGroup replaces by mask the group g of every match of re in s
-// whose group 1 is a secret's name (secretName), unless it is empty or
-// already the mask.
-func replaceGroup(re *regexp.Regexp, s string, g int, mask string) string {
+// for which secret(name, value) holds (name is group 1), unless the value is empty or
+// already the mask. A value of an unquoted name=value that ends in
+// punctuation followed by a space (a colon, a comma) keeps it.
+func replaceGroup(re *regexp.Regexp, s string, g int, mask string, secret func(name, value string) bool) string {
 	var b strings.Builder
 	last := 0
 	for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
 		vs, ve := m[2*g], m[2*g+1]
-		if ve > vs && ve-vs > 1 && strings.ContainsRune(":,;.)]", rune(s[ve-1])) && (ve == len(s) || s[ve] == ' ' || s[ve] == '\n') {
+		if ve-vs > 1 && strings.ContainsRune(":,;.)]", rune(s[ve-1])) && (ve == len(s) || s[ve] == ' ' || s[ve] == '\n') {
 			ve-- // punctuation after the value, not part of it
 		}
-		if vs == ve || !secretName(s[m[2]:m[3]]) || strings.HasPrefix(s[vs:], mask) {
+		if vs == ve || strings.HasPrefix(s[vs:], mask) || !secret(s[m[2]:m[3]], s[vs:ve]) {
 			continue
 		}
 		b.WriteString(s[last:vs])
@@ -102,10 +103,18 @@ var jsonField = regexp.MustCompile(`"([A-Za-z][\w.-]*)"\s*:\s*"((?:[^"\\]|\\.)*)
 
 // authHeader matches an Authorization (or API key) header's credentials,
 // also as Go prints an http.Header (Authorization:[Bearer …]).
-var authHeader = regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|x-api-key|api-key|x-auth-token)(\s*[:=]\s*\[?)((?:bearer|basic|token|digest)\s+)?[^\s,;"'\]]+`)
+var authHeader = regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|x-api-key|api-key|x-auth-token)(\s*[:=]\s*\[?)((?:bearer|basic|token|digest)\s+)?([^\s,;"'\]]+)`)
 
 // bearer matches the credentials of "Bearer …" wherever it is written.
-var bearer = regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9\-._~+/]+=*`)
+var bearer = regexp.MustCompile(`(?i)\b(bearer\s+)([A-Za-z0-9\-._~+/]+=*)`)
+
+// credential says a header's or Bearer's value looks like a credential,
+// not a word: it holds a digit or one of ._~+/=- ("Bearer abc.def", not
+// "bearer token" or "authorization: the key is missing").
+func credential(_, v string) bool { return strings.ContainsAny(v, "0123456789._~+/=-") }
+
+// named says a name=value's or a field's name is a secret's.
+func named(name, _ string) bool { return secretName(name) }
 
 // slackToken matches a Slack token (bot, user, app, refresh).
 var slackToken = regexp.MustCompile(`\bxox[a-z]-[A-Za-z0-9-]+`)
