@@ -3,6 +3,7 @@ package job
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -197,5 +198,32 @@ func TestToldByAlert(t *testing.T) {
 		if got := toldByAlert(tt.dec, tt.posted); got.NoticeTold != tt.want || got.Notice != tt.dec.Notice {
 			t.Errorf("%s: NoticeTold %v (notice %s), want %v (%s)", tt.name, got.NoticeTold, got.Notice, tt.want, tt.dec.Notice)
 		}
+	}
+}
+
+// The decision holds the whole plan: the gap alert it posts, that the
+// notice of a report not stored is told by it, and that no message links
+// a report that is not whole in its place.
+func TestDecideHoldsThePlan(t *testing.T) {
+	t.Parallel()
+	night := time.Date(2026, 11, 20, 3, 0, 0, 0, time.UTC)
+	api, local := int64(10), int64(9)
+	gap := report.Report{RunKey: "r", Link: "https://reports.example/r/report.html",
+		Days: []report.Day{{Date: "2026-11-18", Status: "missing", Severity: "warn", Settled: true, API: &api, Local: &local, Delta: new(int64)}}}
+	on := policy{Slack: true, History: true, Transport: alert.TransportWebhook, Now: night}
+	d := decide(Outcome{Report: gap}.Failed(PartReport, errors.New("write report: 403")), memory{Remembered: true, Alerted: alertFacts{Prior: map[string]history.Alert{}}}, on)
+	if d.Send.Alert == nil || !d.NoticeTold || d.LinkReport {
+		t.Errorf("report not stored: alert %v, notice told %v, link %v; want an alert that tells the notice, no link", d.Send.Alert != nil, d.NoticeTold, d.LinkReport)
+	}
+	if d.Send.Alert != nil && strings.Contains(alert.RenderMarkdown(d.Send.Alert.Message), "reports.example") {
+		t.Error("the alert links a report that was not stored")
+	}
+	d = decide(Outcome{Report: gap}, memory{Remembered: true, Alerted: alertFacts{Prior: map[string]history.Alert{}}}, on)
+	if d.Send.Alert == nil || d.NoticeTold || !d.LinkReport {
+		t.Errorf("report stored: alert %v, notice told %v, link %v; want an alert, the report linked", d.Send.Alert != nil, d.NoticeTold, d.LinkReport)
+	}
+	d = decide(Outcome{Report: gap}, memory{Remembered: true, Alerted: alertFacts{Err: errors.New("slack: read alerts: timeout")}}, on)
+	if d.Send.Err == nil || d.Send.Alert != nil {
+		t.Errorf("unread alerts: err %v, alert %v; want the stage to fail before posting", d.Send.Err, d.Send.Alert != nil)
 	}
 }
