@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clickrecon/clickrecon/internal/secret"
+	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/history"
 )
@@ -22,16 +23,27 @@ type Decision struct {
 	// does not run.
 	Gaps    bool
 	GapsWhy string
+	// Send is what the gap alert stage posts, edits and records, when
+	// Gaps (planGaps).
+	Send gapSend
 	// Caveats are what a gap alert says of itself: the report could not
 	// be stored, RECON_TZ changed since the days were last alerted.
 	Caveats alert.Caveats
+	// LinkReport says a message may link the report: it is whole in its
+	// place. A report that could not be stored (a rewrite that died
+	// midway may have removed the old report.html) is linked by none.
+	LinkReport bool
 	// Notice is what the failure notice does (a notice, a reminder, a
 	// recovery, nothing), for Causes; NoticeWhy says why nothing is
 	// posted when the notice was not even weighed.
 	Notice    alert.NoticeAction
 	NoticeWhy string
 	Causes    []alert.Cause
-	Memory    memory
+	// NoticeTold says the gap alert posted told the notice's causes (the
+	// report could not be stored, and nothing else): the notice is
+	// recorded as told, not posted (toldByAlert).
+	NoticeTold bool
+	Memory     memory
 	// Record says the run is recorded in the history; RecordWhy why not.
 	Record    bool
 	RecordWhy string
@@ -55,6 +67,9 @@ type memory struct {
 	// ZoneWas is the zone the run's days were last alerted in, when it is
 	// not the run's (RECON_TZ changed); "" otherwise.
 	ZoneWas string
+	// Alerted is what Slack was told of the window's days, read when the
+	// gap alert stage runs and a history is open (recallAlerts).
+	Alerted alertFacts
 }
 
 // policy is what the decision takes from the run's settings.
@@ -64,20 +79,20 @@ type policy struct {
 	DryRun   bool
 	Unlocked bool // the run lock was not taken
 	History  bool // a history is open to record the run in
-	Secrets  []string
-	Now      time.Time
+	// Transport is how Slack is reached (alert.TransportWebhook or
+	// alert.TransportBot).
+	Transport string
+	Secrets   []string
+	Now       time.Time
 }
 
 // decide says what Slack hears of out, given what the history remembers
-// (mem): whether the gap alert stage runs, the failure notice's action
-// and its causes, and whether the run is recorded. It does no I/O.
+// (mem): whether the gap alert stage runs and what it sends (planGaps),
+// the failure notice's action and its causes, and whether the run is
+// recorded. It does no I/O: everything it weighs was read before.
 func decide(out Outcome, mem memory, p policy) Decision {
 	causes := failures(out, p.Secrets)
-	// Under SLACK_NOTIFY=always a run that could not check, with no gap
-	// to show, posts its notice as its message: an alert of zeros would
-	// hide the reason.
-	always := p.Always && !alert.Alertable(out.Report) && len(causes) > 0
-	d := Decision{Causes: causes, Memory: mem}
+	d := Decision{Causes: causes, Memory: mem, LinkReport: out.Err(PartReport) == nil}
 	if mem.ReadErr != nil {
 		// The history answered once and not now: say so, and post as if
 		// nothing remembered.
@@ -89,7 +104,18 @@ func decide(out Outcome, mem memory, p policy) Decision {
 	}
 	d.Caveats.ZoneWas = mem.ZoneWas
 
-	d.Gaps, d.GapsWhy = gapsGo(out, p, always)
+	d.Gaps, d.GapsWhy = gapsRun(out, p)
+	if d.Gaps {
+		rep := out.Report
+		if !d.LinkReport {
+			rep.Link = ""
+		}
+		_, csv, err := report.SlackCSV(rep)
+		d.Send = planGaps(rep, csv, mem.Alerted, gapSettings{transport: p.Transport, always: p.Always, history: p.History, caveats: d.Caveats})
+		if err != nil {
+			d.Send.Err = err
+		}
+	}
 	d.Record, d.RecordWhy = recordGo(out, p)
 	switch {
 	case !p.Slack:
@@ -101,10 +127,56 @@ func decide(out Outcome, mem memory, p policy) Decision {
 		// deadline still says so.
 		d.Notice, d.NoticeWhy = alert.NoticeQuiet, "the run was stopped"
 	default:
-		d.Notice = decideNotice(noticeInput{Causes: d.Causes, Always: always, Now: p.Now,
+		d.Notice = decideNotice(noticeInput{Causes: d.Causes, Always: noticeInstead(out, p), Now: p.Now,
 			Remembered: mem.Remembered, Last: mem.Last, HadLast: mem.HadLast})
 	}
+	if d.Gaps {
+		d = toldByAlert(d, d.Send.kind())
+	}
 	return d
+}
+
+// toldByAlert returns dec given the new message of kind posted ("" for
+// none) the gap alert stage posts; the notice is carried out only once
+// that post succeeded. An alert says of itself that the report
+// could not be stored: when that is the notice's one cause, the night has
+// one message, the alert, and the notice is recorded as told (so that the
+// next night stays quiet and the night reports are stored again says so)
+// but not posted. A notice with a cause that kept the run from checking
+// is posted as decided.
+func toldByAlert(dec Decision, posted string) Decision {
+	if posted != history.KindAlert || dec.Caveats.ReportNotStored == "" || len(dec.Causes) == 0 || alert.Unchecked(dec.Causes) {
+		return dec
+	}
+	switch dec.Notice {
+	case alert.NoticePost, alert.NoticeRemind, alert.NoticeEveryRun:
+		dec.NoticeTold = true
+	}
+	return dec
+}
+
+// noticeInstead says the notice is the run's message: under
+// SLACK_NOTIFY=always a run that could not check, with no gap to show,
+// posts its notice as its message (an alert of zeros would hide the
+// reason).
+func noticeInstead(out Outcome, p policy) bool {
+	return p.Always && !alert.Alertable(out.Report) && len(failures(out, p.Secrets)) > 0
+}
+
+// gapsRun says whether the gap alert stage runs for out, and why not
+// (gapsGo): the end of a run reads what it weighs only when it does.
+func gapsRun(out Outcome, p policy) (bool, string) {
+	return gapsGo(out, p, noticeInstead(out, p))
+}
+
+// kind is the kind of the new message s posts for sure (an alert), ""
+// when it posts none or only an update whose need depends on Slack's
+// answers.
+func (s gapSend) kind() string {
+	if s.Err == nil && s.Alert != nil {
+		return history.KindAlert
+	}
+	return ""
 }
 
 // gapsGo says whether the gap alert stage runs, and why not: never on a

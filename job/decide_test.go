@@ -3,6 +3,7 @@ package job
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,5 +169,61 @@ func TestFingerprintIgnoresOrderAndRepeats(t *testing.T) {
 	a := fingerprint([]alert.Cause{storeDown, keyRevoked, storeDown})
 	if b := fingerprint([]alert.Cause{keyRevoked, storeDown}); a != b || a != "elido:http_401+store:unavailable" {
 		t.Errorf("fingerprints %q and %q, want both elido:http_401+store:unavailable", a, b)
+	}
+}
+
+// An alert that says the report could not be stored is the night's one
+// message: the notice of that cause alone is recorded as told, not
+// posted; any other cause, or no alert posted, leaves the notice as
+// decided.
+func TestToldByAlert(t *testing.T) {
+	t.Parallel()
+	unstored := alert.Cause{Key: alert.CauseReportUnstored}
+	elidoDown := alert.Cause{Key: "elido:http_5xx"}
+	cv := alert.Caveats{ReportNotStored: "mkdir: not a directory"}
+	for _, tt := range []struct {
+		name   string
+		dec    Decision
+		posted string
+		want   bool
+	}{
+		{"alert_tells_the_report", Decision{Notice: alert.NoticePost, Causes: []alert.Cause{unstored}, Caveats: cv}, history.KindAlert, true},
+		{"alert_tells_the_reminder", Decision{Notice: alert.NoticeRemind, Causes: []alert.Cause{unstored}, Caveats: cv}, history.KindAlert, true},
+		{"alert_tells_it_without_history", Decision{Notice: alert.NoticeEveryRun, Causes: []alert.Cause{unstored}, Caveats: cv}, history.KindAlert, true},
+		{"an_update_does_not_say_it", Decision{Notice: alert.NoticePost, Causes: []alert.Cause{unstored}, Caveats: cv}, history.KindUpdate, false},
+		{"nothing_posted", Decision{Notice: alert.NoticePost, Causes: []alert.Cause{unstored}, Caveats: cv}, "", false},
+		{"another_cause_is_still_told", Decision{Notice: alert.NoticePost, Causes: []alert.Cause{unstored, elidoDown}, Caveats: cv}, history.KindAlert, false},
+		{"quiet_stays_quiet", Decision{Notice: alert.NoticeQuiet, Causes: []alert.Cause{unstored}, Caveats: cv}, history.KindAlert, false},
+	} {
+		if got := toldByAlert(tt.dec, tt.posted); got.NoticeTold != tt.want || got.Notice != tt.dec.Notice {
+			t.Errorf("%s: NoticeTold %v (notice %s), want %v (%s)", tt.name, got.NoticeTold, got.Notice, tt.want, tt.dec.Notice)
+		}
+	}
+}
+
+// The decision holds the whole plan: the gap alert it posts, that the
+// notice of a report not stored is told by it, and that no message links
+// a report that is not whole in its place.
+func TestDecideHoldsThePlan(t *testing.T) {
+	t.Parallel()
+	night := time.Date(2026, 11, 20, 3, 0, 0, 0, time.UTC)
+	api, local := int64(10), int64(9)
+	gap := report.Report{RunKey: "r", Link: "https://reports.example/r/report.html",
+		Days: []report.Day{{Date: "2026-11-18", Status: "missing", Severity: "warn", Settled: true, API: &api, Local: &local, Delta: new(int64)}}}
+	on := policy{Slack: true, History: true, Transport: alert.TransportWebhook, Now: night}
+	d := decide(Outcome{Report: gap}.Failed(PartReport, errors.New("write report: 403")), memory{Remembered: true, Alerted: alertFacts{Prior: map[string]history.Alert{}}}, on)
+	if d.Send.Alert == nil || !d.NoticeTold || d.LinkReport {
+		t.Errorf("report not stored: alert %v, notice told %v, link %v; want an alert that tells the notice, no link", d.Send.Alert != nil, d.NoticeTold, d.LinkReport)
+	}
+	if d.Send.Alert != nil && strings.Contains(alert.RenderMarkdown(d.Send.Alert.Message), "reports.example") {
+		t.Error("the alert links a report that was not stored")
+	}
+	d = decide(Outcome{Report: gap}, memory{Remembered: true, Alerted: alertFacts{Prior: map[string]history.Alert{}}}, on)
+	if d.Send.Alert == nil || d.NoticeTold || !d.LinkReport {
+		t.Errorf("report stored: alert %v, notice told %v, link %v; want an alert, the report linked", d.Send.Alert != nil, d.NoticeTold, d.LinkReport)
+	}
+	d = decide(Outcome{Report: gap}, memory{Remembered: true, Alerted: alertFacts{Err: errors.New("slack: read alerts: timeout")}}, on)
+	if d.Send.Err == nil || d.Send.Alert != nil {
+		t.Errorf("unread alerts: err %v, alert %v; want the stage to fail before posting", d.Send.Err, d.Send.Alert != nil)
 	}
 }

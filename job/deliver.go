@@ -40,10 +40,11 @@ type teller struct {
 	scope   string // the notice scope this run saves under (noticeScopes)
 }
 
-// tell carries out dec for rep, in order: the gap alert (through the
-// history's outbox), the failure notice, then the run's record. It
-// returns what failed. After the run's deadline ctx is the bounded
-// context Run gives the end of a stopped run (noticeTimeout).
+// tell carries out dec for rep, in order: the gap alert stage (sendGaps,
+// through the history's outbox), the failure notice, then the run's
+// record. Everything it does was decided (decide); it reads nothing from
+// the history. It returns what failed. After the run's deadline ctx is
+// the bounded context Run gives the end of a stopped run (noticeTimeout).
 func (t teller) tell(ctx context.Context, dec Decision, rep report.Report) []Failure {
 	var fs []Failure
 	fail := func(p Part, err error) {
@@ -51,7 +52,21 @@ func (t teller) tell(ctx context.Context, dec Decision, rep report.Report) []Fai
 			fs = append(fs, Failure{Part: p, Err: err})
 		}
 	}
-	slackErr := t.alertGaps(ctx, dec, rep)
+	if !dec.LinkReport {
+		rep.Link = "" // no message links a report that is not whole in its place
+	}
+	var slackErr error
+	switch {
+	case dec.Gaps:
+		var out gapOutcome
+		if out, slackErr = t.sendGaps(ctx, dec.Send); slackErr != nil {
+			t.log.Error("slack failed", "err", slackErr)
+		} else {
+			t.log.Info("slack", "outcome", out)
+		}
+	case dec.GapsWhy != "" && t.slack != nil:
+		t.log.Info("slack alert skipped", "why", dec.GapsWhy)
+	}
 	fail(PartSlack, slackErr)
 	if slackErr != nil {
 		// A notice could not reach Slack either.
@@ -67,33 +82,6 @@ func (t teller) tell(ctx context.Context, dec Decision, rep report.Report) []Fai
 		fail(PartHistory, t.record(ctx, rep))
 	}
 	return fs
-}
-
-// alertGaps runs the gap alert stage (gaps.send) when dec says so: it
-// settles earlier posts, reads what was alerted and posts an alert, an
-// update, a heal or nothing, once.
-func (t teller) alertGaps(ctx context.Context, dec Decision, rep report.Report) error {
-	if !dec.Gaps {
-		if dec.GapsWhy != "" && t.slack != nil {
-			t.log.Info("slack alert skipped", "why", dec.GapsWhy)
-		}
-		return nil
-	}
-	if dec.Caveats.ReportNotStored != "" {
-		rep.Link = "" // there is nothing at the link to show
-	}
-	_, csv, err := report.SlackCSV(rep)
-	if err != nil {
-		return err
-	}
-	g := gaps{slack: t.slack, history: t.history, guard: t.guard, now: t.now}
-	out, err := g.send(ctx, rep, csv, dec.Caveats)
-	if err != nil {
-		t.log.Error("slack failed", "err", err)
-		return err
-	}
-	t.log.Info("slack", "outcome", out)
-	return nil
 }
 
 // noticeTimeout bounds the notice's post and record when the run's own
@@ -116,7 +104,7 @@ func (t teller) notice(ctx context.Context, dec Decision, rep report.Report) (po
 		return nil, nil
 	}
 	if dec.Notice == alert.NoticeRecovered {
-		if err := t.slack.PostNotice(ctx, alert.RenderRecovered(rep, mem.Last.Reason, mem.Last.FirstPosted)); err != nil {
+		if err := t.slack.PostNotice(ctx, alert.RenderRecovered(rep, mem.Last.Reason, mem.Last.FirstPosted, mem.Last.Fingerprint == alert.CauseReportUnstored)); err != nil {
 			t.log.Error("slack recovery message failed", "err", err)
 			return err, nil
 		}
@@ -129,12 +117,16 @@ func (t teller) notice(ctx context.Context, dec Decision, rep report.Report) (po
 		}
 		return nil, nil
 	}
-	m := alert.RenderNotice(rep, dec.Causes, alert.NoticeOf{Action: dec.Notice, First: mem.Last.FirstPosted})
-	if err := t.slack.PostNotice(ctx, m); err != nil {
-		t.log.Error("slack notice failed", "causes", fp, "err", err)
-		return err, nil
+	if dec.NoticeTold {
+		t.log.Info("slack notice not posted: the gap alert said the report could not be stored", "causes", fp)
+	} else {
+		m := alert.RenderNotice(rep, dec.Causes, alert.NoticeOf{Action: dec.Notice, First: mem.Last.FirstPosted})
+		if err := t.slack.PostNotice(ctx, m); err != nil {
+			t.log.Error("slack notice failed", "causes", fp, "err", err)
+			return err, nil
+		}
+		t.log.Info("slack notice", "action", dec.Notice, "causes", fp)
 	}
-	t.log.Info("slack notice", "action", dec.Notice, "causes", fp)
 	if dec.Notice == alert.NoticeEveryRun {
 		return nil, nil
 	}

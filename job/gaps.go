@@ -147,209 +147,286 @@ func (o gapOutcome) LogValue() slog.Value {
 	return slog.GroupValue(attrs...)
 }
 
-// gaps is the gap alert stage: Slack, the history (nil without one), the
-// check of the run lock (never nil) and the clock.
-type gaps struct {
-	slack   *alert.Notifier
-	history *history.History
-	guard   func(ctx context.Context) error
-	now     func() time.Time
+// alertFacts is what the history says Slack was told of the run's window,
+// read before the decision (recallAlerts): the alerts of its days, and,
+// with a bot token, every day each earlier message that can be edited
+// shows. Err is why they could not be read (the run lock lost, an earlier
+// post not settled, the history unread): the stage then posts nothing.
+type alertFacts struct {
+	Err error
+	// RepeatOf is the unconfirmed webhook post the run's new message may
+	// repeat (resolvePending), 0 for none.
+	RepeatOf int64
+	Prior    map[string]history.Alert // by date; nil without history
+	Messages map[msgRef][]history.Alert
 }
 
-// send tells Slack what rep means: it posts an alert when a settled gap is
-// new (or always, with SLACK_NOTIFY=always), updates earlier alerts whose
-// days changed or healed (decideGaps), and stays silent when everything
-// was already said. Without history every run alerts on what it finds.
-// With a bot token, csv (the report's links.csv, or days.csv without
-// links) is attached in the alert's thread, and earlier alerts are edited
-// in place; with a webhook their news is one short new message. cv is what
-// the alert must say of itself (the report not stored, the zone changed).
-//
-// Call it after the report is written and before the run is recorded,
-// never on a dry run. A nil Notifier (no Slack configured) sends nothing.
-// The guard (the run lock still held) is checked before anything is
-// posted.
-//
-// With history, every new message goes through the outbox (see
-// outbox.deliver), and a post left pending by an earlier run is settled
-// first (resolvePending). An error means the alert, or an update nothing else
-// reports, did not reach Slack or is not known to have (errors.Is
-// alert.ErrUnconfirmed); a failure to attach the CSV or to edit an
-// earlier alert that the new one already reports is a warning in the
-// outcome instead.
-func (g gaps) send(ctx context.Context, rep report.Report, csv []byte, cv alert.Caveats) (gapOutcome, error) {
-	if g.slack == nil {
-		return gapOutcome{Skipped: "Slack is not configured"}, nil
+// msgRef names a bot message: its channel and ts.
+type msgRef struct{ channel, ts string }
+
+// recallAlerts reads what the gap alert stage weighs, once, before
+// anything is decided: with the run lock checked first, every post an
+// earlier run left pending is settled (resolvePending: the history is
+// brought up to what Slack has), then the alerts of rep's window are read
+// and, with a bot token, the days each earlier message that still shows
+// an open gap shows (the message an update edits).
+func recallAlerts(ctx context.Context, h *history.History, n *alert.Notifier, guard func(context.Context) error, rep report.Report, now time.Time) alertFacts {
+	var a alertFacts
+	if err := guard(ctx); err != nil {
+		return alertFacts{Err: fmt.Errorf("slack: nothing posted: %w", err)}
 	}
-	out := gapOutcome{Transport: g.slack.Transport()}
-	ob := outbox{slack: g.slack, history: g.history, guard: g.guard}
-	var prior map[string]history.Alert
-	if g.history != nil {
-		if err := g.guard(ctx); err != nil {
-			return out, fmt.Errorf("slack: nothing posted: %w", err)
+	var err error
+	if a.RepeatOf, err = resolvePending(ctx, h, n, scopeOf(rep), now); err != nil {
+		return alertFacts{Err: fmt.Errorf("slack: nothing posted until an earlier post is settled: %w", err)}
+	}
+	if a.Prior, err = h.Alerts(ctx, rep.WorkspaceID, rep.StoreID, rep.Window.TZ, rep.Window.From, rep.Window.To); err != nil {
+		return alertFacts{Err: fmt.Errorf("slack: %w", err)}
+	}
+	if n.Transport() != alert.TransportBot {
+		return a
+	}
+	a.Messages = map[msgRef][]history.Alert{}
+	for _, p := range a.Prior {
+		k := msgRef{p.Channel, p.TS}
+		if _, read := a.Messages[k]; read || p.Healed || p.TS == "" || p.Channel == "" {
+			continue
 		}
-		var err error
-		if ob.repeatOf, err = resolvePending(ctx, g.history, g.slack, scopeOf(rep), g.now()); err != nil {
-			return out, fmt.Errorf("slack: nothing posted until an earlier post is settled: %w", err)
-		}
-		prior, err = g.history.Alerts(ctx, rep.WorkspaceID, rep.StoreID, rep.Window.TZ, rep.Window.From, rep.Window.To)
+		rows, err := h.MessageAlerts(ctx, rep.WorkspaceID, rep.StoreID, rep.Window.TZ, k.channel, k.ts)
 		if err != nil {
-			return out, fmt.Errorf("slack: %w", err)
+			return alertFacts{Err: fmt.Errorf("slack: %w", err)}
 		}
+		a.Messages[k] = rows
 	}
-	p := decideGaps(rep, prior)
-	out.New, out.Unchanged = dates(p.fresh), dates(p.same)
-	out.Changed, out.Healed = changeDates(p.changed), changeDates(p.healed)
+	return a
+}
+
+// gapSettings are what the gap plan takes from the run's settings.
+type gapSettings struct {
+	transport string // alert.TransportWebhook or alert.TransportBot
+	always    bool   // SLACK_NOTIFY=always: an alert every run
+	history   bool   // a history de-duplicates and records (the outbox)
+	caveats   alert.Caveats
+}
+
+// gapSend is what the gap alert stage does, decided before anything is
+// posted (planGaps) and carried out by teller.sendGaps.
+type gapSend struct {
+	// Err is why nothing may be posted: what the stage weighs could not
+	// be read. The stage fails with it.
+	Err error
+	// Out is the outcome as planned: the days by what Slack knew, and
+	// why nothing is sent (Skipped); what Slack answered is added to it.
+	Out gapOutcome
+	// Alert is the new alert, posted through the outbox; nil: none.
+	Alert *newPost
+	// Attach is the CSV attached in the alert's thread (bot token); nil:
+	// none.
+	Attach *attachment
+	// Edits are the earlier alerts edited in place (bot token). After
+	// an alert, which already reports their days, an edit that fails is a
+	// warning. Without one, each edit is recorded (Record, Rows) and one
+	// that fails stops the stage, unless its message is gone: its days
+	// are then told in one new message, with the other News no edit
+	// shows (update).
+	Edits []edit
+	// News are the days that changed or healed, when no alert is posted:
+	// those no edit shows go in one new message (update).
+	News []alert.Change
+
+	rep       report.Report
+	prior     map[string]history.Alert
+	transport string
+	repeatOf  int64 // the unconfirmed webhook post a new message may repeat
+}
+
+// newPost is a new message and its outbox record.
+type newPost struct {
+	Intent  history.Intent
+	Message alert.Message
+}
+
+// attachment is a file posted in a message's thread.
+type attachment struct {
+	Name, Title string
+	Data        []byte
+}
+
+// edit is an earlier alert to edit, what it becomes, and, without a new
+// alert, how the edit is recorded.
+type edit struct {
+	Channel, TS string
+	Message     alert.Message
+	Dates       []string         // the dates of this run's changes it shows
+	Record      *history.Message // nil: not recorded (the new alert records its days)
+	Rows        []history.Alert
+}
+
+// planGaps decides what the gap alert stage does for rep, given what was
+// alerted (a, read by recallAlerts) and csv (the report's CSV for the
+// alert's thread). It does no I/O: every choice of the stage is made here.
+//
+// A new alert is posted when a settled gap is new, or every run with
+// SLACK_NOTIFY=always; it shows the days that changed or healed since
+// (since) and records every day it shows; with a bot token, csv goes in its
+// thread and the earlier alerts of changed or healed days are edited to
+// say so. Without a new gap, changed and healed days update the alerts
+// that showed them: edited in place with a bot token, else (a webhook, or
+// an alert that cannot be edited) one short new message. Days alerted with
+// the same numbers, and runs with no settled gap, send nothing.
+func planGaps(rep report.Report, csv []byte, a alertFacts, st gapSettings) gapSend {
+	s := gapSend{Out: gapOutcome{Transport: st.transport}, rep: rep, prior: a.Prior, transport: st.transport, repeatOf: a.RepeatOf}
+	if a.Err != nil {
+		s.Err = a.Err
+		return s
+	}
+	p := decideGaps(rep, a.Prior)
+	s.Out.New, s.Out.Unchanged = dates(p.fresh), dates(p.same)
+	s.Out.Changed, s.Out.Healed = changeDates(p.changed), changeDates(p.healed)
+	bot := st.transport == alert.TransportBot
 	switch {
-	case len(p.fresh) > 0 || g.slack.Always():
-		return g.sendAlert(ctx, rep, csv, ob, p, cv, out)
+	case len(p.fresh) > 0 || st.always:
+		since := p.news()
+		sort.Slice(since, func(i, j int) bool { return since[i].Date < since[j].Date })
+		var rows []history.Alert
+		for _, d := range append(append(append([]report.Day(nil), p.fresh...), p.same...), gapDays(rep, p.changed)...) {
+			rows = append(rows, s.row(d))
+		}
+		for _, c := range p.healed {
+			a := p.prior[c.Date]
+			a.Healed, a.RunKey = true, rep.RunKey
+			rows = append(rows, a)
+		}
+		in := s.intent(history.KindAlert, rep.Window.From, rep.Window.To, rows)
+		s.Alert = &newPost{Intent: in, Message: alert.RenderWith(rep, since, st.caveats)}
+		if bot && len(csv) > 0 {
+			s.Attach = &attachment{Name: "clickrecon-" + rep.RunKey + ".csv", Title: "Table of run " + rep.RunKey, Data: csv}
+		}
+		if bot && st.history {
+			s.Edits = s.earlierAlerts(p, a.Messages, false)
+		}
 	case len(p.changed)+len(p.healed) > 0:
-		return g.sendUpdates(ctx, rep, ob, p, out)
+		if bot {
+			s.Edits = s.earlierAlerts(p, a.Messages, true)
+		}
+		s.News = p.news()
 	case len(p.same) > 0:
-		out.Skipped = "already alerted with the same numbers"
+		s.Out.Skipped = "already alerted with the same numbers"
 	default:
-		out.Skipped = "no settled gap"
+		s.Out.Skipped = "no settled gap"
 	}
-	return out, nil
+	return s
 }
 
-// bot reports whether Slack is reached with a bot token: messages can be
-// edited and files attached.
-func (g gaps) bot() bool { return g.slack.Transport() == alert.TransportBot }
-
-// sendAlert posts rep's alert, records it, attaches the CSV and edits the
-// earlier alerts of the days that changed or healed.
-func (g gaps) sendAlert(ctx context.Context, rep report.Report, csv []byte, ob outbox, p gapPlan, cv alert.Caveats, out gapOutcome) (gapOutcome, error) {
-	since := p.news()
-	sort.Slice(since, func(i, j int) bool { return since[i].Date < since[j].Date })
-
-	// The earlier alerts to edit are read before this one is recorded,
-	// which moves the days it shows away from them.
-	var edits []earlier
-	if g.bot() && g.history != nil {
-		var err error
-		if edits, err = g.earlierAlerts(ctx, rep, p); err != nil {
-			return out, err
-		}
+// update is the one new message that tells the changes loose (those no
+// edit shows), in date order, over the window of the alerts that showed
+// them.
+func (s gapSend) update(loose []alert.Change) newPost {
+	loose = append([]alert.Change(nil), loose...)
+	sort.Slice(loose, func(i, j int) bool { return loose[i].Date < loose[j].Date })
+	from, to := loose[0].Date, loose[len(loose)-1].Date
+	for _, c := range loose {
+		a := s.prior[c.Date]
+		from, to = min(from, a.From), max(to, a.To)
 	}
-
-	var rows []history.Alert
-	for _, d := range append(append(append([]report.Day(nil), p.fresh...), p.same...), gapDays(rep, p.changed)...) {
-		rows = append(rows, g.row(rep, d))
-	}
-	for _, c := range p.healed {
-		a := p.prior[c.Date]
-		a.Healed, a.RunKey = true, rep.RunKey
-		rows = append(rows, a)
-	}
-	in := g.intent(rep, history.KindAlert, rep.Window.From, rep.Window.To, rows)
-	ch, ts, posted, err := ob.deliver(ctx, in, alert.RenderWith(rep, since, cv))
-	if posted {
-		out.Posted, out.Channel, out.TS = history.KindAlert, ch, ts
-	}
-	if err != nil {
-		return out, fmt.Errorf("post the Slack alert: %w", err)
-	}
-	if g.bot() && len(csv) > 0 {
-		err := g.slack.Attach(ctx, ch, ts, "clickrecon-"+rep.RunKey+".csv", "Table of run "+rep.RunKey, csv)
-		if err != nil {
-			out.Warnings = append(out.Warnings, "report CSV not attached: "+err.Error())
-		} else {
-			out.CSVAttached = true
-		}
-	}
-	for _, e := range edits {
-		if e.ts == ts {
-			continue
-		}
-		// Best effort: the alert just posted already reports these days.
-		if err := g.slack.Update(ctx, e.channel, e.ts, alert.RenderUpdate(e.update)); err != nil {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("earlier alert %s/%s not updated: %v", e.channel, e.ts, err))
-			continue
-		}
-		out.Updated = append(out.Updated, e.channel+"/"+e.ts)
-	}
-	return out, nil
+	kind := updateKind(loose)
+	u := alert.Update{WorkspaceID: s.rep.WorkspaceID, TZ: s.rep.Window.TZ, From: from, To: to, RunKey: s.rep.RunKey, GeneratedAt: s.rep.GeneratedAt, Days: loose}
+	in := s.intent(kind, from, to, s.changedRows(loose, "", "", from, to))
+	return newPost{Intent: in, Message: alert.RenderUpdate(u)}
 }
 
-// sendUpdates reports days whose numbers changed or that healed, when no
-// alert is posted: with a bot token each earlier alert is edited in place;
-// with a webhook, or for an alert that cannot be edited, one short message
-// is posted.
-func (g gaps) sendUpdates(ctx context.Context, rep report.Report, ob outbox, p gapPlan, out gapOutcome) (gapOutcome, error) {
-	var loose []alert.Change // to report in a new message
-	if g.bot() {
-		edits, err := g.earlierAlerts(ctx, rep, p)
+// sendGaps carries out s, the gap alert stage as planned (planGaps): the
+// new alert through the outbox, its CSV and the edits it makes; or,
+// without an alert, the edits and the one update of the news no edit
+// shows (what is loose depends on Slack's answers: an edit of a message
+// that is gone). It returns what Slack answered. An
+// error means the alert, or an update nothing else reports, did not reach
+// Slack or is not known to have (errors.Is alert.ErrUnconfirmed); a failure
+// to attach the CSV or to edit an earlier alert the new one already
+// reports is a warning in the outcome instead.
+func (t teller) sendGaps(ctx context.Context, s gapSend) (gapOutcome, error) {
+	out := s.Out
+	if s.Err != nil {
+		return out, s.Err
+	}
+	ob := outbox{slack: t.slack, history: t.history, guard: t.guard, repeatOf: s.repeatOf}
+	if s.Alert != nil {
+		ch, ts, posted, err := ob.deliver(ctx, s.Alert.Intent, s.Alert.Message)
+		if posted {
+			out.Posted, out.Channel, out.TS = history.KindAlert, ch, ts
+		}
 		if err != nil {
-			return out, err
+			return out, fmt.Errorf("post the Slack alert: %w", err)
 		}
-		inPlace := map[string]bool{}
-		for _, e := range edits {
-			err := g.slack.Update(ctx, e.channel, e.ts, alert.RenderUpdate(e.update))
-			if alert.Gone(err) {
-				continue // reported below, in a new message
-			}
-			if err != nil {
-				return out, fmt.Errorf("update the Slack alert %s/%s: %w", e.channel, e.ts, err)
-			}
-			m := g.message(rep, updateKind(e.mine), history.ActionUpdated, e.channel, e.ts)
-			if err := saveAlerts(ctx, g.history, m, g.changedRows(rep, p, e.mine, e.channel, e.ts, "", "")); err != nil {
-				return out, fmt.Errorf("the Slack alert %s/%s was updated but not recorded: %w", e.channel, e.ts, err)
-			}
-			out.Updated = append(out.Updated, e.channel+"/"+e.ts)
-			for _, c := range e.mine {
-				inPlace[c.Date] = true
+		if s.Attach != nil {
+			if err := t.slack.Attach(ctx, ch, ts, s.Attach.Name, s.Attach.Title, s.Attach.Data); err != nil {
+				out.Warnings = append(out.Warnings, "report CSV not attached: "+err.Error())
+			} else {
+				out.CSVAttached = true
 			}
 		}
-		for _, c := range p.news() {
-			if !inPlace[c.Date] {
-				loose = append(loose, c)
+		for _, e := range s.Edits {
+			if e.TS == ts {
+				continue
 			}
+			// Best effort: the alert just posted already reports these days.
+			if err := t.slack.Update(ctx, e.Channel, e.TS, e.Message); err != nil {
+				out.Warnings = append(out.Warnings, fmt.Sprintf("earlier alert %s/%s not updated: %v", e.Channel, e.TS, err))
+				continue
+			}
+			out.Updated = append(out.Updated, e.Channel+"/"+e.TS)
 		}
-	} else {
-		loose = p.news()
+		return out, nil
+	}
+	inPlace := map[string]bool{}
+	for _, e := range s.Edits {
+		err := t.slack.Update(ctx, e.Channel, e.TS, e.Message)
+		if alert.Gone(err) {
+			continue // told below, in a new message
+		}
+		if err != nil {
+			return out, fmt.Errorf("update the Slack alert %s/%s: %w", e.Channel, e.TS, err)
+		}
+		if err := saveAlerts(ctx, t.history, *e.Record, e.Rows); err != nil {
+			return out, fmt.Errorf("the Slack alert %s/%s was updated but not recorded: %w", e.Channel, e.TS, err)
+		}
+		out.Updated = append(out.Updated, e.Channel+"/"+e.TS)
+		for _, d := range e.Dates {
+			inPlace[d] = true
+		}
+	}
+	var loose []alert.Change
+	for _, c := range s.News {
+		if !inPlace[c.Date] {
+			loose = append(loose, c)
+		}
 	}
 	if len(loose) == 0 {
 		return out, nil
 	}
-	sort.Slice(loose, func(i, j int) bool { return loose[i].Date < loose[j].Date })
-	from, to := loose[0].Date, loose[len(loose)-1].Date
-	for _, c := range loose {
-		a := p.prior[c.Date]
-		from, to = min(from, a.From), max(to, a.To)
-	}
-	kind := updateKind(loose)
-	u := alert.Update{WorkspaceID: rep.WorkspaceID, TZ: rep.Window.TZ, From: from, To: to, RunKey: rep.RunKey, GeneratedAt: rep.GeneratedAt, Days: loose}
-	in := g.intent(rep, kind, from, to, g.changedRows(rep, p, loose, "", "", from, to))
-	ch, ts, posted, err := ob.deliver(ctx, in, alert.RenderUpdate(u))
+	u := s.update(loose)
+	ch, ts, posted, err := ob.deliver(ctx, u.Intent, u.Message)
 	if posted {
-		out.Posted, out.Channel, out.TS = kind, ch, ts
+		out.Posted, out.Channel, out.TS = u.Intent.Kind, ch, ts
 	}
 	if err != nil {
-		return out, fmt.Errorf("post the Slack %s message: %w", kind, err)
+		return out, fmt.Errorf("post the Slack %s message: %w", u.Intent.Kind, err)
 	}
 	return out, nil
 }
 
-// earlier is an earlier alert to edit, and what it becomes.
-type earlier struct {
-	channel, ts string
-	mine        []alert.Change // the changes of this run it shows
-	update      alert.Update
-}
-
 // earlierAlerts returns, for each earlier bot alert showing a day that
-// changed or healed, the Update it becomes: all the days it shows, with
-// this run's news.
-func (g gaps) earlierAlerts(ctx context.Context, rep report.Report, p gapPlan) ([]earlier, error) {
-	type key struct{ channel, ts string }
-	mine := map[key][]alert.Change{}
+// changed or healed, the edit it becomes: all the days it shows (messages,
+// read by recallAlerts), with this run's news; recorded when record
+// (there is no new alert to record them).
+func (s gapSend) earlierAlerts(p gapPlan, messages map[msgRef][]history.Alert, record bool) []edit {
+	rep := s.rep
+	mine := map[msgRef][]alert.Change{}
 	for _, c := range p.news() {
 		a := p.prior[c.Date]
 		if a.TS == "" || a.Channel == "" { // a webhook alert cannot be edited
 			continue
 		}
-		k := key{a.Channel, a.TS}
+		k := msgRef{a.Channel, a.TS}
 		mine[k] = append(mine[k], c)
 	}
 	now := map[string]report.Day{}
@@ -360,14 +437,10 @@ func (g gaps) earlierAlerts(ctx context.Context, rep report.Report, p gapPlan) (
 	for _, c := range p.news() {
 		news[c.Date] = c
 	}
-	var edits []earlier
+	var edits []edit
 	for k, cs := range mine {
-		rows, err := g.history.MessageAlerts(ctx, rep.WorkspaceID, rep.StoreID, rep.Window.TZ, k.channel, k.ts)
-		if err != nil {
-			return nil, fmt.Errorf("slack: %w", err)
-		}
 		u := alert.Update{WorkspaceID: rep.WorkspaceID, TZ: rep.Window.TZ, RunKey: rep.RunKey, GeneratedAt: rep.GeneratedAt}
-		for _, a := range rows {
+		for _, a := range messages[k] {
 			if u.From == "" || a.From < u.From {
 				u.From = a.From
 			}
@@ -385,22 +458,27 @@ func (g gaps) earlierAlerts(ctx context.Context, rep report.Report, p gapPlan) (
 			}
 			u.Days = append(u.Days, c)
 		}
-		edits = append(edits, earlier{channel: k.channel, ts: k.ts, mine: cs, update: u})
+		e := edit{Channel: k.channel, TS: k.ts, Message: alert.RenderUpdate(u), Dates: changeDates(cs)}
+		if record {
+			m := s.message(updateKind(cs), history.ActionUpdated, k.channel, k.ts)
+			e.Record, e.Rows = &m, s.changedRows(cs, k.channel, k.ts, "", "")
+		}
+		edits = append(edits, e)
 	}
-	sort.Slice(edits, func(i, j int) bool { return edits[i].ts < edits[j].ts })
-	return edits, nil
+	sort.Slice(edits, func(i, j int) bool { return edits[i].TS < edits[j].TS })
+	return edits
 }
 
 // changedRows returns the alert rows of changes reported by the message
 // ch/ts: a healed day is marked, a changed one takes its new numbers. from
 // and to, when set, are the message's window; else a row keeps its own.
-func (g gaps) changedRows(rep report.Report, p gapPlan, cs []alert.Change, ch, ts, from, to string) []history.Alert {
+func (s gapSend) changedRows(cs []alert.Change, ch, ts, from, to string) []history.Alert {
 	var rows []history.Alert
 	for _, c := range cs {
-		a := p.prior[c.Date]
-		a.RunKey, a.Channel, a.TS = rep.RunKey, ch, ts
+		a := s.prior[c.Date]
+		a.RunKey, a.Channel, a.TS = s.rep.RunKey, ch, ts
 		if from != "" {
-			a.From, a.To, a.Transport = from, to, g.slack.Transport()
+			a.From, a.To, a.Transport = from, to, s.transport
 		}
 		switch c.Kind {
 		case alert.ChangeHealed:
@@ -414,23 +492,25 @@ func (g gaps) changedRows(rep report.Report, p gapPlan, cs []alert.Change, ch, t
 	return rows
 }
 
-// row is the alert row of the gap d, shown by rep's alert.
-func (g gaps) row(rep report.Report, d report.Day) history.Alert {
+// row is the alert row of the gap d, shown by the run's alert.
+func (s gapSend) row(d report.Day) history.Alert {
+	rep := s.rep
 	return history.Alert{
 		Date: d.Date, Status: d.Status, Severity: d.Severity, API: *d.API, Local: *d.Local, Delta: *d.Delta,
-		Transport: g.slack.Transport(), From: rep.Window.From, To: rep.Window.To, RunKey: rep.RunKey,
+		Transport: s.transport, From: rep.Window.From, To: rep.Window.To, RunKey: rep.RunKey,
 	}
 }
 
-func (g gaps) message(rep report.Report, kind, action, ch, ts string) history.Message {
+func (s gapSend) message(kind, action, ch, ts string) history.Message {
+	rep := s.rep
 	return history.Message{RunKey: rep.RunKey, WorkspaceID: rep.WorkspaceID, StoreID: rep.StoreID, TZ: rep.Window.TZ,
-		Kind: kind, Action: action, Transport: g.slack.Transport(), Channel: ch, TS: ts}
+		Kind: kind, Action: action, Transport: s.transport, Channel: ch, TS: ts}
 }
 
 // intent is the outbox record of a new message of kind showing rows, for
 // the window from..to.
-func (g gaps) intent(rep report.Report, kind, from, to string, rows []history.Alert) history.Intent {
-	return history.Intent{Scope: scopeOf(rep), RunKey: rep.RunKey, Kind: kind, Transport: g.slack.Transport(),
+func (s gapSend) intent(kind, from, to string, rows []history.Alert) history.Intent {
+	return history.Intent{Scope: scopeOf(s.rep), RunKey: s.rep.RunKey, Kind: kind, Transport: s.transport,
 		From: from, To: to, Alerts: rows}
 }
 

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
@@ -475,6 +477,106 @@ func TestDecideGaps(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, append([]string{}, got...)); diff != "" {
 				t.Errorf("decide (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// planGaps makes every choice of the gap alert stage before anything is
+// posted: each row is what the history says Slack was told and the run's
+// report, and the plan: a new alert (with its CSV and the edits it
+// makes), edits and an update, or nothing and why.
+func TestPlanGaps(t *testing.T) {
+	t.Parallel()
+	const d = "2026-11-25"
+	was := history.Alert{Date: d, Status: "missing", Severity: "warn", API: 1200, Local: 1195, Delta: -5,
+		Transport: "bot", Channel: "C1", TS: "1.1", From: "2026-11-24", To: "2026-11-26", RunKey: "earlier"}
+	hooked := was
+	hooked.Transport, hooked.Channel, hooked.TS = "webhook", "", ""
+	healed := was
+	healed.Healed = true
+	other := was
+	other.Date = "2026-11-24"
+	prior := func(as ...history.Alert) map[string]history.Alert {
+		m := map[string]history.Alert{}
+		for _, a := range as {
+			m[a.Date] = a
+		}
+		return m
+	}
+	message := map[msgRef][]history.Alert{{"C1", "1.1"}: {other, was}}
+	gap := gapReport(day(d, 1200, 1195, "missing", "warn"))
+	shrunk := gapReport(day(d, 1200, 1198, "missing", "warn"))
+	mended := gapReport(day(d, 1200, 1200, "match", "ok"))
+	newAndMended := gapReport(day("2026-11-24", 800, 790, "missing", "warn"), day(d, 1200, 1200, "match", "ok"))
+	webhook := gapSettings{transport: alert.TransportWebhook, history: true}
+	bot := gapSettings{transport: alert.TransportBot, history: true}
+	type want struct {
+		Err      bool
+		Alert    bool   // a new alert is posted
+		Rows     int    // the days the alert records
+		Healed   bool   // the alert says a day healed since
+		Attach   bool   // its CSV in the thread
+		Edits    []edit // earlier alerts edited (Channel, TS, Dates, recorded or not)
+		News     []string
+		Update   string // the kind of the update of News, when no edit shows them
+		Skipped  string
+		RepeatOf int64
+	}
+	for _, tt := range []struct {
+		name string
+		rep  report.Report
+		csv  []byte
+		a    alertFacts
+		st   gapSettings
+		want want
+	}{
+		{"unread_history_posts_nothing", gap, csv, alertFacts{Err: errors.New("slack: read alerts: timeout")}, webhook, want{Err: true}},
+		{"new_gap_without_history_alerts", gap, csv, alertFacts{}, gapSettings{transport: alert.TransportWebhook}, want{Alert: true, Rows: 1}},
+		{"new_gap_alerts_and_records_it", gap, csv, alertFacts{Prior: prior()}, webhook, want{Alert: true, Rows: 1}},
+		{"new_gap_with_a_bot_attaches_the_csv", gap, csv, alertFacts{Prior: prior(), Messages: map[msgRef][]history.Alert{}}, bot, want{Alert: true, Rows: 1, Attach: true}},
+		{"no_csv_attaches_nothing", gap, nil, alertFacts{Prior: prior(), Messages: map[msgRef][]history.Alert{}}, bot, want{Alert: true, Rows: 1}},
+		{"a_possible_repeat_is_carried", gap, csv, alertFacts{Prior: prior(), RepeatOf: 7}, webhook, want{Alert: true, Rows: 1, RepeatOf: 7}},
+		{"same_numbers_say_nothing", gap, csv, alertFacts{Prior: prior(was)}, bot, want{Skipped: "already alerted with the same numbers"}},
+		{"no_gap_says_nothing", mended, csv, alertFacts{Prior: prior()}, bot, want{Skipped: "no settled gap"}},
+		{"healed_day_stays_quiet", mended, csv, alertFacts{Prior: prior(healed)}, bot, want{Skipped: "no settled gap"}},
+		{"always_alerts_without_a_gap", mended, csv, alertFacts{Prior: prior()}, gapSettings{transport: alert.TransportWebhook, history: true, always: true}, want{Alert: true}},
+		{"always_alerts_the_same_numbers_again", gap, csv, alertFacts{Prior: prior(hooked)}, gapSettings{transport: alert.TransportWebhook, history: true, always: true}, want{Alert: true, Rows: 1}},
+		{"changed_numbers_by_webhook_are_one_update", shrunk, csv, alertFacts{Prior: prior(hooked)}, webhook, want{News: []string{d}, Update: history.KindUpdate}},
+		{"heal_by_webhook_is_one_healed_message", mended, csv, alertFacts{Prior: prior(hooked)}, webhook, want{News: []string{d}, Update: history.KindHealed}},
+		{"heal_with_a_bot_edits_the_alert_and_records_it", mended, csv, alertFacts{Prior: prior(was), Messages: message}, bot,
+			want{News: []string{d}, Update: history.KindHealed, Edits: []edit{{Channel: "C1", TS: "1.1", Dates: []string{d}, Record: &history.Message{}}}}},
+		{"heal_of_a_webhook_alert_with_a_bot_is_a_new_message", mended, csv, alertFacts{Prior: prior(hooked), Messages: map[msgRef][]history.Alert{}}, bot,
+			want{News: []string{d}, Update: history.KindHealed}},
+		{"new_gap_and_heal_alert_and_edit_best_effort", newAndMended, csv, alertFacts{Prior: prior(was), Messages: message}, bot,
+			want{Alert: true, Rows: 2, Healed: true, Attach: true, Edits: []edit{{Channel: "C1", TS: "1.1", Dates: []string{d}}}}},
+		{"new_gap_and_heal_by_webhook_alert_alone", newAndMended, csv, alertFacts{Prior: prior(hooked)}, webhook, want{Alert: true, Rows: 2, Healed: true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := planGaps(tt.rep, tt.csv, tt.a, tt.st)
+			got := want{Err: s.Err != nil, Alert: s.Alert != nil, Attach: s.Attach != nil, News: changeDates(s.News), Skipped: s.Out.Skipped, RepeatOf: s.repeatOf}
+			if s.Alert != nil {
+				got.Rows = len(s.Alert.Intent.Alerts)
+				if s.Alert.Intent.Kind != history.KindAlert || s.Alert.Intent.Scope != scopeOf(tt.rep) {
+					t.Errorf("the alert's intent %+v", s.Alert.Intent)
+				}
+				got.Healed = strings.Contains(strings.ToLower(alert.RenderMarkdown(s.Alert.Message)), "healed")
+			}
+			if len(s.News) > 0 {
+				got.Update = s.update(s.News).Intent.Kind
+			}
+			for _, e := range s.Edits {
+				g := edit{Channel: e.Channel, TS: e.TS, Dates: e.Dates}
+				if e.Record != nil {
+					g.Record = &history.Message{}
+					if e.Record.Action != history.ActionUpdated || len(e.Rows) != len(e.Dates) {
+						t.Errorf("edit %s/%s recorded as %+v with %d rows", e.Channel, e.TS, e.Record, len(e.Rows))
+					}
+				}
+				got.Edits = append(got.Edits, g)
+			}
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(edit{}, "Message")); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/history"
 	"github.com/clickrecon/clickrecon/sources/store"
@@ -76,18 +77,27 @@ func noticeScopes(identity, queryName, legacy string) (own string, chain []strin
 	return identity, []string{identity, unidentified, legacy}
 }
 
+// recall names what the end of a run reads from the history for its
+// notice: the run's workspace and store, the notice scopes it follows
+// (Chain, the run's own first: noticeScopes) and its window.
+type recall struct {
+	WorkspaceID string
+	StoreID     string
+	Chain       []string
+	Window      reconcile.Window
+}
+
 // remember reads what the decision weighs from the history: the open
-// notice among the scopes of chain (the first is the run's own), and the
-// zone the window's days were last alerted in under storeID if it is not
-// tz. h nil: nothing remembers.
-func remember(ctx context.Context, log *slog.Logger, h *history.History, workspaceID string, chain []string,
-	storeID, tz, from, to string) memory {
+// notice among the scopes of r.Chain, and the zone r.Window's days were
+// last alerted in under r.StoreID if it is not the window's. h nil:
+// nothing remembers.
+func remember(ctx context.Context, log *slog.Logger, h *history.History, r recall) memory {
 	var mem memory
 	if h == nil {
 		return mem
 	}
-	for _, scope := range chain {
-		n, ok, err := h.LastNotice(ctx, workspaceID, scope)
+	for _, scope := range r.Chain {
+		n, ok, err := h.LastNotice(ctx, r.WorkspaceID, scope)
 		if err != nil {
 			log.Error("history not read for the last notice", "err", err)
 			return memory{ReadErr: err}
@@ -101,7 +111,7 @@ func remember(ctx context.Context, log *slog.Logger, h *history.History, workspa
 		mem.Open = append(mem.Open, scope)
 	}
 	mem.Remembered = true
-	was, changed, err := h.OtherZone(ctx, workspaceID, storeID, tz, from, to)
+	was, changed, err := h.OtherZone(ctx, r.WorkspaceID, r.StoreID, r.Window.Loc.String(), r.Window.From.String(), r.Window.To.String())
 	if err != nil {
 		// Only the alert's word on the zone is lost.
 		log.Warn("history not read for an earlier zone", "err", err)

@@ -291,24 +291,40 @@ type ending struct {
 	secrets                   []string
 }
 
-// end is how every run ends: what the history remembers (remember), one
-// decision of what Slack hears (decide), carried out by one stage (tell).
-// It returns out with the decision and what failed while telling it.
+// end is how every run ends, in three steps. Read: what the history
+// remembers (remember: the open notices, the zone the days were alerted
+// in) and, when the gap alert stage runs, what Slack was told of the
+// window (recallAlerts: earlier posts settled, the alerts, the messages
+// an update edits). Decide: one pure decision of everything Slack hears
+// and the history keeps (decide, planGaps). Carry out: one stage (tell)
+// posts, edits, attaches and records it, through the outbox. No history
+// read happens after the decision. It returns out with the decision and
+// what failed while telling it.
 func (e ending) end(ctx context.Context, out Outcome) Outcome {
 	storeID := e.identityID
 	if storeID == "" {
 		storeID = e.legacyStoreID
 	}
 	scope, chain := noticeScopes(e.identityID, e.query, e.legacyStoreID)
+	p := policy{Slack: e.slack != nil, Always: e.slack.Always(), DryRun: e.dryRun,
+		Unlocked: e.unlocked, History: e.history != nil, Secrets: e.secrets, Now: e.now()}
+	if e.slack != nil {
+		p.Transport = e.slack.Transport()
+	}
+	guard := lockGuard(e.held)
+
 	var mem memory
 	if e.slack != nil && !e.dryRun && (out.Interrupted == nil || errors.Is(out.Interrupted, context.DeadlineExceeded)) {
-		w := e.window
-		mem = remember(ctx, e.log, e.history, e.workspaceID, chain, storeID, w.Loc.String(), w.From.String(), w.To.String())
+		mem = remember(ctx, e.log, e.history, recall{WorkspaceID: e.workspaceID, StoreID: storeID, Chain: chain, Window: e.window})
 	}
-	out.Told = decide(out, mem, policy{Slack: e.slack != nil, Always: e.slack.Always(), DryRun: e.dryRun,
-		Unlocked: e.unlocked, History: e.history != nil, Secrets: e.secrets, Now: e.now()})
+	if run, _ := gapsRun(out, p); run && e.history != nil {
+		mem.Alerted = recallAlerts(ctx, e.history, e.slack, guard, out.Report, e.now())
+	}
+
+	out.Told = decide(out, mem, p)
 	out = out.Failed(PartHistory, mem.ReadErr)
-	t := teller{slack: e.slack, history: e.history, guard: lockGuard(e.held), log: e.log, now: e.now, scope: scope}
+
+	t := teller{slack: e.slack, history: e.history, guard: guard, log: e.log, now: e.now, scope: scope}
 	out.Failures = append(out.Failures, t.tell(ctx, out.Told, out.Report)...)
 	return out
 }

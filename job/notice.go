@@ -68,7 +68,7 @@ func failures(out Outcome, secrets []string) []alert.Cause {
 	// A report that could not be stored is told once, like a source: the
 	// run checked, but nothing of it is kept but what Slack hears.
 	if err := out.Err(PartReport); err != nil {
-		cs = append(cs, alert.Cause{Key: "report:unstored", What: "the report (it was not stored)", Why: redact(err),
+		cs = append(cs, alert.Cause{Key: alert.CauseReportUnstored, What: "the report (it was not stored)", Why: redact(err),
 			Do: "check RECON_REPORT_DIR: the bucket exists and its credentials may write to it, or the folder can be created and written"})
 	}
 	// Days unverifiable on their own account (Elido's /summary disagrees,

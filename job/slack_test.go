@@ -78,13 +78,18 @@ func setupSlack(t *testing.T, tr transport, edit ...func(*alert.Config)) (*fakeS
 }
 
 // send runs the gap alert stage for rep with nt, the history h (nil: none)
-// and guard (none: the lock is held).
+// and guard (none: the lock is held), as the end of a run does: read
+// (recallAlerts), decide (planGaps), carry out (sendGaps).
 func send(ctx context.Context, nt *alert.Notifier, rep report.Report, csv []byte, h *history.History, guard ...func(context.Context) error) (gapOutcome, error) {
-	g := gaps{slack: nt, history: h, guard: func(context.Context) error { return nil }, now: time.Now}
+	t := teller{slack: nt, history: h, guard: func(context.Context) error { return nil }, now: time.Now, log: slog.New(slog.DiscardHandler)}
 	if len(guard) > 0 {
-		g.guard = guard[0]
+		t.guard = guard[0]
 	}
-	return g.send(ctx, rep, csv, alert.Caveats{})
+	var facts alertFacts
+	if h != nil {
+		facts = recallAlerts(ctx, h, nt, t.guard, rep, t.now())
+	}
+	return t.sendGaps(ctx, planGaps(rep, csv, facts, gapSettings{transport: nt.Transport(), always: nt.Always(), history: h != nil}))
 }
 
 // newHistory returns a migrated SQLite history of the test's own

@@ -775,6 +775,19 @@ func TestSecretScan(t *testing.T) {
 		{name: "store_refuses_the_connection", want: exitIncomplete, unverifiable: true, setup: func(_ *testing.T, rig *faultRig, _ context.Context, _ context.CancelFunc) {
 			rig.env["STORE_DSN"] = "postgres://recon:" + faultDBPassword + "@127.0.0.1:1/clicks?sslmode=disable&connect_timeout=2"
 		}},
+		// A password of one letter is hidden where it stands in the DSN,
+		// and the error's words, full of that letter, are kept whole.
+		{name: "store_refuses_a_one_letter_password", want: exitIncomplete, unverifiable: true, text: "connect: connection refused",
+			setup: func(_ *testing.T, rig *faultRig, _ context.Context, _ context.CancelFunc) {
+				rig.env["STORE_DSN"] = "postgres://recon:e@127.0.0.1:1/clicks?sslmode=disable&connect_timeout=2"
+			},
+			check: func(t *testing.T, _ *faultRig, rep report.Report) {
+				for _, d := range rep.Days {
+					if strings.Contains(d.Reason, ":e@") {
+						t.Errorf("%s's reason shows the password: %s", d.Date, d.Reason)
+					}
+				}
+			}},
 	} {
 		t.Run(tt.name, func(t *testing.T) { runFault(t, tt) })
 	}

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,8 +17,10 @@ import (
 
 // A report store that refuses every write does not silence the night: a
 // run that found gaps still alerts them, saying the report could not be
-// stored and linking nothing; the storage failure itself is a notice,
-// told once and recovered once. The exit code stays 3.
+// stored and linking nothing, and posts nothing else (it did check: no
+// notice says it could not). The storage failure is remembered as told,
+// so the next night stays quiet, and the night reports are stored again
+// says so once. The exit code stays 3.
 func TestReportNotStoredIsStillHeard(t *testing.T) {
 	api := dstWindowClicks()
 	f := uniqueFixture(t, api, lossAndDuplicate(api))
@@ -29,36 +35,25 @@ func TestReportNotStoredIsStillHeard(t *testing.T) {
 
 	f.runs(2, exitIncomplete, window...)
 	got := hook.posted()
-	if len(got) != 2 {
-		t.Fatalf("two runs with the report store refusing posted %d messages, want the alert and one notice: %q", len(got), got)
+	if len(got) != 1 {
+		t.Fatalf("two runs with the report store refusing posted %d messages, want the alert alone: %q", len(got), got)
 	}
-	var alerted, noticed bool
-	for _, m := range got {
-		if strings.Contains(m, "reports.example.com") {
-			t.Errorf("a message links the report that was not stored: %s", m)
-		}
-		switch {
-		case strings.Contains(m, "Click gaps"):
-			alerted = true
-			if !strings.Contains(m, "report could not be stored") {
-				t.Errorf("the alert does not say the report could not be stored: %s", m)
-			}
-		case strings.Contains(m, "could not check") || strings.Contains(m, "RECON_REPORT_DIR"):
-			noticed = true
-			if !strings.Contains(m, "RECON_REPORT_DIR") {
-				t.Errorf("the notice does not name RECON_REPORT_DIR: %s", m)
-			}
-		}
+	m := got[0]
+	if strings.Contains(m, "reports.example.com") {
+		t.Errorf("the alert links the report that was not stored: %s", m)
 	}
-	if !alerted || !noticed {
-		t.Fatalf("posted %q, want the gap alert and the storage notice", got)
+	if !strings.Contains(m, "Click gaps") || !strings.Contains(m, "report could not be stored") {
+		t.Errorf("the message is not the gap alert saying the report could not be stored: %s", m)
+	}
+	if strings.Contains(m, "could not check") {
+		t.Errorf("the message says the run could not check, which it did: %s", m)
 	}
 
 	f.env["RECON_REPORT_DIR"] = good
 	f.runs(1, exitOK, window...)
 	got = hook.posted()
-	if len(got) != 3 || !strings.Contains(got[2], "again") {
-		t.Fatalf("the run that stored its report posted %q, want one message saying all works again", got[2:])
+	if len(got) != 2 || !strings.Contains(got[1], "again") || strings.Contains(got[1], "could not check") {
+		t.Fatalf("the run that stored its report posted %q, want one message saying reports are stored again", got[1:])
 	}
 	noSecrets(t, hook.posted())
 }
@@ -178,5 +173,53 @@ func TestDeadlineNoticeIsToldOnce(t *testing.T) {
 	}
 	if strings.Contains(got[0], "run history") {
 		t.Errorf("the notice blames the history, which is up: %s", got[0])
+	}
+}
+
+// A re-check whose rewrite of the report in object storage dies midway
+// links no report: the one it rewrote is no longer whole in its place
+// (the old report.json is gone), so the message that tells the report was
+// not stored names no link to it.
+func TestRecheckWhoseRewriteDiesLinksNothing(t *testing.T) {
+	api := dstWindowClicks()
+	f := uniqueFixture(t, api, lossAndDuplicate(api))
+	hook := withSlack(t, f, "postgres")
+	dir, _ := newS3(t, "nightly")
+	u, err := url.Parse(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	backend, err := url.Parse(q.Get("endpoint"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refuse atomic.Bool
+	proxy := httputil.NewSingleHostReverseProxy(backend)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuse.Load() && r.Method == http.MethodPut {
+			http.Error(w, "the bucket refuses writes", http.StatusForbidden)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	q.Set("endpoint", srv.URL)
+	u.RawQuery = q.Encode()
+	f.env["RECON_REPORT_DIR"] = u.String()
+	f.env["RECON_REPORT_URL"] = "https://reports.example.com/nightly/"
+
+	f.runs(1, exitOK, window...)
+	if got := hook.Bodies(); len(got) != 1 || !strings.Contains(got[0], "reports.example.com/nightly/") {
+		t.Fatalf("the first run posted %q, want one alert linking its report", got)
+	}
+	refuse.Store(true)
+	f.runs(1, exitIncomplete, window...)
+	got := hook.Bodies()
+	if len(got) != 2 || !strings.Contains(got[1], "not stored") {
+		t.Fatalf("the re-check whose rewrite died posted %q, want one message saying the report was not stored", got[1:])
+	}
+	if strings.Contains(got[1], "reports.example.com") {
+		t.Errorf("the re-check links a report its rewrite left incomplete: %s", got[1])
 	}
 }

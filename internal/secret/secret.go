@@ -13,7 +13,30 @@ import (
 	"unicode/utf8"
 )
 
-// Redact returns s with every non-empty secret replaced by mask.
+// MinFreeText is the length from which a secret is looked for anywhere in
+// a text. A shorter one is removed only where it has a place (after
+// "user:" and before "@" in a URL or DSN); the places Redact knows by
+// their structure are removed whatever their length.
+//
+// Why 8: a short password is as likely to be a word, or part of one, as a
+// secret ("x", "role", "admin"), and replacing it everywhere mangles the
+// message (`pq: xxxxx "nc_nosuchuser" does not exist`). A database server
+// does not echo the password it was given; what echoes one is a URL or a
+// DSN quoted back (by a driver, net/http, a parse error), and those have a
+// structure that is redacted as such. The secrets long enough to be told
+// apart from words (API keys, tokens, a webhook's path, a password of 8
+// characters or more) are also searched for in free text, where an error
+// body may echo them.
+const MinFreeText = 8
+
+// Redact returns s with its secrets replaced by mask: the secrets of
+// MinFreeText characters or more wherever they appear; shorter ones where
+// they stand as a URL's or DSN's password; and, whether listed or not,
+// whatever holds a secret by its place: a URL's or DSN's password (URL and
+// key=value forms, and user:password@tcp(…)), a query parameter or field
+// named for a secret (password, token, X-Amz-Signature, sig, api_key, …),
+// an Authorization header, a Slack token or webhook path. No word that
+// merely contains a short secret is changed.
 //
 // Redact whole texts, before cutting them to a snippet: a secret cut in
 // two by the snippet's end no longer matches, and its first part would
@@ -24,11 +47,18 @@ func Redact(s, mask string, secrets ...string) string {
 	secrets = slices.Clone(secrets)
 	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
 	for _, sec := range secrets {
-		if sec != "" {
+		if len(sec) >= MinFreeText {
 			s = strings.ReplaceAll(s, sec, mask)
 		}
 	}
-	return s
+	// A known password first, exactly where it stands; then whatever
+	// holds a secret by its place, known or not.
+	for _, sec := range secrets {
+		if sec != "" && len(sec) < MinFreeText {
+			s = strings.ReplaceAll(s, ":"+sec+"@", ":"+mask+"@")
+		}
+	}
+	return structural(s, mask)
 }
 
 // Scrub returns err with every non-empty secret in its message replaced by

@@ -117,7 +117,7 @@ type Notifier struct {
 	callTimeout time.Duration // one attempt of one call (defaultCallTimeout unless an option sets it)
 
 	now   func() time.Time
-	sleep func(ctx context.Context, d time.Duration) error
+	retry backoff.Policy // slackRetry, with the clock's sleep
 }
 
 // Option adjusts a Notifier beyond its Config.
@@ -129,7 +129,7 @@ type Option func(*Notifier)
 func WithClock(now func() time.Time, sleep func(ctx context.Context, d time.Duration) error) Option {
 	return func(n *Notifier) {
 		n.now = now
-		n.sleep = sleep
+		n.retry.Sleep = sleep
 	}
 }
 
@@ -146,7 +146,7 @@ func New(cfg Config, opts ...Option) (*Notifier, error) {
 		httpClient: cfg.HTTPClient,
 		log:        cfg.Logger,
 		now:        time.Now,
-		sleep:      backoff.Sleep,
+		retry:      slackRetry,
 	}
 	if n.notify != NotifyAlways {
 		n.notify = NotifyGaps

@@ -25,6 +25,23 @@ type Cause struct {
 	Do   string // what to do about it
 }
 
+// CauseReportUnstored is the key of the one cause that does not keep a
+// run from checking: its report could not be stored. A notice of this
+// cause alone says the report was not stored, not that the run could not
+// check; a gap alert that says it leaves nothing for a notice to post.
+const CauseReportUnstored = "report:unstored"
+
+// Unchecked reports whether any of causes kept the run from checking
+// (any cause but CauseReportUnstored).
+func Unchecked(causes []Cause) bool {
+	for _, c := range causes {
+		if c.Key != CauseReportUnstored {
+			return true
+		}
+	}
+	return false
+}
+
 // NoticeAction is what a run tells Slack about checking, as the run's
 // decision found it.
 type NoticeAction string
@@ -79,9 +96,13 @@ func RenderNotice(rep report.Report, causes []Cause, of NoticeOf) Message {
 	reminder, first, remembered := of.Action == NoticeRemind, of.First, of.Action != NoticeEveryRun
 	ws := clipRunes(rep.WorkspaceID, 60)
 	when := span(rep.Window.From, rep.Window.To)
-	title := fmt.Sprintf("⚠️ clickrecon could not check workspace %s: %s", ws, when)
+	could, still := "could not check workspace", "Still not checking workspace"
+	if !Unchecked(causes) {
+		could, still = "could not store the report of workspace", "Still not storing the report of workspace"
+	}
+	title := fmt.Sprintf("⚠️ clickrecon %s %s: %s", could, ws, when)
 	if reminder {
-		title = fmt.Sprintf("⏰ Still not checking workspace %s: %s", ws, when)
+		title = fmt.Sprintf("⏰ %s %s: %s", still, ws, when)
 	}
 
 	var days []string
@@ -122,7 +143,7 @@ func RenderNotice(rep report.Report, causes []Cause, of NoticeOf) Message {
 		note(fmt.Sprintf("Run %s · generated %s · %s", code(rep.RunKey), stamp(rep.GeneratedAt), reportLink(rep.Link))),
 	)
 
-	text := fmt.Sprintf("clickrecon could not check workspace %s, %s (%s)", ws, when, rep.Window.TZ)
+	text := fmt.Sprintf("clickrecon %s %s, %s (%s)", could, ws, when, rep.Window.TZ)
 	if len(causes) > 0 {
 		c := causes[0]
 		text += fmt.Sprintf(": %s: %s. %s", c.What, oneLine.Replace(clipRunes(c.Why, 300)), c.Do)
@@ -134,20 +155,29 @@ func RenderNotice(rep report.Report, causes []Cause, of NoticeOf) Message {
 // RenderRecovered builds the one message that says checking works again
 // after a notice: the run that checked everything, and what was told
 // (reason, the notice's, told first at firstPosted; "" when unknown).
-func RenderRecovered(rep report.Report, reason string, firstPosted time.Time) Message {
+// stored says the notice was only that the report could not be stored
+// (Unchecked false): the message then says reports are stored again.
+func RenderRecovered(rep report.Report, reason string, firstPosted time.Time, stored bool) Message {
 	ws := clipRunes(rep.WorkspaceID, 60)
 	when := span(rep.Window.From, rep.Window.To)
 	title := fmt.Sprintf("✅ Checking again: workspace %s", ws)
 	body := fmt.Sprintf("Run %s checked every settled day of %s (%s) · status *%s*.", code(rep.RunKey), when, esc(rep.Window.TZ), esc(report.StatusText(rep.Status)))
+	since := "It could not check from %s: %s"
+	text := fmt.Sprintf("clickrecon checks workspace %s again: run %s checked %s (%s).", ws, rep.RunKey, when, rep.Window.TZ)
+	if stored {
+		title = fmt.Sprintf("✅ Reports stored again: workspace %s", ws)
+		body = fmt.Sprintf("Run %s stored its report of %s (%s) · status *%s*.", code(rep.RunKey), when, esc(rep.Window.TZ), esc(report.StatusText(rep.Status)))
+		since = "Reports could not be stored from %s: %s"
+		text = fmt.Sprintf("clickrecon stores the reports of workspace %s again: run %s stored %s (%s).", ws, rep.RunKey, when, rep.Window.TZ)
+	}
 	if reason != "" {
-		body += fmt.Sprintf("\nIt could not check from %s: %s", stamp(firstPosted), plain(clipRunes(reason, maxWhy)))
+		body += "\n" + fmt.Sprintf(since, stamp(firstPosted), plain(clipRunes(reason, maxWhy)))
 	}
 	blocks := []slack.Block{
 		header(title),
 		section(body),
 		note(fmt.Sprintf("Run %s · generated %s · %s", code(rep.RunKey), stamp(rep.GeneratedAt), reportLink(rep.Link))),
 	}
-	text := fmt.Sprintf("clickrecon checks workspace %s again: run %s checked %s (%s).", ws, rep.RunKey, when, rep.Window.TZ)
 	return Message{Text: clipBytes(esc(text), maxFallback), Blocks: capBlocks(blocks)}
 }
 

@@ -30,7 +30,7 @@ func TestRenderNoticeGolden(t *testing.T) {
 		{"notice_reminder_linked", RenderNotice(linked(rep), []Cause{keyRevoked, storeDown}, NoticeOf{Action: NoticeRemind, First: first})},
 		{"notice_history_down", RenderNotice(rep, []Cause{{Key: "history:unavailable", What: "the run history",
 			Why: "open history postgres://recon@db/history: connection refused", Do: "check HISTORY_DSN"}}, NoticeOf{Action: NoticeEveryRun})},
-		{"recovered", RenderRecovered(newReport(day("2026-11-24", 800, 800, "match", "ok")), NoticeReason([]Cause{keyRevoked}), first)},
+		{"recovered", RenderRecovered(newReport(day("2026-11-24", 800, 800, "match", "ok")), NoticeReason([]Cause{keyRevoked}), first, false)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,5 +62,29 @@ func TestRenderNoticeKeepsReasonsInert(t *testing.T) {
 	checkLimits(t, b)
 	if strings.Contains(string(b), "<!here>") {
 		t.Error("the reason's mention reached the message")
+	}
+}
+
+// A notice whose one cause is the report's storage says so, not that the
+// run could not check; so does the message when reports are stored again.
+func TestRenderNoticeOfTheReportAlone(t *testing.T) {
+	t.Parallel()
+	rep := newReport(day("2026-11-24", 800, 800, "match", "ok"))
+	unstored := Cause{Key: CauseReportUnstored, What: "the report (it was not stored)", Why: "mkdir /reports: read-only file system", Do: "check RECON_REPORT_DIR"}
+	for _, m := range []Message{
+		RenderNotice(rep, []Cause{unstored}, NoticeOf{Action: NoticePost}),
+		RenderNotice(rep, []Cause{unstored}, NoticeOf{Action: NoticeRemind}),
+		RenderRecovered(rep, NoticeReason([]Cause{unstored}), time.Time{}, true),
+	} {
+		md := RenderMarkdown(m)
+		if strings.Contains(md, "could not check") || strings.Contains(md, "not checking") || strings.Contains(md, "Checking again") {
+			t.Errorf("a message of the report's storage alone says the run did not check:\n%s", md)
+		}
+		if !strings.Contains(md, "report") || !strings.Contains(m.Text, "report") {
+			t.Errorf("the message does not name the report:\n%s", md)
+		}
+	}
+	if md := RenderMarkdown(RenderNotice(rep, []Cause{unstored, keyRevoked}, NoticeOf{Action: NoticePost})); !strings.Contains(md, "could not check") {
+		t.Errorf("a notice with a cause that kept the run from checking does not say so:\n%s", md)
 	}
 }

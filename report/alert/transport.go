@@ -12,28 +12,31 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/clickrecon/clickrecon/internal/backoff"
 	"github.com/clickrecon/clickrecon/internal/safehttp"
 )
 
-// Retry policy. A call is retried only when a retry cannot post twice:
+// slackRetry is the retry policy of every Slack call. A call is retried
+// only when a retry cannot post twice:
 //
-//   - 429: Slack did not act on the request. Wait Retry-After and retry,
-//     whatever the call.
+//   - 429: Slack did not act on the request. Wait Retry-After (up to 10
+//     minutes; a longer one is not waited for) and retry, whatever the
+//     call.
 //   - The connection failed before the request was sent (refused, DNS): it
 //     never reached Slack. Retry with backoff, whatever the call.
 //   - 5xx, a timeout or a connection lost after the request was sent, and
 //     Slack's own internal_error, fatal_error and service_unavailable: Slack
 //     may or may not have acted. Retried only for calls that are safe to
-//     repeat (chat.update, files.getUploadURLExternal, the upload itself);
-//     never for a post (the webhook, chat.postMessage,
+//     repeat (chat.update, files.getUploadURLExternal, the upload itself:
+//     call.repeatable); never for a post (the webhook, chat.postMessage,
 //     files.completeUploadExternal), which then fails the send. A failed
 //     send ends the run with exit 3 and a Job retry may post again, which is
 //     a duplicate only if Slack had in fact posted despite the error.
-const (
-	maxAttempts   = 4 // per call, the first included
-	backoffBase   = time.Second
-	maxServerWait = 10 * time.Minute // a longer Retry-After is not waited for
+//
+// Up to 4 attempts per call, the first included, 1 s, 2 s, 4 s apart.
+var slackRetry = backoff.Policy{Attempts: 4, Wait: time.Second, Doubling: true, MaxRetryAfter: 10 * time.Minute, RepeatUnsure: false}
 
+const (
 	// defaultCallTimeout bounds one attempt of one call: a Slack that
 	// never answers costs the run this much per attempt, well within the
 	// run's deadline (RECON_TIMEOUT, 30m by default), which leaves time to
@@ -113,7 +116,7 @@ func (n *Notifier) do(ctx context.Context, c call, fn func(ctx context.Context) 
 			return n.redact(fmt.Errorf("%s: %w", c.name, err), errors.Join(unsure, ctx.Err()), secrets)
 		}
 		wait, retry := n.retryAfter(err, c, attempt)
-		if !retry || attempt == maxAttempts {
+		if !retry || !n.retry.Again(attempt) {
 			if retry {
 				err = fmt.Errorf("%w (gave up after %d attempts)", err, attempt)
 			} else if _, ambiguous := n.retryAfter(err, call{repeatable: true}, attempt); ambiguous {
@@ -131,15 +134,15 @@ func (n *Notifier) do(ctx context.Context, c call, fn func(ctx context.Context) 
 			}
 			return n.redact(fmt.Errorf("%s: %w", c.name, err), errors.Join(cause, unsure), secrets)
 		}
-		if wait > maxServerWait {
-			return n.redact(fmt.Errorf("%s: Slack asked to wait %s, longer than clickrecon waits (%s): %w", c.name, wait, maxServerWait, err), unsure, secrets)
+		if !n.retry.Follows(wait) {
+			return n.redact(fmt.Errorf("%s: Slack asked to wait %s, longer than clickrecon waits (%s): %w", c.name, wait, n.retry.MaxRetryAfter, err), unsure, secrets)
 		}
 		if deadline, ok := ctx.Deadline(); ok && n.now().Add(wait).After(deadline) {
 			return n.redact(fmt.Errorf("%s: Slack asked to wait %s, beyond the run's deadline: %w", c.name, wait, err), errors.Join(unsure, context.DeadlineExceeded), secrets)
 		}
 		n.log.Warn("slack call failed, retrying", "call", c.name, "attempt", attempt, "wait", wait,
 			"err", n.redact(err, nil, secrets).Error())
-		if err := n.sleep(ctx, wait); err != nil {
+		if err := n.retry.Pause(ctx, wait); err != nil {
 			return n.redact(fmt.Errorf("%s: waiting to retry: %w", c.name, err), errors.Join(unsure, err), secrets)
 		}
 	}
@@ -148,7 +151,9 @@ func (n *Notifier) do(ctx context.Context, c call, fn func(ctx context.Context) 
 // retryAfter says whether err may be retried under the policy above, and
 // after how long.
 func (n *Notifier) retryAfter(err error, c call, attempt int) (time.Duration, bool) {
-	backoff := backoffBase << (attempt - 1)
+	wait := n.retry.Backoff(attempt)
+	// Slack may have acted: repeat only what cannot post twice.
+	unsure := n.retry.RepeatUnsure || c.repeatable
 	if errors.Is(err, safehttp.ErrRedirect) { // the same answer would come again
 		return 0, false
 	}
@@ -160,9 +165,9 @@ func (n *Notifier) retryAfter(err error, c call, attempt int) (time.Duration, bo
 	if errors.As(err, &sc) {
 		switch {
 		case sc.Code == http.StatusTooManyRequests: // no Retry-After header
-			return backoff, true
+			return wait, true
 		case sc.Code >= 500:
-			return backoff, c.repeatable
+			return wait, unsure
 		}
 		return 0, false
 	}
@@ -170,22 +175,22 @@ func (n *Notifier) retryAfter(err error, c call, attempt int) (time.Duration, bo
 	if errors.As(err, &se) {
 		switch se.Err {
 		case "ratelimited", "rate_limited":
-			return backoff, true
+			return wait, true
 		case "request_timeout": // Slack did not receive the whole request
-			return backoff, true
+			return wait, true
 		case "internal_error", "fatal_error", "service_unavailable":
-			return backoff, c.repeatable
+			return wait, unsure
 		}
 		return 0, false
 	}
 	if notSent(err) {
-		return backoff, true
+		return wait, true
 	}
 	// Any other transport failure (a timeout, a reset, EOF: net/http wraps
 	// them all in a *url.Error, a net.Error) may have reached Slack.
 	var ne net.Error
 	if errors.As(err, &ne) {
-		return backoff, c.repeatable
+		return wait, unsure
 	}
 	return 0, false
 }

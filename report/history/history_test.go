@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"errors"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -481,4 +482,31 @@ func TestSaveAlertsIsAllOrNothing(t *testing.T) {
 			t.Errorf("%d rows left after a failed SaveAlerts, want 0", got)
 		}
 	})
+}
+
+// TestErrorsKeepTheirWords: the server's own words about a role that does
+// not exist stay readable whatever the password is, even one that is a
+// word of the message; the DSN's password is still hidden where it
+// stands.
+func TestErrorsKeepTheirWords(t *testing.T) {
+	_, base := pgtest.New(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, pw := range []string{"role", "x", "does", "exist"} {
+		u, err := url.Parse(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.User = url.UserPassword("nc_nosuchuser", pw)
+		_, err = Open(ctx, mustParse(t, u.String(), false))
+		if err == nil {
+			t.Fatalf("password %q: a role that does not exist opened the history", pw)
+		}
+		if !strings.Contains(err.Error(), `role "nc_nosuchuser" does not exist`) {
+			t.Errorf("password %q: the server's words were changed: %v", pw, err)
+		}
+		if strings.Contains(err.Error(), ":"+pw+"@") {
+			t.Errorf("password %q: the DSN's password shows: %v", pw, err)
+		}
+	}
 }

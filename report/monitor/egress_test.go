@@ -63,7 +63,7 @@ func TestHealthcheckRedirectToAnotherOrigin(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h.wait = time.Millisecond
+			h.retry.Wait = time.Millisecond
 			err = h.Finish(context.Background(), 0, "ok")
 			if !errors.Is(err, safehttp.ErrRedirect) {
 				t.Fatalf("error %v, want a refused redirect", err)

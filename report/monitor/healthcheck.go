@@ -25,14 +25,18 @@ const maxSummary = 10 << 10
 // self-hosted Healthchecks, then alerts when a night's run is late, fails
 // or never ends.
 type Healthcheck struct {
-	base     *url.URL
-	secrets  []string // the path and query, raw and decoded: never shown
-	client   *http.Client
-	timeout  time.Duration
-	attempts int
-	wait     time.Duration
-	sleep    func(ctx context.Context, d time.Duration) error
+	base    *url.URL
+	secrets []string // the path and query, raw and decoded: never shown
+	client  *http.Client
+	timeout time.Duration
+	retry   backoff.Policy // pingRetry, unless an option changes it
 }
+
+// pingRetry is how a ping is retried: a network error or a 5xx is tried
+// up to 3 times, 1 s apart, within the call's timeout. A ping the
+// healthcheck may already have taken is sent again: a check pinged twice
+// is harmless. It reads no Retry-After.
+var pingRetry = backoff.Policy{Attempts: 3, Wait: time.Second, RepeatUnsure: true}
 
 // Option adjusts a Healthcheck.
 type Option func(*Healthcheck)
@@ -41,7 +45,7 @@ type Option func(*Healthcheck)
 // tests do not wait for real. sleep must return ctx's error if ctx ends
 // first.
 func WithSleep(sleep func(ctx context.Context, d time.Duration) error) Option {
-	return func(h *Healthcheck) { h.sleep = sleep }
+	return func(h *Healthcheck) { h.retry.Sleep = sleep }
 }
 
 // NewHealthcheck checks rawURL, the check's ping URL, such as
@@ -58,12 +62,10 @@ func NewHealthcheck(rawURL string, opts ...Option) (*Healthcheck, error) {
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	u.RawPath = strings.TrimSuffix(u.RawPath, "/")
 	h := &Healthcheck{
-		base:     u,
-		client:   safehttp.Client(nil, safehttp.SameOrigin),
-		timeout:  callTimeout,
-		attempts: 3,
-		wait:     time.Second,
-		sleep:    backoff.Sleep,
+		base:    u,
+		client:  safehttp.Client(nil, safehttp.SameOrigin),
+		timeout: callTimeout,
+		retry:   pingRetry,
 	}
 	for _, opt := range opts {
 		opt(h)
@@ -125,7 +127,7 @@ func (h *Healthcheck) ping(ctx context.Context, suffix, body string) error {
 		if retry, err = h.post(ctx, target, body); err == nil {
 			return nil
 		}
-		if !retry || attempt >= h.attempts || h.sleep(ctx, h.wait) != nil {
+		if !retry || !h.retry.Again(attempt) || h.retry.Pause(ctx, h.retry.Backoff(attempt)) != nil {
 			break
 		}
 	}
@@ -151,7 +153,7 @@ func (h *Healthcheck) post(ctx context.Context, target, body string) (retry bool
 		if errors.Is(err, safehttp.ErrRedirect) {
 			return false, err // the same answer would come again
 		}
-		return ctx.Err() == nil, err
+		return ctx.Err() == nil && h.retry.RepeatUnsure, err
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
@@ -161,7 +163,7 @@ func (h *Healthcheck) post(ctx context.Context, target, body string) (retry bool
 	case resp.StatusCode == http.StatusNotFound:
 		return false, errors.New("404 Not Found: no check has this ping URL (check HEALTHCHECK_URL)")
 	case resp.StatusCode >= 500:
-		return true, fmt.Errorf("server answered %s", resp.Status)
+		return h.retry.RepeatUnsure, fmt.Errorf("server answered %s", resp.Status)
 	default:
 		return false, fmt.Errorf("server answered %s", resp.Status)
 	}

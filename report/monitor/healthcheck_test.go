@@ -128,7 +128,7 @@ func TestHealthcheckRetriesServerErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.wait = time.Millisecond
+	h.retry.Wait = time.Millisecond
 	if err := h.Start(context.Background()); err != nil {
 		t.Fatalf("Start after one 502: %v", err)
 	}
@@ -193,7 +193,7 @@ func TestHealthcheckErrorsHideTheSecret(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h.wait = time.Millisecond
+			h.retry.Wait = time.Millisecond
 			h.timeout = 200 * time.Millisecond
 			start := time.Now()
 			err = h.Finish(context.Background(), 3, "incomplete")
