@@ -257,9 +257,6 @@ func parseArgsWithOperands(ctx context.Context, name string, args []string, env 
 	// and a bad flag is reported first; the environment's errors come
 	// after, with the config.
 	c, envErr := loadConfig(ctx, env)
-	if envErr != nil && c == (config{}) {
-		c, _ = loadConfig(ctx, envconfig.MapLookuper(nil))
-	}
 	fs := newFlagSet(name, &c, stdout)
 	help := fs.Usage
 	fs.Usage = func() {} // the flag package calls it on every error too

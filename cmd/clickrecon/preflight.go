@@ -56,6 +56,7 @@ func configureRun(ctx context.Context, args []string, env envconfig.Lookuper, st
 	}
 	s.mon, err = job.NewMonitors(c.PushgatewayURL, c.HealthcheckURL, d.monitor...)
 	errs = append(errs, err)
+	errs = append(errs, c.checkSlack())
 	var warning string
 	s.repair, warning, err = c.runRepair()
 	if warning != "" {
