@@ -93,6 +93,9 @@ type config struct {
 	// serve's own flag, which no variable sets.
 	Addr string
 
+	// check's own flag, which no variable sets.
+	Offline bool
+
 	// unread are the variables given but unreadable (envload.Unread): a
 	// NAME_FILE that cannot be read, NAME and NAME_FILE both set, a value
 	// of the wrong type. Their errors come from loadConfig.
