@@ -14,6 +14,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // operationsFile lists the documented deployment variants and the keys of
@@ -285,7 +286,7 @@ func validateContainer(t *testing.T, bin string, v variant, configMap *corev1.Co
 	}
 	var checkArgs []string
 	switch {
-	case len(args) > 0 && args[0] == "run":
+	case len(args) > 0 && (args[0] == "run" || args[0] == "check"):
 		checkArgs = append([]string{"check", "--offline"}, args[1:]...)
 	case len(args) == 1 && args[0] == "migrate":
 		if env["HISTORY_DSN_FILE"] == "" {
@@ -324,4 +325,72 @@ func buildClickrecon(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// TestCheckJobAsDocumented runs the documented way of running clickrecon
+// check in the cluster as far as it goes without one: the Job that
+// kubectl create job --from would make of the documented overlay's
+// CronJob (its jobTemplate's spec), changed by the documented kubectl
+// patch --local, must run check in the nightly's container, and that
+// container must validate (check --offline).
+func TestCheckJobAsDocumented(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("kubectl is not installed, and CI is set")
+		}
+		t.Skip("kubectl is not installed")
+	}
+	ops, err := os.ReadFile(operationsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(ops), "<!-- check-job")
+	m := regexp.MustCompile(`-p '([^']*)'`).FindStringSubmatch(block)
+	if !ok || m == nil || !strings.Contains(block[:strings.Index(block, m[0])], "kubectl patch --local -f - --type=json -o yaml") {
+		t.Fatalf("%s shows no kubectl patch --local of the check Job after <!-- check-job", operationsFile)
+	}
+	out, err := exec.Command(kubectl, "kustomize", filepath.Dir(overlayFile)).Output()
+	if err != nil {
+		t.Fatalf("kubectl kustomize: %v", err)
+	}
+	var cronJob *batchv1.CronJob
+	var configMap *corev1.ConfigMap
+	for _, doc := range splitDocuments(out) {
+		obj, err := decodeObject(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch o := obj.(type) {
+		case *batchv1.CronJob:
+			cronJob = o
+		case *corev1.ConfigMap:
+			configMap = o
+		}
+	}
+	job := batchv1.Job{Spec: cronJob.Spec.JobTemplate.Spec}
+	job.APIVersion, job.Kind, job.Name, job.Namespace = "batch/v1", "Job", "clickrecon-check", cronJob.Namespace
+	raw, err := yaml.Marshal(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(kubectl, "patch", "--local", "-f", "-", "--type=json", "-o", "yaml", "-p", m[1])
+	cmd.Stdin = bytes.NewReader(raw)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	patched, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kubectl patch --local: %v\n%s", err, stderr.String())
+	}
+	obj, err := decodeObject(patched)
+	if err != nil {
+		t.Fatalf("the patched Job: %v\n%s", err, patched)
+	}
+	got := obj.(*batchv1.Job)
+	c := got.Spec.Template.Spec.Containers[0]
+	if c.Name != "clickrecon" || len(c.Args) != 1 || c.Args[0] != "check" {
+		t.Fatalf("the patched Job's first container is %s with args %q, want clickrecon running check", c.Name, c.Args)
+	}
+	v := variant{name: "check", keys: []string{"elido-api-key", "store-dsn", "slack-webhook-url", "history-dsn"}}
+	validateContainer(t, buildClickrecon(t), v, configMap, podOf{spec: got.Spec.Template.Spec}, c)
 }
