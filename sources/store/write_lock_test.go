@@ -87,7 +87,7 @@ var writeEngines = []writeEngine{
 			{"no_select", "INSERT", "", "GRANT SELECT ON clicks"},
 			{"no_insert", "SELECT", "", "GRANT INSERT ON clicks"},
 		},
-		enough: "SELECT, INSERT", // sql/store/mysql/grants.sql's, on MariaDB
+		enough: "SELECT, INSERT", // sql/setup/mysql/store-writer.sql's, on MariaDB
 	},
 }
 
