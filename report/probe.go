@@ -8,12 +8,15 @@ import (
 	"path/filepath"
 
 	"gocloud.dev/gcerrors"
+
+	"github.com/clickrecon/clickrecon/internal/safehttp"
 )
 
 // ErrUnwritable marks a destination that refuses clickrecon's writes in a
 // way only the configuration can mend: a folder that cannot be made or
 // written (a read-only or missing volume, its owner), a bucket that does
-// not exist or that the credentials may not write.
+// not exist, that the credentials may not write, or whose endpoint
+// redirects elsewhere.
 var ErrUnwritable = errors.New("the report destination cannot be written")
 
 // markerPrefix names Probe's marker: a name of clickrecon's own, which no
@@ -38,6 +41,11 @@ func (d *Dest) Probe(ctx context.Context) error {
 	if d.bucket == nil {
 		return probeFolder(d.dir, name, data)
 	}
+	// A HEAD of the marker's name first: it has no body, so a redirect
+	// is met (and refused) here, where a PUT's would only fail.
+	if _, err := d.bucket.Exists(ctx, name); err != nil {
+		return fmt.Errorf("read %s/%s: %w", d.base, name, bucketRefusal(err))
+	}
 	if err := d.bucket.WriteAll(ctx, name, data, nil); err != nil {
 		return fmt.Errorf("write %s/%s: %w", d.base, name, bucketRefusal(err))
 	}
@@ -50,6 +58,9 @@ func (d *Dest) Probe(ctx context.Context) error {
 // bucketRefusal marks err ErrUnwritable when the store said no, not that
 // it could not be reached.
 func bucketRefusal(err error) error {
+	if errors.Is(err, safehttp.ErrRedirect) {
+		return unwritable{err} // the endpoint is not the store's
+	}
 	switch gcerrors.Code(err) {
 	case gcerrors.PermissionDenied, gcerrors.NotFound, gcerrors.InvalidArgument, gcerrors.FailedPrecondition:
 		return unwritable{err}
