@@ -204,6 +204,26 @@ func testSetupStoreReader(t *testing.T, preset string) {
 	}
 }
 
+// insertsAsWriter opens the store as clickrecon's repair writer does
+// (which checks the role's grants), re-counts the hour of the store's one
+// click of 2026-11-25 and inserts one more through writerDSN.
+func insertsAsWriter(t *testing.T, writerDSN, role string) {
+	t.Helper()
+	w, err := store.OpenWriter(t.Context(), dbtest.Parsed(t, store.ParseWriteDSN, writerDSN), "", store.Options{})
+	if err != nil {
+		t.Fatalf("open the store for writing as %s: %v", role, err)
+	}
+	defer w.Close()
+	hour := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	got, err := w.Insert(t.Context(),
+		[]store.HourCheck{{From: hour, To: hour.Add(time.Hour), Clicks: 1}},
+		[]store.HourWrite{{From: hour, To: hour.Add(time.Hour),
+			Clicks: []store.Click{{TS: hour.Add(time.Minute), LinkID: "lnk_a", CountryCode: "PL"}}}}, nil)
+	if err != nil || got.Inserted != 1 {
+		t.Errorf("Insert as the writer: %+v, %v; want 1 click", got, err)
+	}
+}
+
 // dailyStore creates the reference daily table from file in admin's
 // database, with 3 clicks of lnk_a on 2026-11-25.
 func dailyStore(t *testing.T, admin *sqlx.DB, file string) {
@@ -266,20 +286,7 @@ func TestSetupStoreWriter(t *testing.T) {
 	}
 	writerDSN := asRole(t, dsn, role, true)
 
-	// clickrecon's repair writer re-counts an hour and inserts through it.
-	w, err := store.OpenWriter(t.Context(), dbtest.Parsed(t, store.ParseWriteDSN, writerDSN), "", store.Options{})
-	if err != nil {
-		t.Fatalf("open the store for writing as %s: %v", role, err)
-	}
-	defer w.Close()
-	hour := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	got, err := w.Insert(t.Context(),
-		[]store.HourCheck{{From: hour, To: hour.Add(time.Hour), Clicks: 1}},
-		[]store.HourWrite{{From: hour, To: hour.Add(time.Hour),
-			Clicks: []store.Click{{TS: hour.Add(time.Minute), LinkID: "lnk_a", CountryCode: "PL"}}}}, nil)
-	if err != nil || got.Inserted != 1 {
-		t.Errorf("Insert as the writer: %+v, %v; want 1 click", got, err)
-	}
+	insertsAsWriter(t, writerDSN, role)
 	var rows int
 	if err := admin.Get(&rows, "SELECT count(*) FROM clicks"); err != nil || rows != 2 {
 		t.Errorf("the store holds %d rows (%v), want 2", rows, err)
@@ -393,19 +400,7 @@ func TestSetupMySQL(t *testing.T) {
 			if _, err := admin.Exec(text); err != nil {
 				t.Fatalf("store-writer.sql: %v", err)
 			}
-			w, err := store.OpenWriter(t.Context(), dbtest.Parsed(t, store.ParseWriteDSN, asMySQLUser(t, raw, writer)), "", store.Options{})
-			if err != nil {
-				t.Fatalf("open the store for writing as %s: %v", writer, err)
-			}
-			defer w.Close()
-			hour := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-			got, err := w.Insert(t.Context(),
-				[]store.HourCheck{{From: hour, To: hour.Add(time.Hour), Clicks: 1}},
-				[]store.HourWrite{{From: hour, To: hour.Add(time.Hour),
-					Clicks: []store.Click{{TS: hour.Add(time.Minute), LinkID: "lnk_a", CountryCode: "PL"}}}}, nil)
-			if err != nil || got.Inserted != 1 {
-				t.Errorf("Insert as the writer: %+v, %v; want 1 click", got, err)
-			}
+			insertsAsWriter(t, asMySQLUser(t, raw, writer), writer)
 			wdb := connectMySQL(t, asMySQLUser(t, raw, writer))
 			if _, err := wdb.Exec("DELETE FROM clicks"); err == nil || !strings.Contains(err.Error(), "denied") {
 				t.Errorf("DELETE as the writer: %v, want access denied", err)

@@ -8,7 +8,6 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -116,27 +115,10 @@ func TestDocumentedDeploymentsValidate(t *testing.T) {
 	if shardedArgs == nil {
 		t.Fatal("docs/operations.md shows no backfill args with --shard")
 	}
-	k8sDir, _ := filepath.Abs(".")
 	for _, v := range documentedVariants(t) {
 		t.Run(strings.NewReplacer(" ", "_", ",", "", "(", "", ")", "").Replace(v.name), func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "deploy", "clickrecon")
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink(k8sDir, filepath.Join(dir, "..", "..", "k8s")); err != nil {
-				t.Fatal(err)
-			}
 			text := overlayWith(t, string(overlayText), v, string(shardedArgs[1]))
-			if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			var stderr bytes.Buffer
-			cmd := exec.Command(kubectl, "kustomize", dir)
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("kubectl kustomize: %v\n%s\n%s", err, stderr.String(), text)
-			}
+			out := buildOverlay(t, kubectl, overlayDir(t, text))
 			var configMap *corev1.ConfigMap
 			pods := map[string]podOf{}
 			for i, doc := range splitDocuments(out) {
@@ -169,6 +151,38 @@ func TestDocumentedDeploymentsValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// overlayDir writes text as the kustomization.yaml of deploy/clickrecon/
+// in a folder of the test's, beside k8s/ (a link to this base), where the
+// documented overlay's ../../k8s paths hold, and returns that folder.
+func overlayDir(t *testing.T, text string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "deploy", "clickrecon")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(".")
+	if err := os.Symlink(abs, filepath.Join(dir, "..", "..", "k8s")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// buildOverlay is kubectl kustomize dir.
+func buildOverlay(t *testing.T, kubectl, dir string) []byte {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(kubectl, "kustomize", dir)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, stderr.String())
+	}
+	return out
 }
 
 // podOf is a pod template of the build, and whether its Job is Indexed
@@ -319,7 +333,10 @@ func validateContainer(t *testing.T, bin string, v variant, configMap *corev1.Co
 func buildClickrecon(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "clickrecon")
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command builds the binary under test: %v", err)
+	}
 	cmd := exec.Command(goTool, "build", "-o", bin, "../cmd/clickrecon")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -350,10 +367,7 @@ func TestCheckJobAsDocumented(t *testing.T) {
 	if !ok || m == nil || !strings.Contains(block[:strings.Index(block, m[0])], "kubectl patch --local -f - --type=json -o yaml") {
 		t.Fatalf("%s shows no kubectl patch --local of the check Job after <!-- check-job", operationsFile)
 	}
-	out, err := exec.Command(kubectl, "kustomize", filepath.Dir(overlayFile)).Output()
-	if err != nil {
-		t.Fatalf("kubectl kustomize: %v", err)
-	}
+	out := buildOverlay(t, kubectl, filepath.Dir(overlayFile))
 	var cronJob *batchv1.CronJob
 	var configMap *corev1.ConfigMap
 	for _, doc := range splitDocuments(out) {
