@@ -15,26 +15,34 @@ import (
 
 	"github.com/clickrecon/clickrecon"
 	"github.com/clickrecon/clickrecon/internal/dbtest"
+	"github.com/clickrecon/clickrecon/internal/dsn"
+	"github.com/clickrecon/clickrecon/internal/mysqltest"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report/history"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
 
-// The set-up SQL of sql/setup/postgres is applied as a user would apply it,
-// and each role is then used by clickrecon's own code: the files are
-// checked to run, and to give each role what it needs and no more.
+// The set-up SQL of sql/setup/postgres and sql/setup/mysql is applied as a
+// user would apply it, on an events store and on a daily store, and each
+// role is then used by clickrecon's own code: the files are checked to
+// run as shipped, to create the same roles on every engine, and to give
+// each role what it needs and no more.
 //
 // Roles belong to the whole server, not to a schema, so each test renames
 // the file's role to a name of its own (and the schema public to its
-// pgtest schema) and drops the role when it ends.
+// pgtest schema, the database clicks to its mysqltest database) and drops
+// the role when it ends.
 
-// setupSQL returns the embedded set-up file name with each key of rename
-// replaced by its value; a key the file does not hold fails the test, so a
-// renamed role in a file cannot go unnoticed.
+// setupSQL returns the embedded set-up file name (engine/file) with each
+// key of rename replaced by its value; a key the file does not hold fails
+// the test, so a renamed role in a file cannot go unnoticed.
 func setupSQL(t *testing.T, name string, rename map[string]string) string {
 	t.Helper()
-	b, err := clickrecon.SQL.ReadFile("sql/setup/postgres/" + name)
+	if !strings.Contains(name, "/") {
+		name = "postgres/" + name
+	}
+	b, err := clickrecon.SQL.ReadFile("sql/setup/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,71 +159,56 @@ func connectAs(t *testing.T, dsn string) *sqlx.DB {
 }
 
 func TestSetupStoreReader(t *testing.T) {
+	for _, preset := range []string{store.PresetEvents, store.PresetDaily} {
+		t.Run(preset, func(t *testing.T) { testSetupStoreReader(t, preset) })
+	}
+}
+
+func testSetupStoreReader(t *testing.T, preset string) {
 	admin, dsn := pgtest.New(t)
-	eventsStore(t, admin)
-	role := uniqueRole(t, admin, "clickrecon_ro")
-	text := setupSQL(t, "store-reader.sql", map[string]string{
-		"clickrecon_ro": role,
-		"SCHEMA public": "SCHEMA " + pq.QuoteIdentifier(currentSchema(t, admin)),
+	table := "clicks"
+	if preset == store.PresetDaily {
+		table = "click_counts"
+		dailyStore(t, admin, "sql/store/postgres/daily.sql")
+	} else {
+		eventsStore(t, admin)
+	}
+	role := uniqueRole(t, admin, "clickrecon_reader")
+	text := setupSQL(t, "store-reader-"+preset+".sql", map[string]string{
+		"clickrecon_reader": role,
+		"SCHEMA public":     "SCHEMA " + pq.QuoteIdentifier(currentSchema(t, admin)),
 	})
 	if _, err := admin.Exec(text); err != nil {
-		t.Fatalf("store-reader.sql: %v", err)
+		t.Fatalf("store-reader-%s.sql: %v", preset, err)
 	}
 	readerDSN := asRole(t, dsn, role, true)
-
-	// clickrecon counts through it, and knows the store by its cluster.
-	s, err := store.Open(t.Context(), dbtest.Parsed(t, store.ParseDSN, readerDSN), store.Options{})
-	if err != nil {
-		t.Fatalf("open the store as %s: %v", role, err)
-	}
-	defer s.Close()
-	q, err := store.PresetQuery(store.PresetEvents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	day, _ := reconcile.ParseDate("2026-11-25")
-	got, err := s.Totals(t.Context(), q, []reconcile.Date{day}, time.UTC)
-	if err != nil || got[day].Err != nil || got[day].Clicks != 1 {
-		t.Errorf("Totals as the reader: %+v, %v; want 1 click", got[day], err)
-	}
-	if id, err := s.Identity(t.Context()); err != nil || !strings.HasPrefix(id, "postgres:cluster=") {
-		t.Errorf("Identity as the reader: %q, %v; want the cluster's identifier", id, err)
-	}
+	readsAsReader(t, readerDSN, store.ParseDSN, preset, role, "postgres:cluster=")
 
 	db := connectAs(t, readerDSN)
 	// The run lock works in the role's read-only sessions.
 	allowed(t, db, "SELECT pg_try_advisory_lock(42)")
 	// A session is read-only by default...
-	if _, err := db.Exec("INSERT INTO clicks (ts, link_id) VALUES (now(), 'x')"); err == nil {
+	if _, err := db.Exec("INSERT INTO " + table + " (link_id) VALUES ('x')"); err == nil {
 		t.Error("the reader inserted a click in a default session")
 	}
 	// ...and a READ WRITE one still may not write.
 	for _, q := range []string{
-		"INSERT INTO clicks (ts, link_id) VALUES (now(), 'x')",
-		"UPDATE clicks SET link_id = 'x'",
-		"DELETE FROM clicks",
-		"TRUNCATE clicks",
-		"LOCK TABLE clicks IN SHARE MODE",
+		"INSERT INTO " + table + " (link_id) VALUES ('x')",
+		"UPDATE " + table + " SET link_id = 'x'",
+		"DELETE FROM " + table,
+		"TRUNCATE " + table,
+		"LOCK TABLE " + table + " IN SHARE MODE",
 		"CREATE TABLE reader_table (x int)",
 	} {
 		refused(t, db, q)
 	}
 }
 
-func TestSetupStoreWriter(t *testing.T) {
-	admin, dsn := pgtest.New(t)
-	eventsStore(t, admin)
-	role := uniqueRole(t, admin, "clickrecon_writer")
-	text := setupSQL(t, "store-writer.sql", map[string]string{
-		"clickrecon_writer": role,
-		"SCHEMA public":     "SCHEMA " + pq.QuoteIdentifier(currentSchema(t, admin)),
-	})
-	if _, err := admin.Exec(text); err != nil {
-		t.Fatalf("store-writer.sql: %v", err)
-	}
-	writerDSN := asRole(t, dsn, role, true)
-
-	// clickrecon's repair writer re-counts an hour and inserts through it.
+// insertsAsWriter opens the store as clickrecon's repair writer does
+// (which checks the role's grants), re-counts the hour of the store's one
+// click of 2026-11-25 and inserts one more through writerDSN.
+func insertsAsWriter(t *testing.T, writerDSN, role string) {
+	t.Helper()
 	w, err := store.OpenWriter(t.Context(), dbtest.Parsed(t, store.ParseWriteDSN, writerDSN), "", store.Options{})
 	if err != nil {
 		t.Fatalf("open the store for writing as %s: %v", role, err)
@@ -229,6 +222,71 @@ func TestSetupStoreWriter(t *testing.T) {
 	if err != nil || got.Inserted != 1 {
 		t.Errorf("Insert as the writer: %+v, %v; want 1 click", got, err)
 	}
+}
+
+// dailyStore creates the reference daily table from file in admin's
+// database, with 3 clicks of lnk_a on 2026-11-25.
+func dailyStore(t *testing.T, admin *sqlx.DB, file string) {
+	t.Helper()
+	schema, err := clickrecon.SQL.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(string(schema)); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	if _, err := admin.Exec(`INSERT INTO click_counts (day, link_id, clicks) VALUES ('2026-11-25', 'lnk_a', 3)`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readsAsReader checks that clickrecon's probe passes and its count reads
+// the store's clicks of 2026-11-25 (1 in the events store, 3 in the daily
+// one) through the reader's DSN, and that it knows the store by its
+// identity (which starts with identity).
+func readsAsReader(t *testing.T, readerDSN string, parse func(string) (dsn.Target, error), preset, role, identity string) {
+	t.Helper()
+	target := dbtest.Parsed(t, parse, readerDSN)
+	q, err := store.PresetQuery(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	day, _ := reconcile.ParseDate("2026-11-25")
+	if err := store.Probe(t.Context(), target, store.Options{}, q, day, time.UTC); err != nil {
+		t.Errorf("the probe as %s: %v", role, err)
+	}
+	s, err := store.Open(t.Context(), target, store.Options{})
+	if err != nil {
+		t.Fatalf("open the store as %s: %v", role, err)
+	}
+	defer s.Close()
+	want := int64(1)
+	if preset == store.PresetDaily {
+		want = 3
+	}
+	got, err := s.Totals(t.Context(), q, []reconcile.Date{day}, time.UTC)
+	if err != nil || got[day].Err != nil || got[day].Clicks != want {
+		t.Errorf("Totals as the reader: %+v, %v; want %d clicks", got[day], err, want)
+	}
+	if id, err := s.Identity(t.Context()); err != nil || id == "" || !strings.HasPrefix(id, identity) {
+		t.Errorf("Identity as the reader: %q, %v; want %s…", id, err, identity)
+	}
+}
+
+func TestSetupStoreWriter(t *testing.T) {
+	admin, dsn := pgtest.New(t)
+	eventsStore(t, admin)
+	role := uniqueRole(t, admin, "clickrecon_writer")
+	text := setupSQL(t, "postgres/store-writer.sql", map[string]string{
+		"clickrecon_writer": role,
+		"SCHEMA public":     "SCHEMA " + pq.QuoteIdentifier(currentSchema(t, admin)),
+	})
+	if _, err := admin.Exec(text); err != nil {
+		t.Fatalf("store-writer.sql: %v", err)
+	}
+	writerDSN := asRole(t, dsn, role, true)
+
+	insertsAsWriter(t, writerDSN, role)
 	var rows int
 	if err := admin.Get(&rows, "SELECT count(*) FROM clicks"); err != nil || rows != 2 {
 		t.Errorf("the store holds %d rows (%v), want 2", rows, err)
@@ -280,4 +338,127 @@ func TestSetupHistory(t *testing.T) {
 		t.Fatalf("open the history as %s: %v", role, err)
 	}
 	h.Close()
+}
+
+// The MySQL and MariaDB set-up SQL, run as shipped on an events store and
+// on a daily store, creates the roles of the PostgreSQL files, under the
+// same names: the reader counts through clickrecon's own code and may not
+// write, and the writer opens as a repair opens it (its grants checked)
+// and inserts.
+func TestSetupMySQL(t *testing.T) {
+	for _, preset := range []string{store.PresetEvents, store.PresetDaily} {
+		t.Run(preset, func(t *testing.T) {
+			admin, raw := mysqltest.New(t)
+			database := strings.TrimPrefix(mustURL(t, raw).Path, "/")
+			table := "clicks"
+			if preset == store.PresetDaily {
+				table = "click_counts"
+				dailyStore(t, admin, "sql/store/mysql/daily.sql")
+			} else {
+				eventsStore := mustRead(t, "sql/store/mysql/events.sql")
+				if _, err := admin.Exec(eventsStore); err != nil {
+					t.Fatalf("events.sql: %v", err)
+				}
+				if _, err := admin.Exec(`INSERT INTO clicks (ts, link_id, country_code) VALUES ('2026-11-25 10:00:00', 'lnk_a', 'PL')`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			server := mysqltest.Admin(t)
+			reader := mysqlUser(t, server, "clickrecon_reader")
+			text := setupSQL(t, "mysql/store-reader-"+preset+".sql", map[string]string{
+				"'clickrecon_reader'": "'" + reader + "'",
+				"clicks.":             "`" + database + "`.",
+				"'change-me'":         "'" + mysqlPassword + "'",
+			})
+			if _, err := admin.Exec(text); err != nil {
+				t.Fatalf("store-reader-%s.sql: %v", preset, err)
+			}
+			readerDSN := asMySQLUser(t, raw, reader)
+			readsAsReader(t, readerDSN, store.ParseDSN, preset, reader, "") // mysql: or mariadb:
+			db := connectMySQL(t, readerDSN)
+			for _, q := range []string{
+				"INSERT INTO " + table + " (link_id) VALUES ('x')",
+				"UPDATE " + table + " SET link_id = 'x'",
+				"DELETE FROM " + table,
+				"CREATE TABLE reader_table (x int)",
+			} {
+				if _, err := db.Exec(q); err == nil {
+					t.Errorf("%s: the reader may", q)
+				} else if !strings.Contains(err.Error(), "denied") {
+					t.Errorf("%s: got %v, want access denied", q, err)
+				}
+			}
+			if preset == store.PresetDaily {
+				return // a daily store has no writer
+			}
+			writer := mysqlUser(t, server, "clickrecon_writer")
+			text = setupSQL(t, "mysql/store-writer.sql", map[string]string{
+				"'clickrecon_writer'": "'" + writer + "'",
+				"clicks.":             "`" + database + "`.",
+				"'change-me-too'":     "'" + mysqlPassword + "'",
+			})
+			if _, err := admin.Exec(text); err != nil {
+				t.Fatalf("store-writer.sql: %v", err)
+			}
+			insertsAsWriter(t, asMySQLUser(t, raw, writer), writer)
+			wdb := connectMySQL(t, asMySQLUser(t, raw, writer))
+			if _, err := wdb.Exec("DELETE FROM clicks"); err == nil || !strings.Contains(err.Error(), "denied") {
+				t.Errorf("DELETE as the writer: %v, want access denied", err)
+			}
+		})
+	}
+}
+
+// mysqlPassword is every test user's password.
+const mysqlPassword = "setup-test-pw"
+
+// mysqlUser returns a user name no other test uses, and drops the user
+// when t ends (DROP USER IF EXISTS: the file under test creates it).
+func mysqlUser(t *testing.T, server *sqlx.DB, prefix string) string {
+	t.Helper()
+	name := fmt.Sprintf("%s_%08x", prefix, rand.Uint32())
+	t.Cleanup(func() {
+		if _, err := server.Exec("DROP USER IF EXISTS '" + name + "'@'%'"); err != nil {
+			t.Errorf("drop user %s: %v", name, err)
+		}
+	})
+	return name
+}
+
+// asMySQLUser returns raw (a mysql:// URL) as user, with mysqlPassword.
+func asMySQLUser(t *testing.T, raw, user string) string {
+	t.Helper()
+	u := mustURL(t, raw)
+	u.User = url.UserPassword(user, mysqlPassword)
+	return u.String()
+}
+
+// connectMySQL opens a pool on the mysql:// URL raw, closed when t ends.
+func connectMySQL(t *testing.T, raw string) *sqlx.DB {
+	t.Helper()
+	target := dbtest.Parsed(t, store.ParseDSN, raw)
+	db, err := sqlx.Connect("mysql", target.MySQLConfig.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func mustURL(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func mustRead(t *testing.T, file string) string {
+	t.Helper()
+	b, err := clickrecon.SQL.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -799,29 +799,13 @@ func TestOverlayBuildsWithKubectl(t *testing.T) {
 			if zone != "" {
 				// The same overlay with another zone, in the same place
 				// relative to k8s/.
-				dir = filepath.Join(t.TempDir(), "deploy", "clickrecon")
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				abs, _ := filepath.Abs(".")
-				if err := os.Symlink(abs, filepath.Join(dir, "..", "..", "k8s")); err != nil {
-					t.Fatal(err)
-				}
 				text := regexp.MustCompile(`RECON_TZ: "[^"]*"`).ReplaceAllString(string(raw), `RECON_TZ: "`+zone+`"`)
 				if n := strings.Count(text, zone); n != 1 {
 					t.Fatalf("the overlay sets RECON_TZ %d times, want once", n)
 				}
-				if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				dir = overlayDir(t, text)
 			}
-			var stderr bytes.Buffer
-			cmd := exec.Command(kubectl, "kustomize", dir)
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, stderr.String())
-			}
+			out := buildOverlay(t, kubectl, dir)
 			var cronJob *batchv1.CronJob
 			var configMap *corev1.ConfigMap
 			for i, doc := range splitDocuments(out) {

@@ -92,48 +92,37 @@ type config struct {
 
 	// serve's own flag, which no variable sets.
 	Addr string
+
+	// check's own flag, which no variable sets.
+	Offline bool
+
+	// unread are the variables given but unreadable (envload.Unread): a
+	// NAME_FILE that cannot be read, NAME and NAME_FILE both set, a value
+	// of the wrong type. Their errors come from loadConfig.
+	unread map[string]bool
 }
 
 // secretVars may also be read from a file named by NAME_FILE (a mounted
 // Kubernetes Secret). A file's trailing line break is dropped.
 var secretVars = []string{"ELIDO_API_KEY", "STORE_DSN", "STORE_WRITE_DSN", "HISTORY_DSN", "SLACK_WEBHOOK_URL", "SLACK_BOT_TOKEN", "PUSHGATEWAY_URL", "HEALTHCHECK_URL"}
 
-// loadConfig reads the environment. An error names the variable. A
-// variable whose value cannot be read is set aside (its default stands)
-// and the rest are read, so that the error lists every bad variable at
-// once, and the config returned with it is still fit for the checks of
-// validateRun, which then add theirs.
+// loadConfig reads the environment. An error names the variable. Each
+// variable is judged on its own (envload.Load): one whose value cannot be
+// read is set aside (its default stands, and unread names it) and the rest
+// are read, so that the error lists every bad variable at once, and the
+// config returned with it is still fit for the checks of validateRun,
+// which then add theirs and never call a variable set aside "not set".
 func loadConfig(ctx context.Context, env envconfig.Lookuper) (config, error) {
-	var errs []error
-	aside := maskedLookuper{env: env, names: map[string]bool{}}
-	for {
-		var c config
-		err := envload.Load(ctx, aside, &c, secretVars)
-		var ve *envload.VarError
-		if errors.As(err, &ve) && !aside.names[ve.Name] {
-			errs = append(errs, err)
-			aside.names[ve.Name] = true
-			continue
-		}
-		if err != nil {
-			return config{}, errors.Join(append(errs, err)...)
-		}
-		return c, errors.Join(errs...)
-	}
+	var c config
+	err := envload.Load(ctx, env, &c, secretVars)
+	c.unread = envload.Unread(err)
+	return c, err
 }
 
-// maskedLookuper is env without the variables in names.
-type maskedLookuper struct {
-	env   envconfig.Lookuper
-	names map[string]bool
-}
-
-func (m maskedLookuper) Lookup(key string) (string, bool) {
-	if m.names[key] {
-		return "", false
-	}
-	return m.env.Lookup(key)
-}
+// isSet reports whether the variable name was given: value is what it
+// holds, "" when it was set aside as unreadable (its error already says
+// what is wrong with it, so it is not also "not set").
+func (c config) isSet(name, value string) bool { return value != "" || c.unread[name] }
 
 // validateCommon checks what run and demo share: the tolerances, the
 // output flags and the logging variables. It returns every mistake it
@@ -286,11 +275,15 @@ func (c config) validateRun(now time.Time) (reconcile.Window, dsns, error) {
 	}
 	add(c.placeholders())
 	add(c.validateCommon())
-	add(c.elido().Validate())
+	ec := c.elido()
+	if c.unread["ELIDO_API_KEY"] {
+		ec.APIKey = "unread" // loadConfig told what is wrong with it
+	}
+	add(ec.Validate())
 	var parsed dsns
-	if c.StoreDSN == "" {
+	if !c.isSet("STORE_DSN", c.StoreDSN) {
 		add(fmt.Errorf("STORE_DSN is not set: give postgres://USER@HOST/DB, mysql://USER@HOST/DB or sqlite:PATH (or STORE_DSN_FILE)"))
-	} else {
+	} else if c.StoreDSN != "" {
 		var err error
 		parsed.store, err = store.ParseDSN(c.StoreDSN)
 		add(err)
@@ -373,6 +366,17 @@ func (c config) elido() elido.Config {
 		WorkspaceID:   c.WorkspaceID,
 		RatePerMinute: c.RateLimit,
 	}
+}
+
+// checkSlack checks the Slack variables together (alert.New), unless one
+// of their secrets was unreadable: loadConfig told that, and the rest
+// would be judged without it.
+func (c config) checkSlack() error {
+	if c.unread["SLACK_WEBHOOK_URL"] || c.unread["SLACK_BOT_TOKEN"] {
+		return nil
+	}
+	_, err := alert.New(c.slack())
+	return err
 }
 
 // slack returns the notifier's configuration.

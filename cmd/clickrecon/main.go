@@ -82,6 +82,8 @@ func runWith(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 		return cmdRepair(ctx, args[1:], env, stdout, stderr, d)
 	case "demo":
 		return cmdDemo(ctx, args[1:], env, stdout, stderr, d)
+	case "check":
+		return cmdCheck(ctx, args[1:], env, stdout, stderr, d)
 	case "migrate":
 		return cmdMigrate(ctx, args[1:], env, stdout, stderr)
 	case "merge":
@@ -106,6 +108,8 @@ var (
 	usage string
 	//go:embed help/migrate.txt
 	migrateUsage string
+	//go:embed help/check.txt
+	checkUsage string
 	//go:embed help/run-variables.txt
 	runVariables string
 )
@@ -118,6 +122,17 @@ func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
 	fs.SetOutput(io.Discard) // errors are reported by parseArgs, help by fs.Usage
 	if name == "migrate" {
 		fs.Usage = func() { fmt.Fprint(out, migrateUsage) }
+		return fs
+	}
+	if name == "check" {
+		// check takes run's flags, to check what that run would meet.
+		fs := newFlagSet("run", c, out)
+		fs.BoolVar(&c.Offline, "offline", false, "check the configuration and the files it names (secret files, a local report folder) only: nothing over the network")
+		fs.Usage = func() {
+			fmt.Fprint(out, checkUsage)
+			printFlags(out, fs, true)
+			fmt.Fprint(out, variablesOf("run"))
+		}
 		return fs
 	}
 	if name == "serve" {
@@ -257,9 +272,6 @@ func parseArgsWithOperands(ctx context.Context, name string, args []string, env 
 	// and a bad flag is reported first; the environment's errors come
 	// after, with the config.
 	c, envErr := loadConfig(ctx, env)
-	if envErr != nil && c == (config{}) {
-		c, _ = loadConfig(ctx, envconfig.MapLookuper(nil))
-	}
 	fs := newFlagSet(name, &c, stdout)
 	help := fs.Usage
 	fs.Usage = func() {} // the flag package calls it on every error too

@@ -5,16 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	iofs "io/fs"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/check"
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
-	"github.com/clickrecon/clickrecon/report/history"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
 
@@ -37,9 +36,11 @@ type runSetup struct {
 // bad --date). Nothing here touches the network or a database; opening the
 // report destination reads its URL and credentials' settings and sends
 // nothing. The caller closes setup.dest.
-func configureRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) (config, runSetup, error) {
+//
+// name is the command: run, or check, which checks what run would.
+func configureRun(ctx context.Context, name string, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) (config, runSetup, error) {
 	var s runSetup
-	c, envErr := parseArgs(ctx, "run", joinRepairValue(args), env, stdout, stderr)
+	c, envErr := parseArgs(ctx, name, joinRepairValue(args), env, stdout, stderr)
 	if flagStop(envErr) {
 		return c, s, envErr
 	}
@@ -56,6 +57,7 @@ func configureRun(ctx context.Context, args []string, env envconfig.Lookuper, st
 	}
 	s.mon, err = job.NewMonitors(c.PushgatewayURL, c.HealthcheckURL, d.monitor...)
 	errs = append(errs, err)
+	errs = append(errs, c.checkSlack())
 	var warning string
 	s.repair, warning, err = c.runRepair()
 	if warning != "" {
@@ -75,22 +77,18 @@ func configureRun(ctx context.Context, args []string, env envconfig.Lookuper, st
 	return c, s, nil
 }
 
-// probeTimeout bounds the probe; one that has not answered by then is left
-// for the run to meet.
-const probeTimeout = 30 * time.Second
-
 // probeSources checks, before the first request to Elido, that the store
-// opens and its query fits it (store.Probe), and that the history, if
-// HISTORY_DSN is set, exists (a SQLite file), opens and is migrated. It returns the mistakes that
-// only the configuration can mend (exit 2), each naming what to fix, by
-// the part of a run they are a failure of (the store, or the history
-// down), so that the end of the run tells them as a run would. A failure
-// a retry may mend (a refused or lost connection, a timeout) is not
-// returned: the run goes on, meets it where it reads, marks the days
-// unverifiable and exits 3, as it would without the probe.
+// opens and its query fits it (check.Store), that the history, if
+// HISTORY_DSN is set, exists (a SQLite file), opens and is migrated
+// (check.History), and that the report destination takes a write
+// (check.Reports): what clickrecon check asks of them too. It returns the
+// mistakes that only the configuration can mend (exit 2), each naming what
+// to fix, by the part of a run they are a failure of (the store, the
+// history down, the report storage), so that the end of the run tells
+// them as a run would. A failure a retry may mend (a refused or lost
+// connection, a timeout) is not returned: the run goes on, meets it where
+// it reads or writes, and exits 3, as it would without the probe.
 func probeSources(ctx context.Context, c config, s runSetup) []job.Failure {
-	ctx, cancel := context.WithTimeout(ctx, min(c.Timeout, probeTimeout))
-	defer cancel()
 	var fs []job.Failure
 	if err := probeStore(ctx, c, s.dsns.store, s.query, s.tsZone, s.window); err != nil {
 		fs = append(fs, job.Failure{Part: job.PartStore, Err: err})
@@ -101,13 +99,12 @@ func probeSources(ctx context.Context, c config, s runSetup) []job.Failure {
 		// a history that is down, with what to run.
 		fs = append(fs, job.Failure{Part: job.PartHistoryDown, Err: fmt.Errorf("HISTORY_DSN: %w", s.dsns.historyMissing)})
 	case !s.dsns.history.IsZero():
-		h, err := history.Open(ctx, s.dsns.history)
-		switch {
-		case err == nil:
-			h.Close()
-		case errors.Is(err, history.ErrNotMigrated), errors.Is(err, iofs.ErrNotExist), dsn.Refused(err):
-			fs = append(fs, job.Failure{Part: job.PartHistoryDown, Err: fmt.Errorf("HISTORY_DSN: %w", err)})
+		if err, retry := check.History(ctx, s.dsns.history); err != nil && !retry {
+			fs = append(fs, job.Failure{Part: job.PartHistoryDown, Err: err})
 		}
+	}
+	if err, retry := check.Reports(ctx, s.dest); err != nil && !retry {
+		fs = append(fs, job.Failure{Part: job.PartReport, Err: err})
 	}
 	return fs
 }
@@ -116,16 +113,14 @@ func probeSources(ctx context.Context, c config, s runSetup) []job.Failure {
 // the mistake in STORE_DSN or the store query that only the configuration
 // can mend, naming what to fix, else nil.
 func probeStore(ctx context.Context, c config, st dsn.Target, q store.Query, tsZone *time.Location, w reconcile.Window) error {
-	ctx, cancel := context.WithTimeout(ctx, min(c.Timeout, probeTimeout))
+	ctx, cancel := context.WithTimeout(ctx, min(c.Timeout, check.Timeout))
 	defer cancel()
-	err := store.Probe(ctx, st, store.Options{TimestampZone: tsZone}, q, w.From, w.Loc)
-	switch {
-	case errors.Is(err, store.ErrBadQuery):
-		return badQuery(c, q, err)
-	case errors.Is(err, store.ErrRefused):
-		return fmt.Errorf("STORE_DSN: %w", err)
+	err, retry := check.Store(ctx, check.Spec{Store: st, StoreOptions: store.Options{TimestampZone: tsZone}, Query: q,
+		QueryFile: c.StoreQueryFile, Day: w.From, Loc: w.Loc})
+	if retry {
+		return nil
 	}
-	return nil
+	return err
 }
 
 // failuresErr joins the failures' errors, for stderr.
@@ -135,14 +130,4 @@ func failuresErr(fs []job.Failure) error {
 		errs = append(errs, f.Err)
 	}
 	return errors.Join(errs...)
-}
-
-// badQuery says which variable to fix when the store query does not fit
-// the database.
-func badQuery(c config, q store.Query, err error) error {
-	if c.StoreQueryFile != "" {
-		return fmt.Errorf("STORE_QUERY_FILE %s (or STORE_TOTAL_QUERY_FILE) does not fit the database at STORE_DSN: %w", c.StoreQueryFile, err)
-	}
-	return fmt.Errorf("STORE_PRESET=%s does not fit the database at STORE_DSN (events reads table clicks, one row per click; daily reads table click_counts, a counter per link and day; "+
-		"or write a query for your own schema in STORE_QUERY_FILE): %w", q.Name(), err)
 }

@@ -27,7 +27,7 @@ import (
 // request or query, so a usage error exits 2 having touched nothing, and
 // the store is probed before the first request to Elido.
 func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) int {
-	c, setup, err := configureRun(ctx, args, env, stdout, stderr, d)
+	c, setup, err := configureRun(ctx, "run", args, env, stdout, stderr, d)
 	if err != nil {
 		return usageExit(stderr, err)
 	}

@@ -117,7 +117,7 @@ func (c config) validateRepair() (insert string, storeWrite dsn.Target, err erro
 		return "", dsn.Target{}, errors.New("repair reads the events schema (table clicks: ts, link_id, country_code) and cannot use STORE_QUERY_FILE: unset it (REPAIR_INSERT_FILE may give an insert for a table with more columns)")
 	case c.StorePreset == store.PresetDaily:
 		return "", dsn.Target{}, errors.New("repair needs each click's time, and the daily preset has a counter per link and day: it cannot be repaired click by click (docs/repair.md says how to raise its counters from Elido's per-link breakdown instead)")
-	case c.Apply && c.StoreWriteDSN == "":
+	case c.Apply && !c.isSet("STORE_WRITE_DSN", c.StoreWriteDSN):
 		return "", dsn.Target{}, errors.New("--apply needs STORE_WRITE_DSN (or STORE_WRITE_DSN_FILE): a role that may insert into the click store; STORE_DSN stays read-only")
 	case strings.Contains(c.ReportDir, "://"):
 		return "", dsn.Target{}, fmt.Errorf("repair writes its files to a local folder: give --report-dir (RECON_REPORT_DIR) as a path, not %s", dsn.Redact(c.ReportDir))

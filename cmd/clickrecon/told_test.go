@@ -5,8 +5,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -25,12 +23,8 @@ func TestReportNotStoredIsStillHeard(t *testing.T) {
 	api := dstWindowClicks()
 	f := uniqueFixture(t, api, lossAndDuplicate(api))
 	hook := withSlack(t, f, "postgres")
-	file := filepath.Join(t.TempDir(), "a-file")
-	if err := os.WriteFile(file, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	good := f.env["RECON_REPORT_DIR"]
-	f.env["RECON_REPORT_DIR"] = filepath.Join(file, "reports") // a folder that cannot be created
+	f.env["RECON_REPORT_DIR"] = refusingS3(t) // takes the probe's marker, refuses the report
 	f.env["RECON_REPORT_URL"] = "https://reports.example.com/clickrecon/"
 
 	f.runs(2, exitIncomplete, window...)
@@ -64,11 +58,7 @@ func TestReportNotStoredWithoutGapsIsANotice(t *testing.T) {
 	api := dstWindowClicks()
 	f := uniqueFixture(t, api, api)
 	hook := withSlack(t, f, "postgres")
-	file := filepath.Join(t.TempDir(), "a-file")
-	if err := os.WriteFile(file, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f.env["RECON_REPORT_DIR"] = filepath.Join(file, "reports")
+	f.env["RECON_REPORT_DIR"] = refusingS3(t)
 	f.runs(2, exitIncomplete, window...)
 	got := hook.posted()
 	if len(got) != 1 || !strings.Contains(got[0], "RECON_REPORT_DIR") || !strings.Contains(got[0], "not stored") {

@@ -5,7 +5,9 @@ package envload
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"time"
@@ -18,20 +20,86 @@ import (
 // Load fills target, a pointer to a struct with env tags, from env. Each
 // variable in secretVars may instead be read from the file NAME_FILE
 // names (secret.Files).
+//
+// Each variable is read and judged on its own: one that cannot be read (a
+// value of the wrong type, a NAME_FILE that cannot be read, NAME and
+// NAME_FILE both set) is left at its default, and the others are still
+// read. The error then joins one *VarError per such variable, so that
+// every bad variable is reported at once and none makes another look
+// unset; Unread says which they are.
 func Load(ctx context.Context, env envconfig.Lookuper, target any, secretVars []string) error {
-	files, err := secret.Files(env.Lookup, secretVars)
-	if err != nil {
-		return err
+	var errs []error
+	aside := map[string]bool{}
+	files := map[string]string{}
+	for _, name := range secretVars {
+		f, err := secret.Files(env.Lookup, []string{name})
+		if err != nil {
+			errs = append(errs, &VarError{Name: name, msg: err.Error()})
+			aside[name] = true
+			continue
+		}
+		maps.Copy(files, f)
 	}
-	err = envconfig.ProcessWith(ctx, &envconfig.Config{
-		Target: target,
-		// The files come first: a NAME set to "" must not hide NAME_FILE.
-		Lookuper: envconfig.MultiLookuper(envconfig.MapLookuper(files), env),
-	})
-	if err != nil {
-		return explain(err, reflect.TypeOf(target).Elem(), env)
+	// The files come first: a NAME set to "" must not hide NAME_FILE.
+	lookup := masked{env: envconfig.MultiLookuper(envconfig.MapLookuper(files), env), names: aside}
+	v := reflect.ValueOf(target).Elem()
+	for {
+		v.SetZero()
+		err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: target, Lookuper: lookup})
+		if err == nil {
+			return errors.Join(errs...)
+		}
+		err = explain(err, v.Type(), env)
+		var ve *VarError
+		if !errors.As(err, &ve) || aside[ve.Name] {
+			// Not a variable's: nothing can be set aside. The defaults
+			// stand, so that the caller's checks still have a config.
+			v.SetZero()
+			if derr := envconfig.ProcessWith(ctx, &envconfig.Config{Target: target, Lookuper: envconfig.MapLookuper(nil)}); derr != nil {
+				v.SetZero()
+			}
+			return errors.Join(append(errs, err)...)
+		}
+		errs = append(errs, err)
+		aside[ve.Name] = true
 	}
-	return nil
+}
+
+// Unread returns the variables err, from Load, says could not be read:
+// set, but unusable. A check that a variable is set must not call these
+// "not set": the error already says what is wrong with them.
+func Unread(err error) map[string]bool {
+	out := map[string]bool{}
+	var walk func(error)
+	walk = func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		var ve *VarError
+		if errors.As(err, &ve) {
+			out[ve.Name] = true
+		}
+	}
+	if err != nil {
+		walk(err)
+	}
+	return out
+}
+
+// masked is env without the variables in names.
+type masked struct {
+	env   envconfig.Lookuper
+	names map[string]bool
+}
+
+func (m masked) Lookup(key string) (string, bool) {
+	if m.names[key] {
+		return "", false
+	}
+	return m.env.Lookup(key)
 }
 
 // explain rewrites go-envconfig's errors, which name the Go field of t and
@@ -65,8 +133,7 @@ func explain(err error, t reflect.Type, env envconfig.Lookuper) error {
 }
 
 // VarError is a variable whose value cannot be read. Name lets a caller
-// set the variable aside and load the rest, so that every bad variable is
-// reported at once.
+// tell which variable it is (Unread).
 type VarError struct {
 	Name string // the variable, as the environment spells it
 	msg  string

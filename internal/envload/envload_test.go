@@ -3,6 +3,7 @@ package envload
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,5 +60,56 @@ func TestLoadReadsASecretFromItsFile(t *testing.T) {
 	want := testConfig{Key: "s3cret", Days: 7, Settle: 2 * time.Hour, Mode: "m"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
+	}
+}
+
+// One secret that cannot be read leaves the others read, and every bad
+// variable is told at once, each once.
+func TestLoadJudgesEachVariableOnItsOwn(t *testing.T) {
+	t.Parallel()
+	type cfg struct {
+		Key   string `env:"API_KEY"`
+		DSN   string `env:"DSN"`
+		Hook  string `env:"HOOK"`
+		Token string `env:"TOKEN"`
+		Days  int    `env:"DAYS, default=3"`
+		Zone  string `env:"ZONE, default=UTC"`
+	}
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "key")
+	if err := os.WriteFile(keyFile, []byte("k3y\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := envconfig.MapLookuper(map[string]string{
+		"API_KEY_FILE": keyFile,
+		"DSN":          "postgres://db/x",
+		"DSN_FILE":     filepath.Join(dir, "nonexistent"), // both set, and unreadable
+		"HOOK_FILE":    filepath.Join(dir, "nonexistent"),
+		"TOKEN":        "t",
+		"TOKEN_FILE":   keyFile,
+		"DAYS":         "abc",
+		"ZONE":         "Europe/Warsaw",
+	})
+	var got cfg
+	err := Load(t.Context(), env, &got, []string{"API_KEY", "DSN", "HOOK", "TOKEN"})
+	want := cfg{Key: "k3y", Days: 3, Zone: "Europe/Warsaw"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
+	}
+	if err == nil {
+		t.Fatal("no error")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	wantLines := []string{
+		"both DSN and DSN_FILE are set: unset one of them",
+		"HOOK_FILE=" + filepath.Join(dir, "nonexistent") + ": cannot read the secret file: no such file or directory",
+		"both TOKEN and TOKEN_FILE are set: unset one of them",
+		`DAYS="abc" is not a whole number (e.g. DAYS=7)`,
+	}
+	if diff := cmp.Diff(wantLines, lines); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]bool{"DSN": true, "HOOK": true, "TOKEN": true, "DAYS": true}, Unread(err)); diff != "" {
+		t.Errorf("Unread (-want +got):\n%s", diff)
 	}
 }

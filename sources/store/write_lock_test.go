@@ -90,7 +90,7 @@ var writeEngines = []writeEngine{
 			{"no_insert", "SELECT", "", "GRANT INSERT ON clicks"},
 			{"no_select_with_update", "INSERT, UPDATE", "", "GRANT SELECT ON clicks"},
 		},
-		enough: "SELECT, INSERT", // sql/store/mysql/grants.sql's, on MariaDB
+		enough: "SELECT, INSERT", // sql/setup/mysql/store-writer.sql's, on MariaDB
 	},
 }
 

@@ -1,6 +1,6 @@
 // Package slacktest is a Slack for tests, in one httptest server: an
 // incoming webhook at WebhookPath and the Web API methods clickrecon calls
-// with a bot token under /api/ (chat.postMessage with its metadata,
+// with a bot token under /api/ (auth.test, chat.postMessage with its metadata,
 // chat.update, conversations.history, which reads the metadata back, and
 // the files upload v2 flow). Each endpoint can be made to fail (Fail). The
 // code under test talks to it through the real slack-go client and
@@ -211,6 +211,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.update(w, rec)
 	case path == "/api/conversations.history":
 		s.history(w, rec)
+	case path == "/api/auth.test":
+		answer(w, map[string]any{"ok": true, "url": s.URL + "/", "team": "Test", "user": "clickrecon", "user_id": "U0BOT"})
 	case path == "/api/files.getUploadURLExternal":
 		answer(w, map[string]any{"ok": true, "upload_url": s.URL + "/upload/F0CSV", "file_id": "F0CSV"})
 	case path == "/api/files.completeUploadExternal":

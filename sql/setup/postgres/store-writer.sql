@@ -1,6 +1,8 @@
 -- The role `clickrecon repair --apply` and `run --repair --apply` insert lost
 -- clicks as (STORE_WRITE_DSN), on PostgreSQL. STORE_DSN stays the
--- read-only role of store-reader.sql; only a repair uses this one.
+-- read-only role of store-reader-events.sql; only a repair uses this one.
+-- A repair writes into an events store only (table clicks): a daily store
+-- has no writer. sql/setup/mysql/store-writer.sql is the same role on MySQL.
 --
 -- Run it once, as the table's owner or a superuser, in the store's
 -- database, then give the role a password and put it in STORE_WRITE_DSN

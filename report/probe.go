@@ -1,0 +1,121 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"gocloud.dev/gcerrors"
+
+	"github.com/clickrecon/clickrecon/internal/safehttp"
+)
+
+// ErrUnwritable marks a destination that refuses clickrecon's writes in a
+// way only the configuration can mend: a folder that cannot be made or
+// written (a read-only or missing volume, its owner), a bucket that does
+// not exist, that the credentials may not write, or whose endpoint
+// redirects elsewhere.
+var ErrUnwritable = errors.New("the report destination cannot be written")
+
+// markerPrefix names Probe's marker: a name of clickrecon's own, which no
+// report, run folder or other file has.
+const markerPrefix = ".clickrecon-check-"
+
+// Probe writes a marker of its own at the destination and removes it, so
+// that a report folder or bucket that refuses writes is found before a
+// run asks anything of its sources. It removes only what it made: the
+// marker (a name of its own, with a random part), and in a folder the
+// folders it had to create for it (a run would create them too). Nothing
+// else is read, listed or deleted. An error that only the configuration
+// can mend matches ErrUnwritable; any other (the object store
+// unreachable, say) may pass with a retry.
+func (d *Dest) Probe(ctx context.Context) error {
+	id, err := newWriteID()
+	if err != nil {
+		return err
+	}
+	name := markerPrefix + id
+	data := []byte("written and removed by clickrecon check\n")
+	if d.bucket == nil {
+		return probeFolder(d.dir, name, data)
+	}
+	// A HEAD of the marker's name first: it has no body, so a redirect
+	// is met (and refused) here, where a PUT's would only fail.
+	if _, err := d.bucket.Exists(ctx, name); err != nil {
+		return fmt.Errorf("read %s/%s: %w", d.base, name, bucketRefusal(err))
+	}
+	if err := d.bucket.WriteAll(ctx, name, data, nil); err != nil {
+		return fmt.Errorf("write %s/%s: %w", d.base, name, bucketRefusal(err))
+	}
+	if err := d.bucket.Delete(ctx, name); err != nil {
+		return fmt.Errorf("delete %s/%s, the marker just written (delete it by hand): %w", d.base, name, bucketRefusal(err))
+	}
+	return nil
+}
+
+// bucketRefusal marks err ErrUnwritable when the store said no, not that
+// it could not be reached.
+func bucketRefusal(err error) error {
+	if errors.Is(err, safehttp.ErrRedirect) {
+		return unwritable{err} // the endpoint is not the store's
+	}
+	switch gcerrors.Code(err) {
+	case gcerrors.PermissionDenied, gcerrors.NotFound, gcerrors.InvalidArgument, gcerrors.FailedPrecondition:
+		return unwritable{err}
+	}
+	return err
+}
+
+// probeFolder is Probe in the folder dir.
+func probeFolder(dir, name string, data []byte) error {
+	made, err := mkdirs(dir)
+	defer func() {
+		for i := len(made) - 1; i >= 0; i-- {
+			os.Remove(made[i]) // only if still empty: a run may have written since
+		}
+	}()
+	if err != nil {
+		return unwritable{err}
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return unwritable{err}
+	}
+	if err := os.Remove(path); err != nil {
+		return unwritable{fmt.Errorf("remove %s, the marker just written: %w", path, err)}
+	}
+	return nil
+}
+
+// mkdirs makes dir and the folders above it that do not exist, and
+// returns those it made, outermost first.
+func mkdirs(dir string) ([]string, error) {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || !errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	var made []string
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := os.Mkdir(missing[i], 0o755); err != nil {
+			return made, err
+		}
+		made = append(made, missing[i])
+	}
+	return made, nil
+}
+
+// unwritable is an error that matches ErrUnwritable and says only its own
+// words.
+type unwritable struct{ err error }
+
+func (e unwritable) Error() string        { return e.err.Error() }
+func (e unwritable) Unwrap() error        { return e.err }
+func (e unwritable) Is(target error) bool { return target == ErrUnwritable }

@@ -1,0 +1,24 @@
+-- The role clickrecon counts an events store as (STORE_DSN, STORE_PRESET events,
+-- table clicks), on MySQL 8 or MariaDB 10.6+: it may read that table and
+-- change nothing. store-reader-daily.sql is the same for a daily store; the
+-- PostgreSQL files of sql/setup/postgres create the same roles.
+--
+-- Run it once, as an administrator, after the table exists (a table's
+-- GRANT needs the table). Replace the database name (clicks), the host
+-- part ('%') and the password, then put them in STORE_DSN:
+--
+--   mysql -h db.internal -u admin -p < store-reader-events.sql
+--   STORE_DSN=mysql://clickrecon_reader:PASSWORD@db.internal:3306/clicks?tls=true
+--
+-- clickrecon makes every session read-only (SET SESSION TRANSACTION READ
+-- ONLY) and runs every statement in a START TRANSACTION READ ONLY that it
+-- rolls back; the grant is what guarantees the role cannot write, whatever
+-- a custom query (STORE_QUERY_FILE: grant SELECT on the tables it reads
+-- instead) says. The store's identity (@@server_uuid on MySQL; @@hostname,
+-- @@port and @@server_id on MariaDB) and the run lock without HISTORY_DSN
+-- (GET_LOCK) need no privilege.
+CREATE USER IF NOT EXISTS 'clickrecon_reader'@'%' IDENTIFIED BY 'change-me';
+GRANT SELECT ON clicks.clicks TO 'clickrecon_reader'@'%';
+-- Require TLS for the role when the server offers it (and keep ?tls=true
+-- in STORE_DSN):
+-- ALTER USER 'clickrecon_reader'@'%' REQUIRE SSL;

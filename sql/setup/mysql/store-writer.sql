@@ -1,0 +1,27 @@
+-- The role `clickrecon repair --apply` and `run --repair --apply` insert lost
+-- clicks as (STORE_WRITE_DSN), on MySQL 8 or MariaDB 10.6+. STORE_DSN stays
+-- the read-only role of store-reader-events.sql; only a repair uses this
+-- one. A repair writes into an events store only (table clicks): a daily
+-- store has no writer. sql/setup/postgres/store-writer.sql is the same role
+-- on PostgreSQL.
+--
+-- Run it once, as an administrator, after the table exists. Replace the
+-- database name (clicks), the host part ('%') and the password, then put
+-- them in STORE_WRITE_DSN (a Secret apart from STORE_DSN's):
+--
+--   mysql -h db.internal -u admin -p < store-writer.sql
+--   STORE_WRITE_DSN=mysql://clickrecon_writer:PASSWORD@db.internal:3306/clicks?tls=true
+--
+-- SELECT and INSERT on clicks, nothing else: a repair never updates or
+-- deletes. Each day's transaction re-counts every hour it writes with a
+-- locking read (SELECT ... LOCK IN SHARE MODE), which needs SELECT on
+-- MariaDB and on MySQL from 8.0.22; MySQL before 8.0.22 also wants one of
+-- UPDATE, DELETE or LOCK TABLES, and LOCK TABLES (on the database: it has
+-- no table-level form) is the one that lets the role change no row. The
+-- writer checks both grants when it opens (the locking read on an empty
+-- range, and EXPLAIN of its insert, which writes nothing). A custom insert
+-- (REPAIR_INSERT_FILE) needs INSERT on the tables it names.
+CREATE USER IF NOT EXISTS 'clickrecon_writer'@'%' IDENTIFIED BY 'change-me-too';
+GRANT SELECT, INSERT ON clicks.clicks TO 'clickrecon_writer'@'%';
+-- Only before MySQL 8.0.22:
+-- GRANT LOCK TABLES ON clicks.* TO 'clickrecon_writer'@'%';
