@@ -89,7 +89,11 @@ func diagnose(ctx context.Context, dg diagnoser, res reconcile.Result) diagnoses
 	var reach time.Time // clicks/recent gave no older click than this
 	for _, date := range worstFirst(res.Gaps()) {
 		day := gaps[date]
-		if !day.Settled || len(day.HoursWithGap) == 0 || day.API == nil || day.Local == nil {
+		if !day.Settled || day.API == nil || day.Local == nil {
+			continue
+		}
+		if len(day.HoursWithGap) == 0 {
+			out.Days = append(out.Days, reconcile.DayDiagnosis{Date: date, Note: "not diagnosed: its hours were not compared (see the drill-down's findings)"})
 			continue
 		}
 		ev, err := dg.hours(ctx, day)

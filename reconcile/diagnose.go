@@ -44,7 +44,11 @@ const (
 	// hour, or above a volume threshold) against the day's own leak rate;
 	// diagRunOdds the expected number of runs as long as an outage's that
 	// a leak at the day's rate would produce by chance.
-	diagZ       = 5.0
+	diagZ = 5.0
+	// diagMinBusy is the fewest intervals a busy-interval loss spans with
+	// raw clicks: one interval that lost part of its clicks is as likely
+	// the edge of an outage.
+	diagMinBusy = 3
 	diagRunOdds = 0.001
 	// RetryWindow is how long Elido keeps retrying a failed webhook
 	// delivery (5 and then 15 minutes later).
@@ -514,7 +518,7 @@ func (d *diagDay) busy() busyBins {
 					lBelow += float64(b.lost)
 				}
 			}
-			if len(above) == 0 || 2*len(above) > nonEmpty {
+			if len(above) < diagMinBusy || 2*len(above) > nonEmpty {
 				continue
 			}
 			p := 0.0
@@ -726,7 +730,8 @@ func (d *diagDay) hourly() {
 		return
 	}
 	p := d.rateWithout(out)
-	if t, ok := d.busyHours(out); ok {
+	if busy, t, ok := d.busyHours(out); ok {
+		out = busy
 		var excess float64
 		var lost, clicks int64
 		from, to := d.hourStart(out[0]), d.hourStart(out[0]+1)
@@ -764,7 +769,7 @@ func (d *diagDay) hourly() {
 		from, to := d.hourStart(out[k]), d.hourStart(out[j-1]+1)
 		d.found = append(d.found, Diagnosis{Kind: DiagOutage, From: from, To: to, Clicks: explained, Links: d.wholeDay(explained),
 			Evidence: []string{EvidenceHourly},
-			Message: fmt.Sprintf("the store lost %d of the %d clicks Elido counted from %s, the rest of the day %s: an outage inside that span (hourly counts cannot place it closer)",
+			Message: fmt.Sprintf("the store lost %d of the %d clicks Elido counted in %s, the rest of the day %s: an outage inside that span (hourly counts cannot place it closer)",
 				lost, clicks, HourSpan(from, to, d.loc), rateWords(p)),
 		})
 		d.busyLeak += lost - explained
@@ -827,13 +832,18 @@ func (d *diagDay) rateWithout(skip []int) float64 {
 	return float64(r) / float64(a)
 }
 
-// busyHours reports whether the outlying hours are exactly the busiest
-// ones, at least two of them: every hour holding more clicks than the
-// threshold it returns lost, none at or below it stands out.
-func (d *diagDay) busyHours(out []int) (int64, bool) {
+// busyHours returns the busy hours, when the outlying hours are the busiest ones, at
+// least two of them, and lose a larger part of their clicks the busier
+// they are (a page lost per poll loses c − page of c): every hour at least
+// as busy as the least busy of them lost more than the day's rate too
+// (two standard deviations), and none below the threshold it returns
+// stands out.
+func (d *diagDay) busyHours(out []int) ([]int, int64, bool) {
 	if len(out) < 2 {
-		return 0, false
+		return nil, 0, false
 	}
+	busy := slices.Clone(out)
+	p := d.rateWithout(out)
 	minOut := int64(math.MaxInt64)
 	for _, i := range out {
 		minOut = min(minOut, d.a[i])
@@ -844,11 +854,27 @@ func (d *diagDay) busyHours(out []int) (int64, bool) {
 			continue
 		}
 		if a >= minOut {
-			return 0, false
+			e := p * float64(a)
+			if float64(d.r[i])-e < 2*math.Sqrt(e*(1-p)+1) {
+				return nil, 0, false
+			}
+			busy = append(busy, i)
+			continue
 		}
 		t = max(t, a)
 	}
-	return t, t >= 0
+	// The lost fraction grows with the volume.
+	var sx, sy, sxy, sxx float64
+	for _, i := range out {
+		x, y := float64(d.a[i]), float64(d.r[i])/float64(d.a[i])
+		sx, sy, sxy, sxx = sx+x, sy+y, sxy+x*y, sxx+x*x
+	}
+	n := float64(len(out))
+	if sxy*n-sx*sy <= 0 || n*sxx-sx*sx == 0 {
+		return nil, 0, false
+	}
+	slices.Sort(busy)
+	return busy, t, t >= 0
 }
 
 // leak names a steady leak in what is left when the lost clicks are
