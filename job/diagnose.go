@@ -104,7 +104,7 @@ func diagnose(ctx context.Context, dg diagnoser, res reconcile.Result) diagnoses
 		}
 		ev.LinksLost = linksLost(res.Links, date, ev.Hours)
 		var note string
-		if raw {
+		if raw && hourGap(ev.Hours) >= reconcile.DiagMinClicks {
 			var stop bool
 			ev.Raw, note, stop = dg.rawHours(bctx, b, day, &reach, out.Reads)
 			raw = !stop
@@ -148,6 +148,17 @@ func (dg diagnoser) hours(ctx context.Context, day reconcile.DayResult) (reconci
 		return reconcile.DayEvidence{}, errors.New("the store's hours changed since they were compared: not diagnosed")
 	}
 	return ev, nil
+}
+
+// hourGap is the clicks the hours differ by, each hour's own way: a gap
+// smaller than reconcile.DiagMinClicks shows no shape, and its raw clicks
+// are not read.
+func hourGap(hours []reconcile.HourPair) int64 {
+	var n int64
+	for _, h := range hours {
+		n += max(h.API-h.Local, h.Local-h.API)
+	}
+	return n
 }
 
 // linksLost is how many links lost clicks on date, when the links that

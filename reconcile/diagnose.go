@@ -167,7 +167,7 @@ func Diagnose(ev DayEvidence, loc *time.Location) DayDiagnosis {
 	out.Gap = d.gap
 	if d.gap < DiagMinClicks {
 		out.Diagnoses, out.Duplicates = nil, nil
-		out.Note = fmt.Sprintf("the gap of %d clicks is too small to show a shape (fewer than %d)", d.gap, DiagMinClicks)
+		out.Note = fmt.Sprintf("the gap of %s is too small to show a shape (fewer than %d)", Plural(int(d.gap), "click"), DiagMinClicks)
 		return out
 	}
 	d.remainder()
