@@ -197,10 +197,11 @@ func clockSpan(from, to string, loc *time.Location) string {
 	return f.Format(layout) + "–" + t.Format(layout+" MST")
 }
 
-// timelineChart is the geometry of a diagnosed day's timeline: Elido's
-// clicks as bars, the store's as a line over them, both in clicks per
-// minute so a minute read raw and an hour read as a count compare; the
-// outages shaded, the duplicates marked above the plot.
+// timelineChart is the geometry of a diagnosed day's timeline: each bin
+// a bar of the clicks both sides have, topped by what the store lost (up
+// to Elido's count) or holds beyond it, in clicks per minute so a minute
+// read raw and an hour read as a count compare; the outages shaded, the
+// duplicates marked above the plot.
 type timelineChart struct {
 	Class                    string // tl wide, tl narrow
 	Width, Height, Left, Top float64
@@ -220,9 +221,9 @@ func newTimeline(t Timeline, loc *time.Location, width float64) *timelineChart {
 	if len(t.Bins) == 0 {
 		return nil
 	}
-	c := &timelineChart{Class: "tl wide", Width: width, Height: 170, Left: 40, Top: 16}
+	c := &timelineChart{Class: "tl wide", Width: width, Height: 176, Left: 22, Top: 22}
 	if width < 600 {
-		c.Class, c.Height, c.Left = "tl narrow", 150, 34
+		c.Class, c.Height, c.Left = "tl narrow", 156, 16
 	}
 	c.PlotBottom = c.Height - 22
 	start := t.Bins[0].Start
@@ -243,16 +244,21 @@ func newTimeline(t Timeline, loc *time.Location, width float64) *timelineChart {
 	c.Max = fmt.Sprintf("%g/min", top)
 	plotH := c.PlotBottom - c.Top
 	y := func(v float64) float64 { return round1(c.PlotBottom - plotH*v/top) }
-	var pts []string
 	for _, b := range t.Bins {
 		x0, x1 := x(b.Start), x(b.Start.Add(time.Duration(b.Seconds)*time.Second))
-		if a := rate(b.API, b.Seconds); a > 0 {
-			c.Bars = append(c.Bars, chartDay{X: round1(x0), W: round1(max(x1-x0, 0.4)), Y: y(a), H: round1(c.PlotBottom - y(a)), Class: "tl-api"})
+		w := round1(max(x1-x0, 0.4))
+		api, local := rate(b.API, b.Seconds), rate(b.Local, b.Seconds)
+		kept := min(api, local)
+		if kept > 0 {
+			c.Bars = append(c.Bars, chartDay{X: round1(x0), W: w, Y: y(kept), H: round1(c.PlotBottom - y(kept)), Class: "tl-kept"})
 		}
-		ly := y(rate(b.Local, b.Seconds))
-		pts = append(pts, fmt.Sprintf("%g,%g %g,%g", round1(x0), ly, round1(x1), ly))
+		switch {
+		case api > local:
+			c.Bars = append(c.Bars, chartDay{X: round1(x0), W: w, Y: y(api), H: round1(y(kept) - y(api)), Class: "tl-lost"})
+		case local > api:
+			c.Bars = append(c.Bars, chartDay{X: round1(x0), W: w, Y: y(local), H: round1(y(kept) - y(local)), Class: "tl-extra"})
+		}
 	}
-	c.Store = strings.Join(pts, " ")
 	for _, o := range t.Outages {
 		x0, x1 := x(o[0]), x(o[1])
 		c.Shades = append(c.Shades, chartDay{X: round1(x0), W: round1(max(x1-x0, 2)), Y: c.Top, H: round1(plotH), Class: "tl-outage"})
