@@ -128,7 +128,11 @@ func DiagnosisLine(r Report, date string) string {
 		case reconcile.DiagBusy:
 			what += fmt.Sprintf(" (over %d per %s)", derefInt(d.Threshold), intervalWords(d.IntervalS))
 		}
-		parts[i] = fmt.Sprintf("%s, %s clicks (%s)", what, Num(d.Clicks), sharePct(d.Share))
+		noun := "clicks"
+		if d.Clicks == 1 {
+			noun = "click"
+		}
+		parts[i] = fmt.Sprintf("%s, %s %s (%s)", what, Num(d.Clicks), noun, sharePct(d.Share))
 		if d.Kind != reconcile.DiagUnexplained && (biggest.Kind == reconcile.DiagUnexplained || d.Share > biggest.Share) {
 			biggest = d
 		}
