@@ -109,15 +109,7 @@ func (w shapedWeek) run(t *testing.T, storeDSN string, mode DiagnoseMode, repair
 	t.Helper()
 	srv := elidotest.NewServer("48213", "key", w.elido)
 	t.Cleanup(srv.Close)
-	client, err := elido.New(elido.Config{BaseURL: srv.URL(), APIKey: "key", WorkspaceID: "48213", RatePerMinute: 60000},
-		elido.WithClock(time.Now, func(ctx context.Context, _ time.Duration) error { return ctx.Err() }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	query, err := store.PresetQuery("events")
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, query := testClient(t, srv.URL(), "key", "48213")
 	o := Options{Window: w.window, WorkspaceID: "48213", RunKey: "test", Query: query,
 		Store: dbtest.Parsed(t, store.ParseDSN, storeDSN), Settle: 2 * time.Hour, Timeout: time.Minute,
 		Drilldown: true, DrillMax: maxRequests, Diagnose: mode, Repair: repairMode,
@@ -129,6 +121,22 @@ func (w shapedWeek) run(t *testing.T, storeDSN string, mode DiagnoseMode, repair
 		t.Fatal(err)
 	}
 	return out.Report, srv.Requests()
+}
+
+// testClient is a client of the fake Elido at baseURL that never waits,
+// and the events preset.
+func testClient(t *testing.T, baseURL, key, workspace string) (*elido.Client, store.Query) {
+	t.Helper()
+	client, err := elido.New(elido.Config{BaseURL: baseURL, APIKey: key, WorkspaceID: workspace, RatePerMinute: 60000},
+		elido.WithClock(time.Now, func(ctx context.Context, _ time.Duration) error { return ctx.Err() }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	query, err := store.PresetQuery("events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client, query
 }
 
 // sqliteStore writes clicks into a new SQLite store of the events schema

@@ -249,13 +249,19 @@ func (d *diagDay) hourOf(t time.Time) int {
 	return i - 1
 }
 
-// timeline is the day's bins: a minute each in the raw hours, an hour
-// each elsewhere.
-func (d *diagDay) timeline() []TimeBin {
+// rawByStart returns the raw hours by their first instant (Unix ms).
+func (d *diagDay) rawByStart() map[int64]RawHour {
 	raw := map[int64]RawHour{}
 	for _, r := range d.raw {
 		raw[r.From.UnixMilli()] = r
 	}
+	return raw
+}
+
+// timeline is the day's bins: a minute each in the raw hours, an hour
+// each elsewhere.
+func (d *diagDay) timeline() []TimeBin {
+	raw := d.rawByStart()
 	var bins []TimeBin
 	for _, h := range d.ev.Hours {
 		r, ok := raw[h.Start.UnixMilli()]
@@ -301,10 +307,7 @@ func (d *diagDay) clicks() {
 		d.r[i], d.surplus[i] = 0, 0
 	}
 	var seq []flagged
-	raw := map[int64]RawHour{}
-	for _, rh := range d.raw {
-		raw[rh.From.UnixMilli()] = rh
-	}
+	raw := d.rawByStart()
 	var dupes []Click
 	for i, h := range d.ev.Hours {
 		rh, ok := raw[h.Start.UnixMilli()]
