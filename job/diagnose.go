@@ -40,6 +40,9 @@ type diagnoser struct {
 	window reconcile.Window
 	left   int // requests of RECON_DRILLDOWN_MAX_REQUESTS the drill-down left
 	log    *slog.Logger
+	// keep keeps what was read for the repair of the run (--repair);
+	// without one, each day's clicks are dropped once it is diagnosed.
+	keep bool
 }
 
 // diagnoses is what the stage found: each diagnosed day, the raw clicks it
@@ -65,7 +68,7 @@ func diagnoseRun(ctx context.Context, o Options, d Deps, st *store.Store, res re
 	}
 	defer cancel()
 	return diagnose(ctx, diagnoser{mode: o.Diagnose, client: d.Elido, store: st, query: o.Query, window: o.Window,
-		left: o.DrillMax - drillRequests, log: d.Log}, res)
+		left: o.DrillMax - drillRequests, log: d.Log, keep: o.Repair != RepairOff}, res)
 }
 
 // diagnose diagnoses every settled gap day whose hours the drill-down
@@ -226,7 +229,9 @@ func (dg diagnoser) rawHours(ctx context.Context, b *budget, day reconcile.DayRe
 			return nil, fmt.Sprintf("raw clicks not read: clicks/recent gave %d clicks for %s, Elido counts %d: it does not reach this far back",
 				len(clicks), reconcile.HourSpan(from, to, dg.window.Loc), h.API), false
 		}
-		reads.put(from, to, clicks)
+		if dg.keep {
+			reads.put(from, to, clicks)
+		}
 		rh := reconcile.RawHour{From: from, To: to}
 		for _, c := range clicks {
 			rh.API = append(rh.API, reconcile.Click(c))

@@ -460,3 +460,21 @@ func TestDiagnoseTable(t *testing.T) {
 		}
 	})
 }
+
+// A mixture read from hourly counts alone: hours the store recorded
+// nothing in, busy hours losing what exceeds a page, and a leak
+// everywhere, each named once.
+func TestDiagnoseHourlyMixture(t *testing.T) {
+	g := newGenDay(t, "Europe/Warsaw", "2026-11-25", 600, 30, 12)
+	g.outage(g.at(t, "04:00:00"), g.at(t, "06:00:00"))
+	g.poller(5*time.Minute, 45)
+	g.leak(0.03)
+	dd := Diagnose(g.evidence(false), g.loc)
+	want := []string{DiagOutage, DiagBusy, DiagSteadyLeak}
+	if got := diagKinds(dd); !slices.Equal(got[:min(3, len(got))], want) {
+		t.Fatalf("kinds %v, want %v first: %s", got, want, describe(dd))
+	}
+	if o := findDiag(t, dd, DiagOutage); !o.From.Equal(g.at(t, "04:00:00")) || !o.To.Equal(g.at(t, "06:00:00")) {
+		t.Errorf("outage %s..%s, want 04:00..06:00", o.From, o.To)
+	}
+}
