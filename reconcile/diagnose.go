@@ -40,6 +40,9 @@ const (
 	// lost clicks over at least this many hours with clicks.
 	diagMinLeak      = 10
 	diagMinLeakHours = 6
+	// diagMinExpected is the fewest lost clicks a pool of hours of the
+	// steady leak's test expects.
+	diagMinExpected = 5
 	// diagZ is the z-score a concentration of losses must reach (in an
 	// hour, or above a volume threshold) against the day's own leak rate;
 	// diagRunOdds the expected number of runs as long as an outage's that
@@ -881,10 +884,11 @@ func (d *diagDay) busyHours(out []int) ([]int, int64, bool) {
 }
 
 // leak names a steady leak in what is left when the lost clicks are
-// spread over the hours in proportion to Elido's volume: the per-hour
-// chi-square of the lost counts against that proportion must stay within
-// its degrees of freedom plus four standard deviations (df + 4·√(2·df)),
-// with diagMinLeak clicks over diagMinLeakHours hours.
+// spread over the hours in proportion to Elido's volume: the chi-square
+// of the lost counts of consecutive hours (pooled to expect
+// diagMinExpected each, at least three pools) against that proportion
+// must stay within its degrees of freedom plus four standard deviations
+// (df + 4·√(2·df)), with diagMinLeak clicks over diagMinLeakHours hours.
 func (d *diagDay) leak(raw bool) {
 	var a, r int64
 	var hours int
@@ -900,21 +904,35 @@ func (d *diagDay) leak(raw bool) {
 	if p >= 1 {
 		return
 	}
+	// Consecutive hours are pooled until each pool expects at least
+	// diagMinExpected lost clicks, as a chi-square test needs.
 	var chi2 float64
-	var lossy int
+	var lossy, pools int
+	var pa, pr int64
+	flush := func() {
+		e := p * float64(pa)
+		diff := float64(pr) - e
+		chi2 += diff * diff / (e * (1 - p))
+		pools++
+		pa, pr = 0, 0
+	}
 	for i := range d.a {
 		if d.a[i] == 0 {
 			continue
 		}
-		e := p * float64(d.a[i])
-		diff := float64(max(0, d.r[i])) - e
-		chi2 += diff * diff / (e * (1 - p))
 		if d.r[i] > 0 {
 			lossy++
 		}
+		pa, pr = pa+d.a[i], pr+max(0, d.r[i])
+		if p*float64(pa) >= diagMinExpected {
+			flush()
+		}
 	}
-	df := float64(hours - 1)
-	if chi2 > df+4*math.Sqrt(2*df) {
+	if pa > 0 {
+		flush() // a short last pool: its own term, a little noisier
+	}
+	df := float64(pools - 1)
+	if pools < 3 || chi2 > df+4*math.Sqrt(2*df) {
 		return
 	}
 	clicks := r + d.busyLeak

@@ -478,3 +478,30 @@ func TestDiagnoseHourlyMixture(t *testing.T) {
 		t.Errorf("outage %s..%s, want 04:00..06:00", o.From, o.To)
 	}
 }
+
+// A quiet day: its hours expect too few lost clicks for a test of their
+// own, pooled they still show the leak; and an outage of a handful of
+// clicks is still one.
+func TestDiagnoseQuietDay(t *testing.T) {
+	for seed := uint64(40); seed < 50; seed++ {
+		g := newGenDay(t, "America/Sao_Paulo", "2026-11-25", 30, 5, seed)
+		g.leak(0.1)
+		for _, raw := range []bool{true, false} {
+			dd := Diagnose(g.evidence(raw), g.loc)
+			for _, d := range dd.Diagnoses {
+				if d.Kind != DiagSteadyLeak && d.Kind != DiagUnexplained {
+					t.Errorf("seed %d raw %v: a quiet leak was called %s: %s", seed, raw, d.Kind, describe(dd))
+				}
+			}
+			if seed == 40 {
+				findDiag(t, dd, DiagSteadyLeak)
+			}
+		}
+	}
+	g := newGenDay(t, "America/Sao_Paulo", "2026-11-25", 30, 5, 7)
+	g.outage(g.at(t, "13:00:00"), g.at(t, "13:40:00"))
+	dd := Diagnose(g.evidence(true), g.loc)
+	if got := diagKinds(dd); !slices.Equal(got, []string{DiagOutage}) {
+		t.Fatalf("kinds %v, want an outage: %s", got, describe(dd))
+	}
+}
