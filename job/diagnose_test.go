@@ -37,6 +37,9 @@ type shapedWeek struct {
 	outageFrom    time.Time
 	outageTo      time.Time
 	outageLost    int64
+	// reach is how far back the fake's clicks/recent serves clicks; zero:
+	// all of them.
+	reach time.Time
 }
 
 func newShapedWeek(t *testing.T, clean bool) shapedWeek {
@@ -109,6 +112,9 @@ func (w shapedWeek) run(t *testing.T, storeDSN string, mode DiagnoseMode, repair
 	t.Helper()
 	srv := elidotest.NewServer("48213", "key", w.elido)
 	t.Cleanup(srv.Close)
+	if !w.reach.IsZero() {
+		srv.SetReach(w.reach)
+	}
 	client, query := testClient(t, srv.URL(), "key", "48213")
 	o := Options{Window: w.window, WorkspaceID: "48213", RunKey: "test", Query: query,
 		Store: dbtest.Parsed(t, store.ParseDSN, storeDSN), Settle: 2 * time.Hour, Timeout: time.Minute,
@@ -328,5 +334,33 @@ func TestDiagnosisCost(t *testing.T) {
 	}
 	if !said {
 		t.Errorf("no finding says the raw clicks were not read: %+v", rep.Findings)
+	}
+}
+
+// Hours beyond clicks/recent's reach are diagnosed from their hourly
+// counts, and so is every older hour: no request is made for them once one
+// came short, and a finding says why.
+func TestDiagnosisBeyondReach(t *testing.T) {
+	w := newShapedWeek(t, false)
+	w.reach = time.Date(2026, 10, 27, 0, 0, 0, 0, time.UTC) // only 2026-10-28 is within reach
+	rep, requests := w.run(t, sqliteStore(t, w.stored), DiagnoseRaw, RepairOff, 500)
+	if d := diagnosesOf(rep, "2026-10-28"); len(d) != 1 || !slices.Contains(d[0].Evidence, reconcile.EvidenceRaw) {
+		t.Errorf("the day within reach: %+v, want raw clicks", d)
+	}
+	if d := diagnosesOf(rep, "2026-10-25"); len(d) != 1 || d[0].Kind != reconcile.DiagOutage || slices.Contains(d[0].Evidence, reconcile.EvidenceRaw) {
+		t.Errorf("the day beyond reach: %+v, want an outage from hourly counts", d)
+	}
+	said := 0
+	for _, f := range rep.Findings {
+		if f.Kind == report.FindingDiagnosis && strings.Contains(f.Message, "does not reach this far back") {
+			said++
+		}
+	}
+	if said != 3 {
+		t.Errorf("%d findings say clicks/recent does not reach, want one per older gap day: %+v", said, rep.Findings)
+	}
+	busyHours := len(rep.Days[4].HoursWithGap)
+	if n := requests["clicks/recent"]; n != busyHours+1 {
+		t.Errorf("%d clicks/recent requests, want the %d hours within reach and the one that came short", n, busyHours)
 	}
 }
