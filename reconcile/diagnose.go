@@ -223,6 +223,8 @@ type diagDay struct {
 	dupTimes      []time.Time
 	// lost are the lost clicks of the raw hours not yet explained.
 	lost []Click
+	// kept are the (instant, link) pairs of the clicks the store recorded.
+	kept map[pairKey]bool
 	// busyLeak is the lost clicks inside the intervals or hours named
 	// busy (or an hourly outage) that the day's leak rate accounts for:
 	// the leak's when a leak is named, else the remainder's.
@@ -294,6 +296,14 @@ type clickKey struct {
 
 func keyOf(c Click) clickKey { return clickKey{c.TS.UnixMilli(), c.LinkID, c.CountryCode} }
 
+// pairKey is a click's (instant, link): where a poller resumes.
+type pairKey struct {
+	ms   int64
+	link string
+}
+
+func pairOf(c Click) pairKey { return pairKey{c.TS.UnixMilli(), c.LinkID} }
+
 // flagged is an Elido click of the raw hours, lost or kept, or a marker
 // standing for an unread hour's clicks (all kept).
 type flagged struct {
@@ -359,9 +369,13 @@ func (d *diagDay) clicks() {
 			}
 		}
 	}
+	d.kept = map[pairKey]bool{}
 	for _, f := range seq {
-		if f.lost && !f.marker {
+		switch {
+		case f.lost:
 			d.lost = append(d.lost, f.Click)
+		case !f.marker:
+			d.kept[pairOf(f.Click)] = true
 		}
 	}
 	above := d.busy()
@@ -579,9 +593,13 @@ func (d *diagDay) busy() busyBins {
 		to = maxTime(to, end)
 	}
 	links := map[string]bool{}
+	sharing := 0
 	d.lost = slices.DeleteFunc(d.lost, func(c Click) bool {
 		if found.holds(c.TS) {
 			links[c.LinkID] = true
+			if d.kept[pairOf(c)] {
+				sharing++
+			}
 			return true
 		}
 		return false
@@ -592,6 +610,10 @@ func (d *diagDay) busy() busyBins {
 		explained, intervalName(best.interval), best.t, len(best.above), clock(from, d.loc), clock(to, d.loc), belowRate(best.bins, best.t))
 	if keptAll && len(best.above) > 1 {
 		msg += fmt.Sprintf(" Each of them kept exactly %d clicks: one page.", keptSame)
+	}
+	if sharing > 0 {
+		msg += fmt.Sprintf(" %s share their instant and link with a click the store recorded: a poller that resumes after the last (ts, link_id) it saw skips those too.",
+			Plural(sharing, "lost click"))
 	}
 	d.found = append(d.found, Diagnosis{Kind: DiagBusy, From: from.UTC(), To: to.UTC(), Clicks: explained, Links: &nl,
 		Evidence: []string{EvidenceRaw, EvidenceRows}, Message: msg, IntervalS: best.interval, Threshold: best.t})

@@ -505,3 +505,31 @@ func TestDiagnoseQuietDay(t *testing.T) {
 		t.Fatalf("kinds %v, want an outage: %s", got, describe(dd))
 	}
 }
+
+// Lost clicks that share their instant and link with a recorded one, in
+// the busy intervals, are said: a poller resuming after the last
+// (ts, link_id) it saw skips them.
+func TestDiagnoseBusySkipsSharedPairs(t *testing.T) {
+	g := newGenDay(t, "Europe/Warsaw", "2026-11-25", 600, 20, 5)
+	g.poller(5*time.Minute, 45)
+	busy := 0
+	for i, c := range g.local {
+		if h := c.TS.In(g.loc).Hour(); h == 15 && i%4 == 0 && busy < 10 {
+			g.api = append(g.api, Click{TS: c.TS, LinkID: c.LinkID, CountryCode: "SE"}) // lost: the store never saw it
+			busy++
+		}
+	}
+	slices.SortFunc(g.api, func(a, b Click) int { return a.TS.Compare(b.TS) })
+	dd := Diagnose(g.evidence(true), g.loc)
+	b := findDiag(t, dd, DiagBusy)
+	if !strings.Contains(b.Message, "10 lost clicks share their instant and link with a click the store recorded") {
+		t.Errorf("message %q does not count the 10 shared pairs: %s", b.Message, describe(dd))
+	}
+	if plain := findDiag(t, Diagnose(func() DayEvidence {
+		g := newGenDay(t, "Europe/Warsaw", "2026-11-25", 600, 20, 5)
+		g.poller(5*time.Minute, 45)
+		return g.evidence(true)
+	}(), g.loc), DiagBusy); strings.Contains(plain.Message, "share their instant") {
+		t.Errorf("no pair is shared, yet %q", plain.Message)
+	}
+}
