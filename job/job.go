@@ -46,6 +46,7 @@ type Options struct {
 	Timeout   time.Duration       // RECON_TIMEOUT, which the run's context already carries
 	Drilldown bool                // --drilldown auto
 	DrillMax  int                 // RECON_DRILLDOWN_MAX_REQUESTS
+	Diagnose  DiagnoseMode        // RECON_DIAGNOSE; "": off
 	Retention int                 // ELIDO_RETENTION_DAYS; 0: no limit
 	ReportDir string              // RECON_REPORT_DIR, opened when Deps.Reports is nil
 	ReportURL string              // RECON_REPORT_URL; "": the report is not linked
@@ -187,6 +188,7 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	res, drill, drillErr := drillDown(ctx, drillStage{on: o.Drilldown, limit: d.DrillLimit, timeout: o.Timeout,
 		driller: driller{client: d.Elido, store: st, query: o.Query, window: w, now: d.Now(),
 			retention: o.Retention, max: o.DrillMax, log: log, progress: d.Progress, wall: naive.WallZone()}}, res)
+	diag := diagnoseRun(ctx, o, d, st, res, drill.Requests)
 	interrupted := interruption(ctx, o.Timeout)
 	var reviseErr error
 	if interrupted == nil {
@@ -213,8 +215,11 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		Requests:    d.Elido.Requests(),
 		Drilldown:   drill,
 	}, o.ReportURL)
+	report.AddDiagnoses(&rep, diag.Days, w.Loc)
 	if st != nil && interrupted == nil {
-		rep.Findings = append(rep.Findings, repairMissing(ctx, d, o.repairRun(), st, naive, naiveErr, res)...)
+		rr := o.repairRun()
+		rr.Reads = diag.Reads
+		rep.Findings = append(rep.Findings, repairMissing(ctx, d, rr, st, naive, naiveErr, res)...)
 	}
 	rep.Findings = append(rep.Findings, said...)
 	d.Progress.Done()

@@ -22,7 +22,6 @@ import (
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/history"
-	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
@@ -43,15 +42,7 @@ func setup(t *testing.T) (*demo.World, Options, Deps) {
 		t.Fatal(err)
 	}
 	t.Cleanup(world.Close)
-	client, err := elido.New(elido.Config{BaseURL: world.Elido.URL(), APIKey: demo.Key, WorkspaceID: demo.Workspace, RatePerMinute: 60000},
-		elido.WithClock(time.Now, func(ctx context.Context, _ time.Duration) error { return ctx.Err() }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	query, err := store.PresetQuery("events")
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, query := testClient(t, world.Elido.URL(), demo.Key, demo.Workspace)
 	o := Options{
 		Window:      world.Window,
 		WorkspaceID: demo.Workspace,

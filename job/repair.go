@@ -160,6 +160,9 @@ type runRepair struct {
 	RunKey        string
 	// DryRun and Unlocked only print the plan.
 	DryRun, Unlocked bool
+	// Reads are the raw clicks the run's diagnosis read, which the
+	// repair takes instead of reading them again; nil: none.
+	Reads *rawReads
 }
 
 // repairRun returns what the repair stage reads of o.
@@ -200,7 +203,7 @@ func repairMissing(ctx context.Context, d Deps, o runRepair, st *store.Store, na
 		return []report.Finding{finding("no repair: %v", naiveErr)}
 	}
 	opts := repair.Options{Window: o.Window, Settle: o.Settle, Now: d.Now(), Query: o.Query, Days: days, Wall: naive.WallZone()}
-	plans, err := repair.Plan(ctx, d.Elido, st, opts)
+	plans, err := repair.Plan(ctx, repairElido(d.Elido, o.Reads), st, opts)
 	if err != nil {
 		log.Error("repair not planned", "err", err)
 		return []report.Finding{finding("no repair: %v", err)}

@@ -68,10 +68,55 @@ func year(t *testing.T) Report {
 			LocalCountries: map[string]int64{"PL": 352, "DE": 90, "": 14},
 		},
 	}, loc)
-	return New(res, w, Meta{RunKey: RunKey("48213", w, "postgres://recon@db/clicks events"), WorkspaceID: "48213",
+	rep := New(res, w, Meta{RunKey: RunKey("48213", w, "postgres://recon@db/clicks events"), WorkspaceID: "48213",
 		StoreID: StoreID("postgres://recon@db/clicks events"), GeneratedAt: time.Date(2026, 11, 1, 3, 0, 12, 0, time.UTC),
-		Requests:  map[string]int{"summary": 12, "timeseries": 12, "breakdown/link": 1, "breakdown/country": 1},
+		Requests:  map[string]int{"summary": 12, "timeseries": 12, "breakdown/link": 1, "breakdown/country": 1, "clicks/recent": 2},
 		Drilldown: Drilldown{Mode: DrillBreakdown, Requests: 3}})
+	AddDiagnoses(&rep, []reconcile.DayDiagnosis{reconcile.Diagnose(outageDay(loc), loc)}, loc)
+	return rep
+}
+
+// outageDay is 2026-10-24 of year, read click by click in its two hours
+// that differ: the store recorded nothing from 14:15 to 15:48:20.
+func outageDay(loc *time.Location) reconcile.DayEvidence {
+	hour := func(h int) time.Time { return time.Date(2026, 10, 24, h, 0, 0, 0, loc) }
+	two := 2
+	ev := reconcile.DayEvidence{Date: date("2026-10-24"), LinksLost: &two}
+	rest := int64(516 - 30 - 40 - 36)
+	for h := range 24 {
+		p := reconcile.HourPair{Start: hour(h)}
+		switch h {
+		case 13:
+			p.API, p.Local = 30, 30
+		case 14:
+			p.API, p.Local = 40, 10
+		case 15:
+			p.API, p.Local = 36, 6
+		default:
+			n := rest / 21
+			if h == 23 {
+				n = rest - 20*(rest/21)
+			}
+			p.API, p.Local = n, n
+		}
+		ev.Hours = append(ev.Hours, p)
+	}
+	links := []string{"lnk_black_friday", "lnk_docs"}
+	for _, h := range []struct {
+		hour, n, lost int
+		every         time.Duration
+	}{{14, 40, 10, 90 * time.Second}, {15, 36, 30, 100 * time.Second}} {
+		rh := reconcile.RawHour{From: hour(h.hour), To: hour(h.hour + 1)}
+		for i := range h.n {
+			c := reconcile.Click{TS: hour(h.hour).Add(time.Duration(i) * h.every).UTC(), LinkID: links[i%2], CountryCode: "PL"}
+			rh.API = append(rh.API, c)
+			if (h.hour == 14 && i < h.lost) || (h.hour == 15 && i >= h.lost) {
+				rh.Local = append(rh.Local, c)
+			}
+		}
+		ev.Raw = append(ev.Raw, rh)
+	}
+	return ev
 }
 
 // Every file of a 1-day, a 4-day (over the autumn DST change) and a

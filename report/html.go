@@ -76,10 +76,22 @@ type gapDetail struct {
 	Links         []Link
 	MoreLinks     int
 	Hours         hourChart
+	// Diagnoses and the timeline of the day, when it was diagnosed.
+	Diagnoses                    []Diagnosis
+	TimelineWide, TimelineNarrow *timelineChart
 }
 
 func newGapDetail(r Report, d Day, loc *time.Location) gapDetail {
-	g := gapDetail{Day: d, Hours: newHourChart(d, loc)}
+	g := gapDetail{Day: d, Hours: newHourChart(d, loc), Diagnoses: DayDiagnoses(r, d.Date)}
+	for _, t := range r.Timelines {
+		if t.Date == d.Date && len(g.Diagnoses) > 0 {
+			tloc := loc
+			if tloc == nil {
+				tloc = time.UTC
+			}
+			g.TimelineWide, g.TimelineNarrow = newTimeline(t, tloc, 960), newTimeline(t, tloc, 380)
+		}
+	}
 	for _, c := range r.Countries {
 		if c.Date == d.Date {
 			g.Countries = append(g.Countries, c)
@@ -346,4 +358,6 @@ var htmlTmpl = template.Must(template.New("report.html").Funcs(template.FuncMap{
 	"status":   StatusText,
 	"f":        func(v float64) string { return fmt.Sprintf("%g", v) },
 	"deref":    func(p *int64) int64 { return *p },
+	"share":    sharePct,
+	"join":     func(s []string) string { return strings.Join(s, ", ") },
 }).Parse(htmlSource))

@@ -80,6 +80,21 @@ func Markdown(r Report) ([]byte, error) {
 	if r.Drilldown.Mode == "fallback" || r.Drilldown.UncheckedLinks > 0 {
 		p("\nDrill-down: %s, %d requests, %d links unchecked.\n", r.Drilldown.Mode, r.Drilldown.Requests, r.Drilldown.UncheckedLinks)
 	}
+	if len(r.Diagnoses) > 0 {
+		p("\n## Why the clicks were lost\n\n| date | kind | from | to | clicks | share | links | evidence |\n|---|---|---|---|---:|---:|---:|---|\n")
+		for _, d := range r.Diagnoses {
+			links := "-"
+			if d.Links != nil {
+				links = strconv.Itoa(*d.Links)
+			}
+			p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(d.Date), mdEscape(d.Kind), mdEscape(d.From), mdEscape(d.To),
+				Num(d.Clicks), sharePct(d.Share), links, mdEscape(strings.Join(d.Evidence, ", ")))
+		}
+		p("\n")
+		for _, d := range r.Diagnoses {
+			p("- **%s %s**: %s\n", mdLine(d.Date), mdLine(d.Kind), mdLine(d.Message))
+		}
+	}
 	if len(r.Findings) > 0 {
 		p("\n## Findings\n\n")
 		for _, f := range r.Findings {

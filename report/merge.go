@@ -79,6 +79,7 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 		Links:         []Link{},
 		Countries:     []Country{},
 		Findings:      []Finding{},
+		Diagnoses:     []Diagnosis{},
 		Requests:      map[string]int{},
 	}
 	summary, summaryKnown, ok := int64(0), true, false
@@ -89,6 +90,7 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 		m.Links = append(m.Links, s.Links...)
 		m.Countries = append(m.Countries, s.Countries...)
 		m.Findings = append(m.Findings, s.Findings...)
+		m.Diagnoses = append(m.Diagnoses, s.Diagnoses...)
 		if s.Totals.APISummary == nil {
 			summaryKnown = false
 		} else if summary, ok = reconcile.AddClicks(summary, *s.Totals.APISummary); !ok || !reconcile.CountInRange(*s.Totals.APISummary) || !reconcile.CountInRange(summary) {

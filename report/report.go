@@ -58,6 +58,12 @@ type Report struct {
 	Findings      []Finding      `json:"findings"`
 	Requests      map[string]int `json:"requests"` // Elido API requests per endpoint, retries included
 	Drilldown     Drilldown      `json:"drilldown"`
+	// Diagnoses say why each settled gap day lost (or repeated) clicks,
+	// where its evidence shows a shape (AddDiagnoses).
+	Diagnoses []Diagnosis `json:"diagnoses"`
+	// Timelines are what report.html draws of each diagnosed day; not
+	// part of report.json.
+	Timelines []Timeline `json:"-"`
 
 	// Link is where this run's report.html is served (HTMLURL of
 	// RECON_REPORT_URL), for Slack and the healthcheck to link to; "" when
@@ -294,6 +300,7 @@ func New(res reconcile.Result, w reconcile.Window, meta Meta) Report {
 		Links:     []Link{},
 		Countries: []Country{},
 		Findings:  []Finding{},
+		Diagnoses: []Diagnosis{},
 		Requests:  map[string]int{},
 		Drilldown: meta.Drilldown,
 	}

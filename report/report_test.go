@@ -274,7 +274,7 @@ func TestWriteReplacesWholeFiles(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if diff := cmp.Diff([]string{"countries.csv", "days.csv", "hours.csv", "links.csv", "report.html", "report.json", "report.md"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"countries.csv", "days.csv", "diagnoses.csv", "hours.csv", "links.csv", "report.html", "report.json", "report.md"}, names); diff != "" {
 		t.Errorf("files (-want +got):\n%s", diff)
 	}
 	var back Report

@@ -15,7 +15,7 @@ import (
 // Files written by Write, in the order they are rendered: the JSON, one
 // CSV per table (each sums on its own: a spreadsheet can total any column),
 // the Markdown and the page.
-var Files = []string{"report.json", "days.csv", "links.csv", "countries.csv", "hours.csv", "report.md", "report.html"}
+var Files = []string{"report.json", "days.csv", "links.csv", "countries.csv", "hours.csv", "diagnoses.csv", "report.md", "report.html"}
 
 // Write writes every report file as dir/<run key>/ and returns where that
 // folder is. dir is a folder or an object store URL (see Open). A local
@@ -39,6 +39,7 @@ func Render(r Report) ([]File, error) {
 		"links.csv":     LinksCSV,
 		"countries.csv": CountriesCSV,
 		"hours.csv":     HoursCSV,
+		"diagnoses.csv": DiagnosesCSV,
 		"report.md":     Markdown,
 		"report.html":   HTML,
 	}

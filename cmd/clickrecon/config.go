@@ -55,7 +55,8 @@ type config struct {
 	FailAbs      int64   `env:"RECON_FAIL_ABS, default=10"`
 	FailPct      float64 `env:"RECON_FAIL_PCT, default=5"`
 
-	DrillMax int `env:"RECON_DRILLDOWN_MAX_REQUESTS, default=500"`
+	DrillMax int    `env:"RECON_DRILLDOWN_MAX_REQUESTS, default=500"`
+	Diagnose string `env:"RECON_DIAGNOSE, default=raw"`
 
 	HistoryDSN string `env:"HISTORY_DSN"`
 
@@ -144,6 +145,11 @@ func (c config) validateCommon() error {
 	case "auto", "off":
 	default:
 		add(fmt.Errorf("--drilldown (RECON_DRILLDOWN) must be auto or off, got %q", c.Drilldown))
+	}
+	switch c.Diagnose {
+	case "raw", "hourly", "off": // job.DiagnoseMode
+	default:
+		add(fmt.Errorf("RECON_DIAGNOSE must be raw, hourly or off, got %q", c.Diagnose))
 	}
 	switch c.Format {
 	case "text", "json":

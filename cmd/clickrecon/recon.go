@@ -230,6 +230,7 @@ func (c config) options(w reconcile.Window) job.Options {
 		Timeout:   c.Timeout,
 		Drilldown: c.Drilldown == "auto",
 		DrillMax:  c.DrillMax,
+		Diagnose:  job.DiagnoseMode(c.Diagnose),
 		Retention: c.Retention,
 		ReportDir: c.ReportDir,
 		ReportURL: c.ReportURL,

@@ -277,11 +277,16 @@ func TestRunReportsLossAndDuplicateExactly(t *testing.T) {
 				Findings: []report.Finding{
 					{Kind: "gap_window", Message: "2026-10-25: the gap is 02:00 CET–03:00 CET (Europe/Warsaw): -1 of the day's -1 clicks; the other hours match"},
 					{Kind: "gap_window", Message: "2026-10-26: the gap is 10:00 CET–11:00 CET (Europe/Warsaw): +1 of the day's +1 clicks; the other hours match"},
+					// A gap of one click shows no shape: its raw clicks are
+					// not read, and the report says why it has no diagnosis.
+					{Kind: "diagnosis", Message: "2026-10-25: the gap of 1 click is too small to show a shape (fewer than 5)"},
+					{Kind: "diagnosis", Message: "2026-10-26: the gap of 1 click is too small to show a shape (fewer than 5)"},
 				},
 				// Per day that differs: one page of links, one of countries,
 				// one of hours.
 				Requests:  map[string]int{"summary": 1, "timeseries": 3, "breakdown/link": 2, "breakdown/country": 2},
 				Drilldown: report.Drilldown{Mode: "breakdown", Requests: 6},
+				Diagnoses: []report.Diagnosis{},
 			}
 			if !strings.HasPrefix(got.StoreID, "st_") || got.StoreID != identityStoreID(t, f.env["STORE_DSN"], "events") {
 				t.Errorf("store_id %q, want the opaque id of the store's identity and its query", got.StoreID)

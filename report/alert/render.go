@@ -137,6 +137,9 @@ func RenderWith(rep report.Report, since []Change, cv Caveats) Message {
 		for i, d := range gaps {
 			lines[i] = fmt.Sprintf("• *%s* %s *%s* (Elido %s · store %s) · %s",
 				plain(d.Date), plain(d.Status), report.Signed(*d.Delta), report.Num(*d.API), report.Num(*d.Local), plain(d.Severity))
+			if why := report.DiagnosisLine(rep, d.Date); why != "" {
+				lines[i] += "\n      ↳ _why:_ " + plain(clipRunes(why, 400))
+			}
 		}
 		blocks = append(blocks, section(list("*Days with gaps*, worst first", lines, mostDays, "day", "days")))
 	}
