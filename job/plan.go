@@ -187,8 +187,9 @@ type runPlan struct {
 
 // plan chooses how to drill rc with room requests left: across the run
 // when its breakdown and one series cost less than the days' own
-// breakdowns, and the days' own breakdowns (the most the plan may cost)
-// and their countries and hours fit in room.
+// breakdowns, and fit in room with the days' countries and hours.
+// acrossRun switches to the days' own breakdowns as soon as the links
+// that differ make them cheaper, or more than room.
 func (rc *runCounts) plan(room int) runPlan {
 	p := runPlan{run: pagesFor(len(rc.ids))}
 	usable := len(rc.days) >= 2
@@ -196,8 +197,17 @@ func (rc *runCounts) plan(room int) runPlan {
 		p.perDay += pagesFor(rc.links[k])
 		usable = usable && rc.err[k] == nil && rc.sum[k] != nil
 	}
-	p.across = usable && p.run+1 < p.perDay && room >= p.perDay+2*len(rc.days)
+	p.across = usable && p.run+1 < p.perDay && p.run+1+2*len(rc.days) <= room
 	return p
+}
+
+// switchDayByDay reports whether the days' own breakdowns are the better
+// way once pagesLeft pages of the run's breakdown are still to be read
+// and series links differ: they cost less, or the rest across the run
+// does not fit in room with the days' countries and hours.
+func (p runPlan) switchDayByDay(pagesLeft, series, days, room int) bool {
+	rest := max(pagesLeft, 0) + series
+	return rest >= p.perDay || rest+2*days > room
 }
 
 // errSwitch stops a run's breakdown once the links that differ make the
@@ -250,7 +260,7 @@ func (dr driller) acrossRun(ctx context.Context, b *budget, rc *runCounts, p run
 				}
 			}
 		}
-		if max(p.run-pages, 0)+len(runAPI) >= p.perDay {
+		if p.switchDayByDay(p.run-pages, len(runAPI), len(rc.days), b.room()) {
 			return errSwitch
 		}
 		return nil
@@ -268,7 +278,7 @@ func (dr driller) acrossRun(ctx context.Context, b *budget, rc *runCounts, p run
 		dr.log.Warn("the run's link breakdown could not be read; drilling its days one by one", "from", from.String(), "to", to.String(), "err", err)
 		return nil, false
 	}
-	if len(runAPI) >= p.perDay || len(runAPI)+2*len(rc.days) > b.room() {
+	if p.switchDayByDay(0, len(runAPI), len(rc.days), b.room()) {
 		dr.log.Info("drill-down switches to per-day breakdowns", "from", from.String(), "to", to.String(),
 			"links_differing", len(runAPI), "per_day_pages", p.perDay, "room", b.room())
 		return nil, false

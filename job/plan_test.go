@@ -3,10 +3,12 @@ package job
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -242,5 +244,108 @@ func TestPlannerMatchesDayByDay(t *testing.T) {
 			}
 			t.Logf("requests: planned %d, day by day %d", a.Requests, b.Requests)
 		})
+	}
+}
+
+// The default budget (RECON_DRILLDOWN_MAX_REQUESTS=500) drills a 30-day
+// backfill of a 100k-link workspace whose outage hit the same 200 links
+// every day completely, at 600 requests a minute within the default
+// RECON_TIMEOUT of 30 minutes: day by day it would need 3,060 requests.
+func TestDefaultBudgetDrillsAMonthOfBackfill(t *testing.T) {
+	const days, links, differing, budget, rate = 30, 100_000, 200, 500, 600.0
+	rc := &runCounts{index: map[string]uint32{}, ids: make([]string, links)}
+	start, _ := reconcile.ParseDate("2026-10-01")
+	for k := range days {
+		rc.addDay(start.AddDays(k))
+		rc.links[k] = links
+	}
+	timeout := 30 * time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	b := newBudget(budget)
+	b.rate, b.deadline = rate, drillDeadline(ctx, timeout)
+	room := b.room()
+	if room != budget {
+		t.Fatalf("room %d, want the whole budget of %d: 25 minutes at %g a minute fit %g requests", room, budget, rate, 25*rate)
+	}
+	p := rc.plan(room)
+	if !p.across {
+		t.Fatalf("plan %+v with %d requests left: want across the run", p, room)
+	}
+	if p.switchDayByDay(0, differing, days, room-p.run) {
+		t.Fatalf("plan %+v switches to per-day breakdowns with %d links differing", p, differing)
+	}
+	across := p.run + differing + 2*days
+	dayByDay := p.perDay + 2*days
+	if across > budget || dayByDay != 3060 {
+		t.Errorf("across the run %d requests, day by day %d: want at most %d, and 3060", across, dayByDay, budget)
+	}
+	if took := time.Duration(float64(across) / rate * float64(time.Minute)); took > timeout-timeout/5 {
+		t.Errorf("%d requests take %s at %g a minute, past the drill-down's %s", across, took, rate, timeout-timeout/5)
+	}
+	// The disjoint worst case: 200 other links a day switch back to
+	// per-day breakdowns before the run's breakdown is done.
+	if !p.switchDayByDay(p.run/2, differing*days/2, days, budget) {
+		t.Errorf("plan %+v does not switch with %d links differing half way", p, differing*days/2)
+	}
+}
+
+// A day's breakdown is never started when its pages and the day's
+// countries and hours do not fit in what is left: the requests would buy
+// nothing. Its links are counted unchecked, and the report says how many
+// requests and how long the rest would need.
+func TestDrillNeverStartsABreakdownItCannotFinish(t *testing.T) {
+	const links = 5000 // 5 pages a day
+	w := newPlanWorld(5, links)
+	w.lose(1, span(0, 10)...)
+	w.lose(3, span(0, 5)...) // the lesser gap: drilled second
+	o, d := w.start(t)
+	o.DrillMax = 5 + 2 + 4 // one whole day, and 4 requests
+	res, got := drill(t, o, d)
+	if got.Requests != 5+2+2 {
+		t.Errorf("%d requests, want %d: one day whole, and the second's countries and hours only", got.Requests, 5+2+2)
+	}
+	known := 0 // the store's links of the day not drilled
+	for _, n := range w.local[3] {
+		if n > 0 {
+			known++
+		}
+	}
+	if got.UncheckedLinks != known || got.UncheckedUnknown {
+		t.Errorf("unchecked links %s, want the store's %d of the day not drilled", got.Unchecked(), known)
+	}
+	if got.UndrilledDays != 1 || got.RestRequests != 5 {
+		t.Errorf("undrilled days %d, rest %d requests: want 1 day and its 5 pages", got.UndrilledDays, got.RestRequests)
+	}
+	text := notes(res)
+	for _, want := range []string{"not started rather than cut short", "the rest needs about 5 more requests"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q in the findings:\n%s", want, text)
+		}
+	}
+	for _, l := range res.Links {
+		if l.Date == w.from.AddDays(3) {
+			t.Errorf("a link of the day not drilled is listed: %+v", l)
+		}
+	}
+}
+
+// With no request left, the store's links are not read either: how many
+// links went unchecked is not known, and report.json says null, never 0.
+func TestDrillUncheckedUnknownIsNull(t *testing.T) {
+	w := newPlanWorld(3, 10)
+	w.lose(1, 0, 1)
+	o, d := w.start(t)
+	o.DrillMax = 0
+	_, got := drill(t, o, d)
+	if !got.UncheckedUnknown || got.UndrilledDays != 1 || got.RestRequests != 3 {
+		t.Errorf("drill-down %+v: want unchecked links unknown, 1 day and 3 requests left", got)
+	}
+	data, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"unchecked_links":null`) {
+		t.Errorf("report.json's drilldown %s: want unchecked_links null", data)
 	}
 }
