@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
@@ -130,34 +131,28 @@ type budget struct {
 
 	mu    sync.Mutex
 	spent int
+	held  int // set aside for days drilled beside each other (hold)
 	fatal error
 }
 
 func newBudget(max int) *budget { return &budget{max: max} }
 
 // take spends one request, or reports that the budget is spent.
-func (b *budget) take() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.spent >= b.max || b.fatal != nil {
-		return false
-	}
-	b.spent++
-	return true
-}
+func (b *budget) take() bool { return (&hold{b: b}).take() }
 
 // left reports whether one more request may be sent, without spending it.
-func (b *budget) left() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.spent < b.max && b.fatal == nil
-}
+func (b *budget) left() bool { return (&hold{b: b}).left() }
 
 // room returns how many more requests may be sent: what is left of the
-// budget, and no more than fit before the deadline at the rate.
+// budget, and no more than fit before the deadline at the rate, less what
+// days being drilled hold.
 func (b *budget) room() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.roomLocked()
+}
+
+func (b *budget) roomLocked() int {
 	if b.fatal != nil {
 		return 0
 	}
@@ -166,7 +161,58 @@ func (b *budget) room() int {
 		fit := time.Until(b.deadline).Minutes() * b.rate
 		n = min(n, int(max(fit, 0)))
 	}
-	return max(n, 0)
+	return max(n-b.held, 0)
+}
+
+// hold is requests set aside for one day, drilled beside others: what it
+// holds no other day can spend, so a day's breakdown, once started, can
+// finish.
+type hold struct {
+	b *budget
+	n int // still held; guarded by b.mu
+}
+
+// reserve sets n requests aside, if they are there.
+func (b *budget) reserve(n int) (*hold, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.roomLocked() < n {
+		return &hold{b: b}, false
+	}
+	b.held += n
+	return &hold{b: b, n: n}, true
+}
+
+// take spends one request: a held one first, else one nobody holds.
+func (h *hold) take() bool {
+	b := h.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fatal != nil || b.spent >= b.max || (h.n == 0 && b.spent+b.held >= b.max) {
+		return false
+	}
+	b.spent++
+	if h.n > 0 {
+		h.n--
+		b.held--
+	}
+	return true
+}
+
+// left reports whether take would spend one more request.
+func (h *hold) left() bool {
+	b := h.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.fatal == nil && b.spent < b.max && (h.n > 0 || b.spent+b.held < b.max)
+}
+
+// release gives back what h still holds.
+func (h *hold) release() {
+	h.b.mu.Lock()
+	defer h.b.mu.Unlock()
+	h.b.held -= h.n
+	h.n = 0
 }
 
 func (b *budget) used() int {
@@ -263,7 +309,7 @@ func budgetNote(b *budget, what string, err error) string {
 // pages and its countries and hours fit in what is left (budget.room), so
 // that no request is spent on a breakdown that cannot finish. A day keeps
 // only the links that differ (reconcile.LinkTally); the store's counts of
-// a run are held while it is drilled, 4 bytes a link and day. The fallback
+// a run are held while it is drilled, 2 bytes a link and day. The fallback
 // needs the store's whole list, and keeps it.
 func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[reconcile.Date]reconcile.DayDetail,
 	storeErrs map[reconcile.Date]error, summary report.Drilldown, err error) {
@@ -295,13 +341,35 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 	var storeTook time.Duration
 	left := map[reconcile.Date]*dayLeft{} // what each day left unread
 	step := 0
-	for _, run := range runs {
-		var pieces []*runCounts
-		if b.room() > 0 && summary.Mode == report.DrillBreakdown {
-			readStarted := time.Now()
-			pieces = dr.readRun(ctx, run, storeErrs)
-			storeTook += time.Since(readStarted)
+	// The store's counts of the next run are read while this run's
+	// requests are sent.
+	type read struct {
+		pieces []*runCounts
+		errs   map[reconcile.Date]error
+		took   time.Duration
+	}
+	readAhead := func(run []reconcile.Date) <-chan read {
+		ch := make(chan read, 1)
+		if b.room() == 0 || summary.Mode != report.DrillBreakdown {
+			ch <- read{}
+			return ch
 		}
+		go func() {
+			started, errs := time.Now(), map[reconcile.Date]error{}
+			pieces := dr.readRun(ctx, run, errs)
+			ch <- read{pieces, errs, time.Since(started)}
+		}()
+		return ch
+	}
+	next := readAhead(runs[0])
+	for i, run := range runs {
+		r := <-next
+		if i+1 < len(runs) {
+			next = readAhead(runs[i+1])
+		}
+		pieces := r.pieces
+		maps.Copy(storeErrs, r.errs)
+		storeTook += r.took
 		if pieces == nil {
 			pieces = []*runCounts{{days: run}} // not read: nothing is known of its links
 		}
@@ -321,10 +389,26 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 					summary.Mode = report.DrillFallback
 				}
 			}
+			// Several days at once, worst first, each holding the
+			// requests it needs; the rate limiter paces them all.
+			var mu sync.Mutex
+			var g errgroup.Group
+			g.SetLimit(dayConcurrency)
+			mode := &drillMode{breakdown: summary.Mode == report.DrillBreakdown}
 			for _, d := range worstOf(days, rc.days) {
 				dr.progress.Step("drill-down", step, len(days))
 				step++
-				left[d] = dr.drillDay(ctx, b, rc, d, proved[d], &summary, drilled[d])
+				g.Go(func() error {
+					l := dr.drillDay(ctx, b, rc, d, proved[d], mode, drilled[d])
+					mu.Lock()
+					left[d] = l
+					mu.Unlock()
+					return nil
+				})
+			}
+			_ = g.Wait() // drillDay notes its failures
+			if !mode.isBreakdown() {
+				summary.Mode = report.DrillFallback
 			}
 		}
 	}
@@ -356,6 +440,28 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 	return details, storeErrs, summary, b.err()
 }
 
+// dayConcurrency is how many days are drilled at once.
+const dayConcurrency = 3
+
+// drillMode says whether the days are drilled by Elido's breakdown, until
+// a day finds Elido has none.
+type drillMode struct {
+	mu        sync.Mutex
+	breakdown bool
+}
+
+func (m *drillMode) isBreakdown() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.breakdown
+}
+
+func (m *drillMode) noBreakdown() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.breakdown = false
+}
+
 // worstOf returns the days of some, in the order of worst.
 func worstOf(worst, some []reconcile.Date) []reconcile.Date {
 	var out []reconcile.Date
@@ -377,9 +483,10 @@ type dayLeft struct {
 }
 
 // drillDay reads day d of rc: its links by its own breakdown (unless the
-// run's proved them), its countries and its hours.
+// run's proved them), its countries and its hours. The requests it needs
+// are set aside before it starts (budget.reserve).
 func (dr driller) drillDay(ctx context.Context, b *budget, rc *runCounts, d reconcile.Date, proved bool,
-	summary *report.Drilldown, det *reconcile.DayDetail) *dayLeft {
+	mode *drillMode, det *reconcile.DayDetail) *dayLeft {
 	l := &dayLeft{linkCount: -1}
 	k := -1
 	if rc.index != nil {
@@ -391,30 +498,43 @@ func (dr driller) drillDay(ctx context.Context, b *budget, rc *runCounts, d reco
 		pages = pagesFor(rc.links[k])
 		det.LocalLinkSum = rc.sum[k]
 	}
+	breakdown := !proved && mode.isBreakdown()
+	var h *hold
 	switch {
-	case proved || summary.Mode != report.DrillBreakdown:
+	case !breakdown:
+		h, _ = b.reserve(min(2, b.room()))
 	case k >= 0 && rc.err[k] != nil:
 		// Without the store's side, Elido's would buy nothing.
 		l.links = true
-	case k < 0 || pages+2 > b.room():
+		h, _ = b.reserve(min(2, b.room()))
+	default:
 		// Never start a breakdown that cannot finish: its pages and the
 		// day's countries and hours must fit.
-		det.Notes = append(det.Notes, dr.roomNote(b, pages))
-		l.links, l.rest = true, pages
-	default:
+		var ok bool
+		if h, ok = b.reserve(pages + 2); k < 0 || !ok {
+			h.release()
+			det.Notes = append(det.Notes, dr.roomNote(b, pages))
+			l.links, l.rest = true, pages
+			h, _ = b.reserve(min(2, b.room()))
+			breakdown = false
+		}
+	}
+	defer h.release()
+	ctx = elido.WithBudget(ctx, h.take)
+	if breakdown {
 		if dr.links(ctx, b, d, rc.tally(k), det) {
-			summary.Mode = report.DrillFallback
+			mode.noBreakdown()
 		} else if !det.LinksComplete {
 			l.links = true
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) || b.err() == nil && !b.left() {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) || b.err() == nil && !h.left() {
 				l.rest = pages
 			}
 		}
 	}
-	if dr.countries(ctx, b, d, det) {
+	if dr.countries(ctx, b, h, d, det) {
 		l.rest++
 	}
-	if dr.hours(ctx, b, d, det) {
+	if dr.hours(ctx, b, h, d, det) {
 		l.rest++
 	}
 	return l
@@ -522,8 +642,8 @@ func (dr driller) links(ctx context.Context, b *budget, d reconcile.Date, tally 
 // countries reads Elido's and the store's per-country counts of day d
 // into det, or notes why it could not. It reports whether they were left
 // for want of budget or time.
-func (dr driller) countries(ctx context.Context, b *budget, d reconcile.Date, det *reconcile.DayDetail) (left bool) {
-	if !b.left() {
+func (dr driller) countries(ctx context.Context, b *budget, h *hold, d reconcile.Date, det *reconcile.DayDetail) (left bool) {
+	if !h.left() {
 		det.Notes = append(det.Notes, budgetNote(b, "per-country counts", nil))
 		return b.err() == nil
 	}
@@ -555,8 +675,8 @@ func (dr driller) countries(ctx context.Context, b *budget, d reconcile.Date, de
 // hours reads Elido's and the store's hourly counts of day d into det, or
 // notes why it could not. It reports whether they were left for want of
 // budget or time.
-func (dr driller) hours(ctx context.Context, b *budget, d reconcile.Date, det *reconcile.DayDetail) (left bool) {
-	if !b.left() {
+func (dr driller) hours(ctx context.Context, b *budget, h *hold, d reconcile.Date, det *reconcile.DayDetail) (left bool) {
+	if !h.left() {
 		det.Notes = append(det.Notes, budgetNote(b, "hourly counts", nil))
 		return b.err() == nil
 	}

@@ -28,7 +28,7 @@ import (
 const pageLinks = 1000
 
 // maxRunCells bounds the store counts a run holds while it is drilled: a
-// day's count of each link as 4 bytes, so 16 MiB (40 days of 100k links).
+// day's count of each link as 2 bytes, so 8 MiB (40 days of 100k links).
 // A longer run is drilled in pieces.
 const maxRunCells = 4 << 20
 
@@ -64,12 +64,12 @@ func runsOf(worst []reconcile.Date) [][]reconcile.Date {
 // runCounts are the store's per-link counts of a run of consecutive days
 // that differ, for both ways of drilling it: a day's column for its own
 // breakdown, the run's sums for the run's breakdown. A link's id is held
-// once, its count on each day in 4 bytes.
+// once, its count on each day in 2 bytes (a larger count aside, in wide).
 type runCounts struct {
 	days  []reconcile.Date // date order
 	index map[string]uint32
 	ids   []string
-	cells [][]uint32 // cells[k][i]: day k, link i; math.MaxUint32: see wide
+	cells [][]uint16 // cells[k][i]: day k, link i; math.MaxUint16: see wide
 	wide  []map[uint32]int64
 	sum   []*int64 // the sum of the store's rows of day k; nil past an int64
 	links []int    // how many links the store has rows for on day k
@@ -81,7 +81,7 @@ func newRunCounts() *runCounts { return &runCounts{index: map[string]uint32{}} }
 // addDay makes room for day d and returns its position.
 func (rc *runCounts) addDay(d reconcile.Date) int {
 	rc.days = append(rc.days, d)
-	rc.cells = append(rc.cells, nil)
+	rc.cells = append(rc.cells, make([]uint16, 0, len(rc.ids))) // the links of the days before, mostly
 	rc.wide = append(rc.wide, nil)
 	rc.sum = append(rc.sum, new(int64))
 	rc.links = append(rc.links, 0)
@@ -100,7 +100,7 @@ func (rc *runCounts) add(k int, id string, n int64) {
 	}
 	col := rc.cells[k]
 	if int(i) >= len(col) {
-		col = append(col, make([]uint32, int(i)+1-len(col))...)
+		col = slices.Grow(col, int(i)+1-len(col))[:i+1] // never written beyond len: zeros
 		rc.cells[k] = col
 	}
 	old := rc.cell(k, i)
@@ -111,14 +111,14 @@ func (rc *runCounts) add(k int, id string, n int64) {
 	if !ok {
 		total = math.MaxInt64
 	}
-	if total >= math.MaxUint32 {
+	if total >= math.MaxUint16 {
 		if rc.wide[k] == nil {
 			rc.wide[k] = map[uint32]int64{}
 		}
 		rc.wide[k][i] = total
-		col[i] = math.MaxUint32
+		col[i] = math.MaxUint16
 	} else {
-		col[i] = uint32(total)
+		col[i] = uint16(total)
 	}
 	if rc.sum[k] != nil {
 		if s, ok := reconcile.AddClicks(*rc.sum[k], n); ok {
@@ -135,7 +135,7 @@ func (rc *runCounts) cell(k int, i uint32) int64 {
 	if int(i) >= len(col) {
 		return 0
 	}
-	if v := col[i]; v != math.MaxUint32 {
+	if v := col[i]; v != math.MaxUint16 {
 		return int64(v)
 	}
 	return rc.wide[k][i]

@@ -349,3 +349,67 @@ func TestDrillUncheckedUnknownIsNull(t *testing.T) {
 		t.Errorf("report.json's drilldown %s: want unchecked_links null", data)
 	}
 }
+
+// What a day holds no other day can spend: its breakdown, once started
+// beside others, can finish.
+func TestBudgetHolds(t *testing.T) {
+	b := newBudget(10)
+	h, ok := b.reserve(7)
+	if !ok || b.room() != 3 {
+		t.Fatalf("reserve 7 of 10: %v, room %d, want 3 left", ok, b.room())
+	}
+	if _, ok := b.reserve(4); ok {
+		t.Error("4 more reserved with 3 left")
+	}
+	for i := range 3 {
+		if !b.take() {
+			t.Fatalf("request %d of the 3 nobody holds refused", i+1)
+		}
+	}
+	if b.take() || b.left() {
+		t.Error("a request spent from what a day holds")
+	}
+	for i := range 7 {
+		if !h.take() {
+			t.Fatalf("held request %d of 7 refused", i+1)
+		}
+	}
+	if h.take() || b.used() != 10 {
+		t.Errorf("spent %d, and the hold took one more: want 10 and no more", b.used())
+	}
+	h.release()
+	if b.room() != 0 {
+		t.Errorf("room %d after everything was spent", b.room())
+	}
+	// What a day does not spend goes back.
+	b = newBudget(5)
+	h, _ = b.reserve(4)
+	h.take()
+	h.release()
+	if b.room() != 4 {
+		t.Errorf("room %d after a hold of 4 spent 1, want 4", b.room())
+	}
+}
+
+// A count too large for a day's 2 bytes is held aside, exact.
+func TestRunCountsHoldLargeCounts(t *testing.T) {
+	rc := newRunCounts()
+	day, _ := reconcile.ParseDate("2026-10-01")
+	k := rc.addDay(day)
+	rc.add(k, "lnk_busy", 70_000)
+	rc.add(k, "lnk_quiet", 5)
+	rc.add(k, "lnk_busy", 65_535) // a second row adds up
+	rc.add(k, "lnk_edge", 65_534)
+	for id, want := range map[string]int64{"lnk_busy": 135_535, "lnk_quiet": 5, "lnk_edge": 65_534} {
+		if got := rc.cell(k, rc.index[id]); got != want {
+			t.Errorf("%s: %d, want %d", id, got, want)
+		}
+	}
+	if *rc.sum[k] != 135_535+5+65_534 || rc.links[k] != 3 {
+		t.Errorf("sum %d over %d links", *rc.sum[k], rc.links[k])
+	}
+	_, local := rc.tally(k).Sums()
+	if *local != *rc.sum[k] {
+		t.Errorf("the day's tally sums to %d, want %d", *local, *rc.sum[k])
+	}
+}
