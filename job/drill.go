@@ -440,8 +440,10 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 	return details, storeErrs, summary, b.err()
 }
 
-// dayConcurrency is how many days are drilled at once.
-const dayConcurrency = 3
+// dayConcurrency is how many days are drilled at once: each holds the
+// store's counts of its links (about 3 MB per 100k links) while its pages
+// are compared.
+const dayConcurrency = 2
 
 // drillMode says whether the days are drilled by Elido's breakdown, until
 // a day finds Elido has none.

@@ -147,12 +147,22 @@ func (rc *runCounts) pos(d reconcile.Date) int { return slices.Index(rc.days, d)
 // tally returns day k's counts as a LinkTally, for its own breakdown.
 func (rc *runCounts) tally(k int) *reconcile.LinkTally {
 	t := &reconcile.LinkTally{}
+	t.Grow(rc.links[k], rc.links[k]*rc.idLen())
 	for i := range rc.cells[k] {
 		if n := rc.cell(k, uint32(i)); n != 0 {
 			t.AddLocal(rc.ids[i], n)
 		}
 	}
 	return t
+}
+
+// idLen is the longest link id's length, for sizing a tally.
+func (rc *runCounts) idLen() int {
+	n := 0
+	for _, id := range rc.ids {
+		n = max(n, len(id))
+	}
+	return n
 }
 
 // readRun reads the store's per-link counts of a run's days, in date
