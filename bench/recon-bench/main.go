@@ -408,6 +408,9 @@ func runBinary(ctx context.Context, timeBin, bin string, args, env []string) (me
 		return m, fmt.Errorf("%s: %w\n%s", bin, err, stderr.String())
 	}
 	out := stderr.String()
+	if dir := os.Getenv("RECON_BENCH_LOGS"); dir != "" {
+		_ = os.WriteFile(filepath.Join(dir, filepath.Base(bin)+".log"), stderr.Bytes(), 0o644)
+	}
 	rss := regexp.MustCompile(`Maximum resident set size \(kbytes\): (\d+)`).FindStringSubmatch(out)
 	if rss == nil {
 		return m, fmt.Errorf("no peak RSS in the output of %s:\n%s", timeBin, out)
