@@ -398,11 +398,13 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 			for _, d := range worstOf(days, rc.days) {
 				dr.progress.Step("drill-down", step, len(days))
 				step++
+				// Set aside in the order of worst, before the day starts.
+				day := dr.planDay(b, rc, d, proved[d], mode, drilled[d])
+				mu.Lock()
+				left[d] = day.left
+				mu.Unlock()
 				g.Go(func() error {
-					l := dr.drillDay(ctx, b, rc, d, proved[d], mode, drilled[d])
-					mu.Lock()
-					left[d] = l
-					mu.Unlock()
+					dr.drillDay(ctx, b, rc, day, mode, drilled[d])
 					return nil
 				})
 			}
@@ -484,62 +486,72 @@ type dayLeft struct {
 	rest      int
 }
 
-// drillDay reads day d of rc: its links by its own breakdown (unless the
-// run's proved them), its countries and its hours. The requests it needs
-// are set aside before it starts (budget.reserve).
-func (dr driller) drillDay(ctx context.Context, b *budget, rc *runCounts, d reconcile.Date, proved bool,
-	mode *drillMode, det *reconcile.DayDetail) *dayLeft {
-	l := &dayLeft{linkCount: -1}
-	k := -1
+// dayPlan is what a day will read: its links by its own breakdown
+// (breakdown), with the requests it holds.
+type dayPlan struct {
+	date      reconcile.Date
+	k, pages  int
+	breakdown bool
+	hold      *hold
+	left      *dayLeft
+}
+
+// planDay decides what day d of rc reads: its links by its own breakdown
+// (unless the run's proved them), its countries and its hours, and sets
+// aside the requests they need (budget.reserve). A breakdown is never
+// started that cannot finish.
+func (dr driller) planDay(b *budget, rc *runCounts, d reconcile.Date, proved bool, mode *drillMode, det *reconcile.DayDetail) dayPlan {
+	p := dayPlan{date: d, k: -1, pages: 1, left: &dayLeft{linkCount: -1}}
 	if rc.index != nil {
-		k = rc.pos(d)
+		p.k = rc.pos(d)
 	}
-	pages := 1
-	if k >= 0 && rc.err[k] == nil {
-		l.linkCount = rc.links[k]
-		pages = pagesFor(rc.links[k])
-		det.LocalLinkSum = rc.sum[k]
+	if p.k >= 0 && rc.err[p.k] == nil {
+		p.left.linkCount = rc.links[p.k]
+		p.pages = pagesFor(rc.links[p.k])
+		det.LocalLinkSum = rc.sum[p.k]
 	}
-	breakdown := !proved && mode.isBreakdown()
-	var h *hold
+	p.breakdown = !proved && mode.isBreakdown()
 	switch {
-	case !breakdown:
-		h, _ = b.reserve(min(2, b.room()))
-	case k >= 0 && rc.err[k] != nil:
+	case !p.breakdown:
+	case p.k >= 0 && rc.err[p.k] != nil:
 		// Without the store's side, Elido's would buy nothing.
-		l.links = true
-		h, _ = b.reserve(min(2, b.room()))
+		p.left.links, p.breakdown = true, false
 	default:
-		// Never start a breakdown that cannot finish: its pages and the
-		// day's countries and hours must fit.
-		var ok bool
-		if h, ok = b.reserve(pages + 2); k < 0 || !ok {
-			h.release()
-			det.Notes = append(det.Notes, dr.roomNote(b, pages))
-			l.links, l.rest = true, pages
-			h, _ = b.reserve(min(2, b.room()))
-			breakdown = false
+		// Its pages and the day's countries and hours must fit.
+		h, ok := b.reserve(p.pages + 2)
+		if p.k >= 0 && ok {
+			p.hold = h
+			return p
 		}
+		h.release()
+		det.Notes = append(det.Notes, dr.roomNote(b, p.pages))
+		p.left.links, p.left.rest, p.breakdown = true, p.pages, false
 	}
+	p.hold, _ = b.reserve(min(2, b.room()))
+	return p
+}
+
+// drillDay reads what p planned of its day into det.
+func (dr driller) drillDay(ctx context.Context, b *budget, rc *runCounts, p dayPlan, mode *drillMode, det *reconcile.DayDetail) {
+	h, l := p.hold, p.left
 	defer h.release()
 	ctx = elido.WithBudget(ctx, h.take)
-	if breakdown {
-		if dr.links(ctx, b, d, rc.tally(k), det) {
+	if p.breakdown {
+		if dr.links(ctx, b, p.date, rc.tally(p.k), det) {
 			mode.noBreakdown()
 		} else if !det.LinksComplete {
 			l.links = true
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) || b.err() == nil && !h.left() {
-				l.rest = pages
+				l.rest = p.pages
 			}
 		}
 	}
-	if dr.countries(ctx, b, h, d, det) {
+	if dr.countries(ctx, b, h, p.date, det) {
 		l.rest++
 	}
-	if dr.hours(ctx, b, h, d, det) {
+	if dr.hours(ctx, b, h, p.date, det) {
 		l.rest++
 	}
-	return l
 }
 
 // roomNote says why a day's links were not read: its breakdown would not
