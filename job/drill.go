@@ -376,7 +376,7 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 		for _, rc := range pieces {
 			var p runPlan
 			var proved map[reconcile.Date]bool
-			if rc.index != nil {
+			if rc.read {
 				p = rc.plan(b.room())
 				dr.log.Info("drill-down run", "from", rc.days[0].String(), "to", rc.days[len(rc.days)-1].String(),
 					"days", len(rc.days), "links", len(rc.ids), "across", p.across,
@@ -387,6 +387,13 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 				proved, noBreakdown = dr.acrossRun(ctx, b, rc, p, api, drilled)
 				if noBreakdown {
 					summary.Mode = report.DrillFallback
+				}
+			}
+			if rc.read {
+				rc.forget()
+				for d := range proved {
+					k := rc.pos(d)
+					rc.cells[k], rc.wide[k] = nil, nil
 				}
 			}
 			// Several days at once, worst first, each holding the
@@ -502,7 +509,7 @@ type dayPlan struct {
 // started that cannot finish.
 func (dr driller) planDay(b *budget, rc *runCounts, d reconcile.Date, proved bool, mode *drillMode, det *reconcile.DayDetail) dayPlan {
 	p := dayPlan{date: d, k: -1, pages: 1, left: &dayLeft{linkCount: -1}}
-	if rc.index != nil {
+	if rc.read {
 		p.k = rc.pos(d)
 	}
 	if p.k >= 0 && rc.err[p.k] == nil {
@@ -537,7 +544,7 @@ func (dr driller) drillDay(ctx context.Context, b *budget, rc *runCounts, p dayP
 	defer h.release()
 	ctx = elido.WithBudget(ctx, h.take)
 	if p.breakdown {
-		if dr.links(ctx, b, p.date, rc.tally(p.k), det) {
+		if dr.links(ctx, b, p.date, rc.take(p.k), det) {
 			mode.noBreakdown()
 		} else if !det.LinksComplete {
 			l.links = true

@@ -66,8 +66,9 @@ func runsOf(worst []reconcile.Date) [][]reconcile.Date {
 // breakdown, the run's sums for the run's breakdown. A link's id is held
 // once, its count on each day in 2 bytes (a larger count aside, in wide).
 type runCounts struct {
-	days  []reconcile.Date // date order
-	index map[string]uint32
+	days  []reconcile.Date  // date order
+	read  bool              // the store was asked for the days' counts
+	index map[string]uint32 // nil once the run's breakdown no longer needs it
 	ids   []string
 	cells [][]uint16 // cells[k][i]: day k, link i; math.MaxUint16: see wide
 	wide  []map[uint32]int64
@@ -76,7 +77,19 @@ type runCounts struct {
 	err   []error  // why day k could not be read
 }
 
-func newRunCounts() *runCounts { return &runCounts{index: map[string]uint32{}} }
+func newRunCounts() *runCounts { return &runCounts{read: true, index: map[string]uint32{}} }
+
+// forget drops what only the run's breakdown needs, the ids' index,
+// before the days are drilled one by one.
+func (rc *runCounts) forget() { rc.index = nil }
+
+// take returns day k's counts as a LinkTally, for its own breakdown, and
+// drops them from rc: the day's column is not read again.
+func (rc *runCounts) take(k int) *reconcile.LinkTally {
+	t := rc.tally(k)
+	rc.cells[k], rc.wide[k] = nil, nil
+	return t
+}
 
 // addDay makes room for day d and returns its position.
 func (rc *runCounts) addDay(d reconcile.Date) int {
