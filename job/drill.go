@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"sort"
@@ -54,6 +56,12 @@ func drillDown(ctx context.Context, s drillStage, res reconcile.Result) (reconci
 		}
 	}
 	res = reconcile.Explain(res, details, s.window.Loc)
+	if drill.UndrilledDays > 0 {
+		res.Findings = append(res.Findings, reconcile.Finding{Kind: reconcile.FindingDrilldownGap, Message: fmt.Sprintf(
+			"%d days that differ were not wholly drilled for want of requests (RECON_DRILLDOWN_MAX_REQUESTS=%d) or time (RECON_TIMEOUT at ELIDO_RATE_LIMIT=%g a minute): the rest needs about %d more requests, %s at that rate; %s links were left unchecked",
+			drill.UndrilledDays, s.max, s.client.RatePerMinute(), drill.RestRequests,
+			(time.Duration(drill.RestSeconds) * time.Second).String(), drill.Unchecked())})
+	}
 	if stopped {
 		s.log.Warn("drill-down stopped at its time limit")
 		res.Findings = append(res.Findings, reconcile.Finding{Kind: reconcile.FindingDrilldownGap,
@@ -99,6 +107,9 @@ type driller struct {
 	// its hours that share wall times are compared merged. nil for
 	// instants.
 	wall *time.Location
+	// dayByDay drills each day by its own breakdown, never across a run:
+	// the per-day drill-down the planner is measured and tested against.
+	dayByDay bool
 }
 
 // lookbackDays is how far before the window the fallback looks for links
@@ -117,30 +128,95 @@ const fallbackConcurrency = 4
 // later request can mend (fatal) spends what is left.
 type budget struct {
 	max int
+	// rate (requests a minute, ELIDO_RATE_LIMIT) and deadline (zero:
+	// none) bound the requests that fit in the time left (room).
+	rate     float64
+	deadline time.Time
 
 	mu    sync.Mutex
 	spent int
+	held  int // set aside for days drilled beside each other (hold)
 	fatal error
 }
 
 func newBudget(max int) *budget { return &budget{max: max} }
 
 // take spends one request, or reports that the budget is spent.
-func (b *budget) take() bool {
+func (b *budget) take() bool { return (&hold{b: b}).take() }
+
+// left reports whether one more request may be sent, without spending it.
+func (b *budget) left() bool { return (&hold{b: b}).left() }
+
+// room returns how many more requests may be sent: what is left of the
+// budget, and no more than fit before the deadline at the rate, less what
+// days being drilled hold.
+func (b *budget) room() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.spent >= b.max || b.fatal != nil {
+	return b.roomLocked()
+}
+
+func (b *budget) roomLocked() int {
+	if b.fatal != nil {
+		return 0
+	}
+	n := b.max - b.spent
+	if !b.deadline.IsZero() && b.rate > 0 {
+		fit := time.Until(b.deadline).Minutes() * b.rate
+		n = min(n, int(max(fit, 0)))
+	}
+	return max(n-b.held, 0)
+}
+
+// hold is requests set aside for one day, drilled beside others: what it
+// holds no other day can spend, so a day's breakdown, once started, can
+// finish.
+type hold struct {
+	b *budget
+	n int // still held; guarded by b.mu
+}
+
+// reserve sets n requests aside, if they are there.
+func (b *budget) reserve(n int) (*hold, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.roomLocked() < n {
+		return &hold{b: b}, false
+	}
+	b.held += n
+	return &hold{b: b, n: n}, true
+}
+
+// take spends one request: a held one first, else one nobody holds.
+func (h *hold) take() bool {
+	b := h.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fatal != nil || b.spent >= b.max || (h.n == 0 && b.spent+b.held >= b.max) {
 		return false
 	}
 	b.spent++
+	if h.n > 0 {
+		h.n--
+		b.held--
+	}
 	return true
 }
 
-// left reports whether one more request may be sent, without spending it.
-func (b *budget) left() bool {
+// left reports whether take would spend one more request.
+func (h *hold) left() bool {
+	b := h.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.spent < b.max && b.fatal == nil
+	return b.fatal == nil && b.spent < b.max && (h.n > 0 || b.spent+b.held < b.max)
+}
+
+// release gives back what h still holds.
+func (h *hold) release() {
+	h.b.mu.Lock()
+	defer h.b.mu.Unlock()
+	h.b.held -= h.n
+	h.n = 0
 }
 
 func (b *budget) used() int {
@@ -225,14 +301,20 @@ func budgetNote(b *budget, what string, err error) string {
 
 // drill reads, for each settled day that differs, Elido's per-link,
 // per-country and hourly counts and the store's, within the request
-// budget. The budget goes to the worst days first. storeErrs say why a
-// day's per-link counts could not be read from the store.
+// budget and the time left. The budget goes to the worst runs of
+// consecutive days first, and within a run per-day breakdowns to the
+// worst days first. storeErrs say why a day's per-link counts could not
+// be read from the store.
 //
-// The days are drilled one at a time, and a day keeps only the links
-// that differ (reconcile.LinkTally): the store's per-link counts of a day
-// are as many as the workspace's links (100k), and holding both sides of
-// every day that differs until the report is what a run's memory would
-// grow with. The fallback needs the store's whole list, and keeps it.
+// Each run (runsOf) is planned before its first request (runCounts.plan):
+// across the run (one breakdown over it and a series per link whose sum
+// differs, proved by sums on each day: acrossRun) or day by day, whichever
+// costs fewer requests. A day's own breakdown is started only when its
+// pages and its countries and hours fit in what is left (budget.room), so
+// that no request is spent on a breakdown that cannot finish. A day keeps
+// only the links that differ (reconcile.LinkTally); the store's counts of
+// a run are held while it is drilled, 2 bytes a link and day. The fallback
+// needs the store's whole list, and keeps it.
 func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[reconcile.Date]reconcile.DayDetail,
 	storeErrs map[reconcile.Date]error, summary report.Drilldown, err error) {
 	days := worstFirst(res.Gaps())
@@ -242,39 +324,123 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 	}
 	started := time.Now()
 	b := newBudget(dr.max)
+	b.rate = dr.client.RatePerMinute()
+	if deadline, ok := ctx.Deadline(); ok {
+		b.deadline = deadline
+	}
 	ctx = elido.WithBudget(ctx, b.take)
+	api := map[reconcile.Date]*int64{}
+	for _, d := range res.Days {
+		api[d.Date] = d.API
+	}
 	drilled := map[reconcile.Date]*reconcile.DayDetail{}
+	for _, d := range days {
+		drilled[d] = &reconcile.DayDetail{TotalQuery: dr.query.TotalSource(), LinkQuery: dr.query.LinkSource()}
+	}
 	storeErrs = map[reconcile.Date]error{}
 	summary.Mode = report.DrillBreakdown
+	runs := runsOf(days)
+	dr.log.Info("drill-down plan", "days", len(days), "runs", len(runs), "max_requests", dr.max,
+		"rate_per_minute", b.rate, "requests_that_fit", b.room())
 	var storeTook time.Duration
-	for i, d := range days {
-		dr.progress.Step("drill-down", i, len(days))
-		det := &reconcile.DayDetail{TotalQuery: dr.query.TotalSource(), LinkQuery: dr.query.LinkSource()}
-		drilled[d] = det
-		switch {
-		case summary.Mode != report.DrillBreakdown:
-		case !b.left():
-			// No request left for Elido's side: the store's is not read.
-			det.Notes = append(det.Notes, budgetNote(b, "per-link counts", nil))
-		default:
-			readStarted := time.Now()
-			local, ok := dr.storeTally(ctx, d, storeErrs)
-			storeTook += time.Since(readStarted)
-			if ok {
-				_, det.LocalLinkSum = local.Sums()
+	left := map[reconcile.Date]*dayLeft{} // what each day left unread
+	step := 0
+	// The store's counts of the next run are read while this run's
+	// requests are sent.
+	type read struct {
+		pieces []*runCounts
+		errs   map[reconcile.Date]error
+		took   time.Duration
+	}
+	readAhead := func(run []reconcile.Date) <-chan read {
+		ch := make(chan read, 1)
+		if b.room() == 0 || summary.Mode != report.DrillBreakdown {
+			ch <- read{}
+			return ch
+		}
+		go func() {
+			started, errs := time.Now(), map[reconcile.Date]error{}
+			pieces := dr.readRun(ctx, run, errs)
+			ch <- read{pieces, errs, time.Since(started)}
+		}()
+		return ch
+	}
+	next := readAhead(runs[0])
+	for i, run := range runs {
+		r := <-next
+		if i+1 < len(runs) {
+			next = readAhead(runs[i+1])
+		}
+		pieces := r.pieces
+		maps.Copy(storeErrs, r.errs)
+		storeTook += r.took
+		if pieces == nil {
+			pieces = []*runCounts{{days: run}} // not read: nothing is known of its links
+		}
+		for _, rc := range pieces {
+			var p runPlan
+			var proved map[reconcile.Date]bool
+			if rc.read {
+				p = rc.plan(b.room())
+				dr.log.Info("drill-down run", "from", rc.days[0].String(), "to", rc.days[len(rc.days)-1].String(),
+					"days", len(rc.days), "links", len(rc.ids), "across", p.across,
+					"per_day_requests", p.perDay+2*len(rc.days), "across_requests_at_least", p.run+1+2*len(rc.days))
 			}
-			if dr.links(ctx, b, d, local, det) {
+			if p.across && !dr.dayByDay && summary.Mode == report.DrillBreakdown {
+				var noBreakdown bool
+				proved, noBreakdown = dr.acrossRun(ctx, b, rc, p, api, drilled)
+				if noBreakdown {
+					summary.Mode = report.DrillFallback
+				}
+			}
+			if rc.read {
+				rc.forget()
+				for d := range proved {
+					k := rc.pos(d)
+					rc.cells[k], rc.wide[k] = nil, nil
+				}
+			}
+			// Several days at once, worst first, each holding the
+			// requests it needs; the rate limiter paces them all.
+			var mu sync.Mutex
+			var g errgroup.Group
+			g.SetLimit(dayConcurrency)
+			mode := &drillMode{breakdown: summary.Mode == report.DrillBreakdown}
+			for _, d := range worstOf(days, rc.days) {
+				dr.progress.Step("drill-down", step, len(days))
+				step++
+				// Set aside in the order of worst, before the day starts.
+				day := dr.planDay(b, rc, d, proved[d], mode, drilled[d])
+				mu.Lock()
+				left[d] = day.left
+				mu.Unlock()
+				g.Go(func() error {
+					dr.drillDay(ctx, b, rc, day, mode, drilled[d])
+					return nil
+				})
+			}
+			_ = g.Wait() // drillDay notes its failures
+			if !mode.isBreakdown() {
 				summary.Mode = report.DrillFallback
 			}
 		}
-		dr.countries(ctx, b, d, det)
-		dr.hours(ctx, b, d, det)
 	}
+	dr.progress.Step("drill-down", len(days), len(days))
 	if summary.Mode == report.DrillFallback {
 		summary.UncheckedLinks = dr.linksOneByOne(ctx, b, days, drilled, storeErrs)
 	} else {
 		dr.log.Info("store links read", "days", len(days), "duration_ms", storeTook.Milliseconds())
+		for _, l := range left {
+			switch {
+			case !l.links:
+			case l.linkCount < 0:
+				summary.UncheckedUnknown = true
+			default:
+				summary.UncheckedLinks += l.linkCount
+			}
+		}
 	}
+	dr.rest(left, b.rate, &summary)
 	dr.neighbourHours(ctx, b, res, drilled)
 	details = map[reconcile.Date]reconcile.DayDetail{}
 	for d, det := range drilled {
@@ -282,8 +448,145 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 	}
 	summary.Requests = b.used()
 	dr.log.Info("drill-down done", "mode", summary.Mode, "days", len(days), "requests", summary.Requests,
-		"unchecked_links", summary.UncheckedLinks, "duration_ms", time.Since(started).Milliseconds())
+		"unchecked_links", summary.Unchecked(), "undrilled_days", summary.UndrilledDays, "rest_requests", summary.RestRequests,
+		"duration_ms", time.Since(started).Milliseconds())
 	return details, storeErrs, summary, b.err()
+}
+
+// dayConcurrency is how many days are drilled at once: each holds the
+// store's counts of its links (about 3 MB per 100k links) while its pages
+// are compared.
+const dayConcurrency = 2
+
+// drillMode says whether the days are drilled by Elido's breakdown, until
+// a day finds Elido has none.
+type drillMode struct {
+	mu        sync.Mutex
+	breakdown bool
+}
+
+func (m *drillMode) isBreakdown() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.breakdown
+}
+
+func (m *drillMode) noBreakdown() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.breakdown = false
+}
+
+// worstOf returns the days of some, in the order of worst.
+func worstOf(worst, some []reconcile.Date) []reconcile.Date {
+	var out []reconcile.Date
+	for _, d := range worst {
+		if slices.Contains(some, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// dayLeft is what a day left unread: its links (links; linkCount the
+// store's links of the day, -1 when not known) and the requests that would
+// read the rest for want of budget or time (rest).
+type dayLeft struct {
+	links     bool
+	linkCount int
+	rest      int
+}
+
+// dayPlan is what a day will read: its links by its own breakdown
+// (breakdown), with the requests it holds.
+type dayPlan struct {
+	date      reconcile.Date
+	k, pages  int
+	breakdown bool
+	hold      *hold
+	left      *dayLeft
+}
+
+// planDay decides what day d of rc reads: its links by its own breakdown
+// (unless the run's proved them), its countries and its hours, and sets
+// aside the requests they need (budget.reserve). A breakdown is never
+// started that cannot finish.
+func (dr driller) planDay(b *budget, rc *runCounts, d reconcile.Date, proved bool, mode *drillMode, det *reconcile.DayDetail) dayPlan {
+	p := dayPlan{date: d, k: -1, pages: 1, left: &dayLeft{linkCount: -1}}
+	if rc.read {
+		p.k = rc.pos(d)
+	}
+	if p.k >= 0 && rc.err[p.k] == nil {
+		p.left.linkCount = rc.links[p.k]
+		p.pages = pagesFor(rc.links[p.k])
+		det.LocalLinkSum = rc.sum[p.k]
+	}
+	p.breakdown = !proved && mode.isBreakdown()
+	switch {
+	case !p.breakdown:
+	case p.k >= 0 && rc.err[p.k] != nil:
+		// Without the store's side, Elido's would buy nothing.
+		p.left.links, p.breakdown = true, false
+	default:
+		// Its pages and the day's countries and hours must fit.
+		h, ok := b.reserve(p.pages + 2)
+		if p.k >= 0 && ok {
+			p.hold = h
+			return p
+		}
+		h.release()
+		det.Notes = append(det.Notes, dr.roomNote(b, p.pages))
+		p.left.links, p.left.rest, p.breakdown = true, p.pages, false
+	}
+	p.hold, _ = b.reserve(min(2, b.room()))
+	return p
+}
+
+// drillDay reads what p planned of its day into det.
+func (dr driller) drillDay(ctx context.Context, b *budget, rc *runCounts, p dayPlan, mode *drillMode, det *reconcile.DayDetail) {
+	h, l := p.hold, p.left
+	defer h.release()
+	ctx = elido.WithBudget(ctx, h.take)
+	if p.breakdown {
+		if dr.links(ctx, b, p.date, rc.take(p.k), det) {
+			mode.noBreakdown()
+		} else if !det.LinksComplete {
+			l.links = true
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) || b.err() == nil && !h.left() {
+				l.rest = p.pages
+			}
+		}
+	}
+	if dr.countries(ctx, b, h, p.date, det) {
+		l.rest++
+	}
+	if dr.hours(ctx, b, h, p.date, det) {
+		l.rest++
+	}
+}
+
+// roomNote says why a day's links were not read: its breakdown would not
+// fit in what is left of the budget or of the time.
+func (dr driller) roomNote(b *budget, pages int) string {
+	if fatal := b.err(); fatal != nil {
+		return "per-link counts not read: the drill-down stopped: " + fatal.Error()
+	}
+	return fmt.Sprintf("per-link counts not read: the day's breakdown (about %d pages) and its countries and hours do not fit in the %d requests left (RECON_DRILLDOWN_MAX_REQUESTS, and ELIDO_RATE_LIMIT before the deadline); the breakdown is not started rather than cut short",
+		pages, b.room())
+}
+
+// rest sums what the days left unread into summary: how many days, how
+// many requests would read the rest and how long they take at rate.
+func (dr driller) rest(left map[reconcile.Date]*dayLeft, rate float64, summary *report.Drilldown) {
+	for _, l := range left {
+		if l.rest > 0 {
+			summary.UndrilledDays++
+			summary.RestRequests += l.rest
+		}
+	}
+	if rate > 0 {
+		summary.RestSeconds = int(math.Ceil(float64(summary.RestRequests) * 60 / rate))
+	}
 }
 
 // storeLinks reads the store's per-link counts of day d into det, and
@@ -296,18 +599,6 @@ func (dr driller) storeLinks(ctx context.Context, d reconcile.Date, det *reconci
 		return
 	}
 	det.LocalLinks, det.LocalLinkSum = counts.Links, &counts.Total
-}
-
-// storeTally reads the store's per-link counts of day d into a tally, for
-// Elido's to be compared with. A failure is logged and recorded in errs,
-// and leaves the tally empty and ok false.
-func (dr driller) storeTally(ctx context.Context, d reconcile.Date, errs map[reconcile.Date]error) (tally *reconcile.LinkTally, ok bool) {
-	tally = &reconcile.LinkTally{}
-	err := dr.store.EachCount(ctx, dr.query, d, dr.window.Loc, tally.AddLocal)
-	if dr.storeRead(d, err, errs) != nil {
-		return &reconcile.LinkTally{}, false // what it saw is not the day's counts
-	}
-	return tally, true
 }
 
 // recount reads again the day total of each drilled day whose store rows
@@ -374,21 +665,22 @@ func (dr driller) links(ctx context.Context, b *budget, d reconcile.Date, tally 
 }
 
 // countries reads Elido's and the store's per-country counts of day d
-// into det, or notes why it could not.
-func (dr driller) countries(ctx context.Context, b *budget, d reconcile.Date, det *reconcile.DayDetail) {
-	if !b.left() {
+// into det, or notes why it could not. It reports whether they were left
+// for want of budget or time.
+func (dr driller) countries(ctx context.Context, b *budget, h *hold, d reconcile.Date, det *reconcile.DayDetail) (left bool) {
+	if !h.left() {
 		det.Notes = append(det.Notes, budgetNote(b, "per-country counts", nil))
-		return
+		return b.err() == nil
 	}
 	countries, err := dr.client.CountryBreakdown(ctx, d, d, dr.window.Loc)
 	b.check(err)
 	if errors.Is(err, elido.ErrBudget) {
 		det.Notes = append(det.Notes, budgetNote(b, "per-country counts", err))
-		return
+		return b.err() == nil
 	}
 	if err != nil {
 		det.Notes = append(det.Notes, "Elido's per-country counts could not be read: "+err.Error())
-		return
+		return errors.Is(ctx.Err(), context.DeadlineExceeded)
 	}
 	det.APICountries = map[string]int64{}
 	for _, c := range countries {
@@ -402,24 +694,26 @@ func (dr driller) countries(ctx context.Context, b *budget, d reconcile.Date, de
 	default:
 		det.LocalCountries = local
 	}
+	return false
 }
 
 // hours reads Elido's and the store's hourly counts of day d into det, or
-// notes why it could not.
-func (dr driller) hours(ctx context.Context, b *budget, d reconcile.Date, det *reconcile.DayDetail) {
-	if !b.left() {
+// notes why it could not. It reports whether they were left for want of
+// budget or time.
+func (dr driller) hours(ctx context.Context, b *budget, h *hold, d reconcile.Date, det *reconcile.DayDetail) (left bool) {
+	if !h.left() {
 		det.Notes = append(det.Notes, budgetNote(b, "hourly counts", nil))
-		return
+		return b.err() == nil
 	}
 	hours, err := dr.client.HourlyTimeseries(ctx, d, dr.window.Loc, "")
 	b.check(err)
 	if errors.Is(err, elido.ErrBudget) {
 		det.Notes = append(det.Notes, budgetNote(b, "hourly counts", err))
-		return
+		return b.err() == nil
 	}
 	if err != nil {
 		det.Notes = append(det.Notes, "Elido's hourly counts could not be read: "+err.Error())
-		return
+		return errors.Is(ctx.Err(), context.DeadlineExceeded)
 	}
 	if len(hours) > 0 {
 		det.APIHours = store.MergeShared(hours, dr.wall)
@@ -432,6 +726,7 @@ func (dr driller) hours(ctx context.Context, b *budget, d reconcile.Date, det *r
 	default:
 		det.LocalHours = store.MergeShared(append([]reconcile.HourCount{}, local...), dr.wall) // read, so never nil
 	}
+	return false
 }
 
 // neighbourHours reads Elido's hours of the days around each pair of

@@ -68,7 +68,7 @@ func PrintSummary(w io.Writer, format string, rep report.Report, dir string) err
 		}
 	}
 	if rep.Drilldown.Mode != report.DrillOff && rep.Drilldown.Mode != report.DrillNone {
-		fmt.Fprintf(w, "drill-down: %s, %d requests, %d links unchecked\n", rep.Drilldown.Mode, rep.Drilldown.Requests, rep.Drilldown.UncheckedLinks)
+		fmt.Fprintf(w, "drill-down: %s, %d requests, %s links unchecked\n", rep.Drilldown.Mode, rep.Drilldown.Requests, rep.Drilldown.Unchecked())
 	}
 	fmt.Fprintln(w)
 	for _, f := range rep.Findings {

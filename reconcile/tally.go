@@ -49,6 +49,14 @@ func (t *LinkTally) AddLocal(id string, clicks int64) {
 	t.localSum, t.localOver = addSum(t.localSum, clicks, t.localOver)
 }
 
+// Grow makes room for links more of the store's links, their ids idBytes
+// long in all, so that a tally filled from a known list is sized once.
+func (t *LinkTally) Grow(links, idBytes int) {
+	t.ids = slices.Grow(t.ids, idBytes)
+	t.ends = slices.Grow(t.ends, links)
+	t.local = slices.Grow(t.local, links)
+}
+
 // addSum adds n to sum unless the sum already passed an int64 (over).
 func addSum(sum, n int64, over bool) (int64, bool) {
 	if over {

@@ -77,8 +77,8 @@ func Markdown(r Report) ([]byte, error) {
 			p("\nAnd %d more links: see links.csv.\n", more)
 		}
 	}
-	if r.Drilldown.Mode == "fallback" || r.Drilldown.UncheckedLinks > 0 {
-		p("\nDrill-down: %s, %d requests, %d links unchecked.\n", r.Drilldown.Mode, r.Drilldown.Requests, r.Drilldown.UncheckedLinks)
+	if r.Drilldown.Mode == "fallback" || r.Drilldown.UncheckedLinks > 0 || r.Drilldown.UncheckedUnknown {
+		p("\nDrill-down: %s, %d requests, %s links unchecked.\n", r.Drilldown.Mode, r.Drilldown.Requests, r.Drilldown.Unchecked())
 	}
 	if len(r.Diagnoses) > 0 {
 		p("\n## Why the clicks were lost\n\n| date | kind | from | to | clicks | share | links | evidence |\n|---|---|---|---|---:|---:|---:|---|\n")

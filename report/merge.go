@@ -102,6 +102,10 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 		modes[s.Drilldown.Mode] = true
 		m.Drilldown.Requests += s.Drilldown.Requests
 		m.Drilldown.UncheckedLinks += s.Drilldown.UncheckedLinks
+		m.Drilldown.UncheckedUnknown = m.Drilldown.UncheckedUnknown || s.Drilldown.UncheckedUnknown
+		m.Drilldown.UndrilledDays += s.Drilldown.UndrilledDays
+		m.Drilldown.RestRequests += s.Drilldown.RestRequests
+		m.Drilldown.RestSeconds += s.Drilldown.RestSeconds
 		if s.Interrupted != "" {
 			interrupted = append(interrupted, fmt.Sprintf("shard %s..%s: %s", s.Window.From, s.Window.To, s.Interrupted))
 		}

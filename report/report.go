@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -82,9 +83,65 @@ const (
 
 // Drilldown says how the days that differ were drilled into.
 type Drilldown struct {
-	Mode           string `json:"mode"`            // one of the Drill* modes
-	Requests       int    `json:"requests"`        // API requests the drill-down made
-	UncheckedLinks int    `json:"unchecked_links"` // links the fallback could not check
+	Mode     string `json:"mode"`     // one of the Drill* modes
+	Requests int    `json:"requests"` // API requests the drill-down made
+	// UncheckedLinks is how many links were not checked: those the
+	// fallback had no budget for, and every link of a day whose per-link
+	// counts were not read (the store's links of that day). When such a
+	// day's links are not known, UncheckedUnknown is set and report.json
+	// writes null.
+	UncheckedLinks   int  `json:"unchecked_links"`
+	UncheckedUnknown bool `json:"-"`
+	// UndrilledDays is how many days that differ had a part (links,
+	// countries, hours) left unread for want of requests or time;
+	// RestRequests is how many more requests that rest would need (an
+	// estimate: a day's breakdown is a page per 1000 links), and
+	// RestSeconds how long they take at ELIDO_RATE_LIMIT.
+	UndrilledDays int `json:"undrilled_days,omitempty"`
+	RestRequests  int `json:"rest_requests,omitempty"`
+	RestSeconds   int `json:"rest_seconds,omitempty"`
+}
+
+// drilldownJSON is Drilldown as report.json holds it.
+type drilldownJSON struct {
+	Mode           string `json:"mode"`
+	Requests       int    `json:"requests"`
+	UncheckedLinks *int   `json:"unchecked_links"`
+	UndrilledDays  int    `json:"undrilled_days,omitempty"`
+	RestRequests   int    `json:"rest_requests,omitempty"`
+	RestSeconds    int    `json:"rest_seconds,omitempty"`
+}
+
+// MarshalJSON writes unchecked_links as null when it is not known.
+func (d Drilldown) MarshalJSON() ([]byte, error) {
+	j := drilldownJSON{Mode: d.Mode, Requests: d.Requests, UndrilledDays: d.UndrilledDays,
+		RestRequests: d.RestRequests, RestSeconds: d.RestSeconds}
+	if !d.UncheckedUnknown {
+		j.UncheckedLinks = &d.UncheckedLinks
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (d *Drilldown) UnmarshalJSON(data []byte) error {
+	var j drilldownJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	*d = Drilldown{Mode: j.Mode, Requests: j.Requests, UndrilledDays: j.UndrilledDays,
+		RestRequests: j.RestRequests, RestSeconds: j.RestSeconds, UncheckedUnknown: j.UncheckedLinks == nil}
+	if j.UncheckedLinks != nil {
+		d.UncheckedLinks = *j.UncheckedLinks
+	}
+	return nil
+}
+
+// Unchecked returns the unchecked links as text: "-" when not known.
+func (d Drilldown) Unchecked() string {
+	if d.UncheckedUnknown {
+		return "-"
+	}
+	return strconv.Itoa(d.UncheckedLinks)
 }
 
 // Window is the reconciled range of calendar days, both inclusive.

@@ -107,11 +107,11 @@ FROM d CROSS JOIN l`
 		var err error
 		switch w.o.preset {
 		case "events": // the lost links lose every click of the day
-			_, err = db.ExecContext(ctx, `DELETE FROM clicks WHERE ts >= ? AND ts < ? AND CAST(SUBSTRING(link_id, 5) AS UNSIGNED) % ? = 0`,
-				day, day.AddDate(0, 0, 1), every)
+			_, err = db.ExecContext(ctx, `DELETE FROM clicks WHERE ts >= ? AND ts < ? AND CAST(SUBSTRING(link_id, 5) AS UNSIGNED) % ? = ?`,
+				day, day.AddDate(0, 0, 1), every, w.shift[d])
 		case "daily": // the lost links lose one click of the day
-			_, err = db.ExecContext(ctx, `UPDATE click_counts SET clicks = clicks - 1 WHERE day = ? AND CAST(SUBSTRING(link_id, 5) AS UNSIGNED) % ? = 0`,
-				day.Format(time.DateOnly), every)
+			_, err = db.ExecContext(ctx, `UPDATE click_counts SET clicks = clicks - 1 WHERE day = ? AND CAST(SUBSTRING(link_id, 5) AS UNSIGNED) % ? = ?`,
+				day.Format(time.DateOnly), every, w.shift[d])
 		}
 		if err != nil {
 			return 0, fmt.Errorf("seed %s: %w", table, err)

@@ -231,50 +231,81 @@ func breakdown[T interface{ clicks() int64 }](ctx context.Context, c *Client, op
 // null, absent or empty, and hands each page's items to fn once the page
 // is read whole. A cursor seen before is an error: following it would loop
 // for ever.
+//
+// The next page is asked for while fn works through the one before: a
+// day of a large workspace is 100 pages, and the request's round trip
+// need not wait for the comparison. When fn fails, the page already asked
+// for is dropped (its request counted).
 func pages[T interface{ clicks() int64 }](ctx context.Context, c *Client, op, endpoint string,
 	query func(cursor string) url.Values, convert func(breakdownPage) ([]T, error), fn func([]T) error) error {
-	var total int64
-	seen := map[string]bool{}
-	cursor := ""
-	for page := 1; ; page++ {
-		pageOp := op
-		if page > 1 {
-			pageOp = fmt.Sprintf("%s page %d", op, page)
+	type page struct {
+		items []T
+		err   error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	read := make(chan page, 1)
+	go func() {
+		defer close(read)
+		send := func(p page) bool {
+			select {
+			case read <- p:
+				return true
+			case <-ctx.Done():
+				return false
+			}
 		}
-		var items []T
-		var next string
-		err := c.get(ctx, pageOp, endpoint, query(cursor), func(data []byte) error {
-			p, err := decodeBreakdown(data)
-			if err != nil {
-				return err
+		var total int64
+		seen := map[string]bool{}
+		cursor := ""
+		for n := 1; ; n++ {
+			pageOp := op
+			if n > 1 {
+				pageOp = fmt.Sprintf("%s page %d", op, n)
 			}
-			its, err := convert(p)
+			var items []T
+			var next string
+			err := c.get(ctx, pageOp, endpoint, query(cursor), func(data []byte) error {
+				p, err := decodeBreakdown(data)
+				if err != nil {
+					return err
+				}
+				its, err := convert(p)
+				if err != nil {
+					return err
+				}
+				// A page that fails below and is retried must not count twice.
+				sum, err := checkCounts(its, total)
+				if err != nil {
+					return err
+				}
+				items, next, total = its, p.nextCursor, sum
+				return nil
+			})
 			if err != nil {
-				return err
+				send(page{err: err})
+				return
 			}
-			// A page that fails below and is retried must not count twice.
-			sum, err := checkCounts(its, total)
-			if err != nil {
-				return err
+			if !send(page{items: items}) || next == "" {
+				return
 			}
-			items, next, total = its, p.nextCursor, sum
-			return nil
-		})
-		if err != nil {
-			return err
+			if seen[next] {
+				send(page{err: fmt.Errorf("elido: %s: page %d repeats an earlier cursor: stopping rather than looping", op, n)})
+				return
+			}
+			seen[next] = true
+			cursor = next
 		}
-		if err := fn(items); err != nil {
+	}()
+	for p := range read {
+		if p.err != nil {
+			return p.err
+		}
+		if err := fn(p.items); err != nil {
 			return fmt.Errorf("elido: %s: %w", op, err)
 		}
-		if next == "" {
-			return nil
-		}
-		if seen[next] {
-			return fmt.Errorf("elido: %s: page %d repeats an earlier cursor: stopping rather than looping", op, page)
-		}
-		seen[next] = true
-		cursor = next
 	}
+	return nil
 }
 
 // checkCounts checks a breakdown page's counts: none negative, and their

@@ -235,6 +235,10 @@ func (c *Client) String() string {
 	return fmt.Sprintf("elido.Client{base: %s, workspace: %q}", c.base.Redacted(), c.workspaceID)
 }
 
+// RatePerMinute is the pace the client allows itself (ELIDO_RATE_LIMIT):
+// a caller plans with it how many requests fit in the time it has.
+func (c *Client) RatePerMinute() float64 { return float64(c.limiter.Limit()) * 60 }
+
 // Requests returns how many HTTP requests the client has sent per endpoint
 // ("summary", "timeseries", "breakdown/link", "breakdown/country"), every
 // attempt counted, retries included.

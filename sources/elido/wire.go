@@ -172,9 +172,9 @@ type breakdownBody struct {
 }
 
 type breakdownItem struct {
-	LinkID      json.RawMessage `json:"link_id"`
-	CountryCode *string         `json:"country_code"`
-	Clicks      *int64          `json:"clicks"`
+	LinkID      opaqueID `json:"link_id"`
+	CountryCode *string  `json:"country_code"`
+	Clicks      *int64   `json:"clicks"`
 }
 
 type recentClicksBody struct {
@@ -185,9 +185,9 @@ type recentClicksBody struct {
 // clickItem is one raw click. country_code is required but may be "", as
 // in the country breakdown, for a click whose country Elido does not know.
 type clickItem struct {
-	TS          *time.Time      `json:"ts"`
-	LinkID      json.RawMessage `json:"link_id"`
-	CountryCode *string         `json:"country_code"`
+	TS          *time.Time `json:"ts"`
+	LinkID      opaqueID   `json:"link_id"`
+	CountryCode *string    `json:"country_code"`
 }
 
 // clickPage is one page of clicks/recent.
@@ -211,7 +211,7 @@ func decodeClicks(data []byte) (clickPage, error) {
 		if it.TS == nil {
 			return clickPage{}, missing(fmt.Sprintf("items[%d].ts", i))
 		}
-		id, err := linkID(it.LinkID)
+		id, err := it.LinkID.get()
 		if err != nil {
 			return clickPage{}, fmt.Errorf("items[%d].link_id: %w", i, err)
 		}
@@ -346,7 +346,7 @@ func decodeBreakdown(data []byte) (breakdownPage, error) {
 func (p breakdownPage) links() ([]LinkCount, error) {
 	links := make([]LinkCount, len(p.items))
 	for i, it := range p.items {
-		id, err := linkID(it.LinkID)
+		id, err := it.LinkID.get()
 		if err != nil {
 			return nil, fmt.Errorf("items[%d].link_id: %w", i, err)
 		}
@@ -372,13 +372,44 @@ func (p breakdownPage) countries() ([]CountryCount, error) {
 	return countries, nil
 }
 
+// opaqueID is a link id decoded where it stands in a page, once: a page
+// of 1000 links is not held as raw JSON to be read a second time.
+type opaqueID struct {
+	id  string
+	err error // why the value is not a link id
+	set bool  // false: the field is absent
+}
+
+// UnmarshalJSON reads the id with linkID; encoding/json calls it for null
+// too.
+func (o *opaqueID) UnmarshalJSON(data []byte) error {
+	o.set = true
+	o.id, o.err = linkID(data)
+	return nil
+}
+
+// get returns the id, or why there is none.
+func (o opaqueID) get() (string, error) {
+	if !o.set {
+		return "", fmt.Errorf("absent or null")
+	}
+	return o.id, o.err
+}
+
 // linkID reads a link id, which is opaque: a JSON string, or a JSON number
 // kept as its literal text (some workspaces have integer ids). It is never
-// parsed as a number, so no id loses precision.
-func linkID(raw json.RawMessage) (string, error) {
+// parsed as a number, so no id loses precision. A string without escapes
+// (every id seen) is taken as it stands.
+func linkID(raw []byte) (string, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", fmt.Errorf("absent or null")
+	}
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && plainString(raw[1:n-1]) {
+		if n == 2 {
+			return "", fmt.Errorf("empty")
+		}
+		return string(raw[1 : n-1]), nil
 	}
 	if raw[0] == '"' {
 		var s string
@@ -395,6 +426,17 @@ func linkID(raw json.RawMessage) (string, error) {
 		return "", fmt.Errorf("neither a string nor a number: %s", raw)
 	}
 	return n.String(), nil
+}
+
+// plainString reports whether s, the inside of a JSON string, needs no
+// decoding: no escape, no control character, only valid UTF-8.
+func plainString(s []byte) bool {
+	for _, c := range s {
+		if c == '\\' || c == '"' || c < 0x20 || c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // apiErrorFields reads an error body of either shape. A body that is not

@@ -117,17 +117,24 @@ func (s *Server) answer(q url.Values, req request) (any, error) {
 		return linkBreakdown(q, s.rankedLinks(sp, req), req.fault)
 	}
 	clicks := sp.filter(req.clicks)
+	m := req.model.in(sp)
 	switch req.endpoint {
 	case endpointSummary:
 		sum := summary(sp, clicks, req.fault)
 		for _, n := range req.daily.in(sp) {
 			sum.Clicks += n
 		}
+		if m != nil {
+			for _, n := range m.dayClicks(sp) {
+				sum.Clicks += n
+			}
+			sum.UniqueClicks += m.visitors(sp)
+		}
 		return sum, nil
 	case endpointTimeseries:
-		return timeseries(q, sp, clicks, req.daily.in(sp), req.fault)
+		return timeseries(q, sp, clicks, req.daily.in(sp), m, req.fault)
 	case endpointCountryBreakdown:
-		return countryBreakdown(clicks), nil
+		return countryBreakdown(sp, clicks, m), nil
 	}
 	return nil, fmt.Errorf("no such endpoint %q", req.endpoint)
 }
@@ -219,7 +226,7 @@ func summary(sp span, clicks []Click, f Fault) summaryJSON {
 	return s
 }
 
-func timeseries(q url.Values, sp span, clicks []Click, daily map[string]int64, f Fault) (timeseriesJSON, error) {
+func timeseries(q url.Values, sp span, clicks []Click, daily map[string]int64, m *model, f Fault) (timeseriesJSON, error) {
 	interval := q.Get("interval")
 	if interval == "" {
 		interval = "day"
@@ -234,6 +241,11 @@ func timeseries(q url.Values, sp span, clicks []Click, daily map[string]int64, f
 		for _, c := range clicks {
 			counts[c.TS.In(sp.loc).Format("2006-01-02")]++
 		}
+		if m != nil {
+			for d, n := range m.dayClicks(sp) {
+				counts[d] += n
+			}
+		}
 		for d := sp.from; !d.After(sp.to); d = d.AddDays(1) {
 			items = append(items, dayJSON{Date: d.String(), Clicks: counts[d.String()]})
 		}
@@ -242,6 +254,9 @@ func timeseries(q url.Values, sp span, clicks []Click, daily map[string]int64, f
 		counts := make([]int64, n)
 		for _, c := range clicks {
 			counts[c.TS.Sub(sp.start)/time.Hour]++
+		}
+		if m != nil {
+			m.each(sp, func(d reconcile.Date, i int, n int64) { counts[m.hourOf(d, i).Sub(sp.start)/time.Hour] += n })
 		}
 		for i, n := range counts {
 			start := sp.start.Add(time.Duration(i) * time.Hour)
@@ -276,10 +291,13 @@ func timeseries(q url.Values, sp span, clicks []Click, daily map[string]int64, f
 	return timeseriesJSON{Interval: interval, TZ: sp.tz, Items: items}, nil
 }
 
-func countryBreakdown(clicks []Click) countryBreakdownJSON {
+func countryBreakdown(sp span, clicks []Click, m *model) countryBreakdownJSON {
 	counts := map[string]int64{}
 	for _, c := range clicks {
 		counts[c.CountryCode]++
+	}
+	if m != nil {
+		m.each(sp, func(_ reconcile.Date, i int, n int64) { counts[modelCountries[i%len(modelCountries)]] += n })
 	}
 	items := []countryJSON{}
 	for code, n := range counts {
@@ -312,6 +330,9 @@ func (s *Server) rankedLinks(sp span, req request) []linkJSON {
 	counts := map[string]int64{}
 	for _, c := range sp.filter(req.clicks) {
 		counts[c.LinkID]++
+	}
+	if m := req.model.in(sp); m != nil {
+		m.each(sp, func(_ reconcile.Date, i int, n int64) { counts[m.Links[i]] += n })
 	}
 	all = make([]linkJSON, 0, len(counts))
 	for id, n := range counts {

@@ -45,6 +45,7 @@ type Server struct {
 	gen         int                    // counts SetClicks: whose clicks ranked holds
 	ranked      map[spanKey][]linkJSON // a span's links, ranked: the pages of its breakdown
 	daily       dailyTotals
+	model       *model // SetModel
 	faults      []Fault
 	requests    map[string]int
 	log         []string
@@ -203,6 +204,7 @@ type request struct {
 	clicks   []Click
 	gen      int // the generation of clicks
 	daily    dailyTotals
+	model    *model
 	now      time.Time
 	minute   time.Time
 	count    int
@@ -230,6 +232,7 @@ func (s *Server) begin(r *http.Request, endpoint string) request {
 		clicks:   s.clicks, // never modified in place: SetClicks replaces it
 		gen:      s.gen,
 		daily:    s.daily, // nor this: SetDailyTotals replaces it
+		model:    s.model, // nor this: SetModel replaces it
 		now:      now,
 		minute:   s.minute,
 		count:    s.minuteCount,

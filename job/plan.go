@@ -1,0 +1,406 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/sources/elido"
+)
+
+// The drill-down planner. A backfill after a long outage has many
+// consecutive days that differ, and usually the same links lost clicks on
+// each of them. Reading each day's link breakdown costs P pages a day
+// (P = links / 1000), G·P for a run of G days. One breakdown over the whole
+// run (P pages) finds the links whose sum over the run differs, and one
+// daily series per such link (L requests) says on which days: P + L
+// instead of G·P. The attribution is proved by sums, never guessed: on
+// each day the per-link deltas it finds must add up to the day's own
+// delta, or the day is drilled by its own breakdown.
+
+// pageLinks is how many links a breakdown page holds (the most
+// breakdown/link serves).
+const pageLinks = 1000
+
+// maxRunCells bounds the store counts a run holds while it is drilled: a
+// day's count of each link as 2 bytes, so 8 MiB (40 days of 100k links).
+// A longer run is drilled in pieces.
+const maxRunCells = 4 << 20
+
+// pagesFor is the estimated number of breakdown pages for n links.
+func pagesFor(n int) int { return max(1, (n+pageLinks-1)/pageLinks) }
+
+// runsOf groups the days that differ, worst first, into runs of
+// consecutive dates: each run in date order, the runs in the order of
+// their worst day.
+func runsOf(worst []reconcile.Date) [][]reconcile.Date {
+	sorted := slices.Clone(worst)
+	slices.SortFunc(sorted, func(a, b reconcile.Date) int { return a.Compare(b) })
+	runOf := map[reconcile.Date]int{}
+	var runs [][]reconcile.Date
+	for i, d := range sorted {
+		if i == 0 || sorted[i-1].AddDays(1) != d {
+			runs = append(runs, nil)
+		}
+		runOf[d] = len(runs) - 1
+		runs[len(runs)-1] = append(runs[len(runs)-1], d)
+	}
+	var out [][]reconcile.Date
+	taken := map[int]bool{}
+	for _, d := range worst {
+		if r := runOf[d]; !taken[r] {
+			taken[r] = true
+			out = append(out, runs[r])
+		}
+	}
+	return out
+}
+
+// runCounts are the store's per-link counts of a run of consecutive days
+// that differ, for both ways of drilling it: a day's column for its own
+// breakdown, the run's sums for the run's breakdown. A link's id is held
+// once, its count on each day in 2 bytes (a larger count aside, in wide).
+type runCounts struct {
+	days  []reconcile.Date  // date order
+	read  bool              // the store was asked for the days' counts
+	index map[string]uint32 // nil once the run's breakdown no longer needs it
+	ids   []string
+	cells [][]uint16 // cells[k][i]: day k, link i; math.MaxUint16: see wide
+	wide  []map[uint32]int64
+	sum   []*int64 // the sum of the store's rows of day k; nil past an int64
+	links []int    // how many links the store has rows for on day k
+	err   []error  // why day k could not be read
+}
+
+func newRunCounts() *runCounts { return &runCounts{read: true, index: map[string]uint32{}} }
+
+// forget drops what only the run's breakdown needs, the ids' index,
+// before the days are drilled one by one.
+func (rc *runCounts) forget() { rc.index = nil }
+
+// take returns day k's counts as a LinkTally, for its own breakdown, and
+// drops them from rc: the day's column is not read again.
+func (rc *runCounts) take(k int) *reconcile.LinkTally {
+	t := rc.tally(k)
+	rc.cells[k], rc.wide[k] = nil, nil
+	return t
+}
+
+// addDay makes room for day d and returns its position.
+func (rc *runCounts) addDay(d reconcile.Date) int {
+	rc.days = append(rc.days, d)
+	rc.cells = append(rc.cells, make([]uint16, 0, len(rc.ids))) // the links of the days before, mostly
+	rc.wide = append(rc.wide, nil)
+	rc.sum = append(rc.sum, new(int64))
+	rc.links = append(rc.links, 0)
+	rc.err = append(rc.err, nil)
+	return len(rc.days) - 1
+}
+
+// add adds the store's clicks of link id on day k; a link given twice
+// adds up, as the store's rows do.
+func (rc *runCounts) add(k int, id string, n int64) {
+	i, ok := rc.index[id]
+	if !ok {
+		i = uint32(len(rc.ids))
+		rc.index[id] = i
+		rc.ids = append(rc.ids, id)
+	}
+	col := rc.cells[k]
+	if int(i) >= len(col) {
+		col = slices.Grow(col, int(i)+1-len(col))[:i+1] // never written beyond len: zeros
+		rc.cells[k] = col
+	}
+	old := rc.cell(k, i)
+	if old == 0 && n != 0 {
+		rc.links[k]++
+	}
+	total, ok := reconcile.AddClicks(old, n)
+	if !ok {
+		total = math.MaxInt64
+	}
+	if total >= math.MaxUint16 {
+		if rc.wide[k] == nil {
+			rc.wide[k] = map[uint32]int64{}
+		}
+		rc.wide[k][i] = total
+		col[i] = math.MaxUint16
+	} else {
+		col[i] = uint16(total)
+	}
+	if rc.sum[k] != nil {
+		if s, ok := reconcile.AddClicks(*rc.sum[k], n); ok {
+			*rc.sum[k] = s
+		} else {
+			rc.sum[k] = nil
+		}
+	}
+}
+
+// cell is the store's count of link i on day k.
+func (rc *runCounts) cell(k int, i uint32) int64 {
+	col := rc.cells[k]
+	if int(i) >= len(col) {
+		return 0
+	}
+	if v := col[i]; v != math.MaxUint16 {
+		return int64(v)
+	}
+	return rc.wide[k][i]
+}
+
+// pos returns day d's position.
+func (rc *runCounts) pos(d reconcile.Date) int { return slices.Index(rc.days, d) }
+
+// tally returns day k's counts as a LinkTally, for its own breakdown.
+func (rc *runCounts) tally(k int) *reconcile.LinkTally {
+	t := &reconcile.LinkTally{}
+	t.Grow(rc.links[k], rc.links[k]*rc.idLen())
+	for i := range rc.cells[k] {
+		if n := rc.cell(k, uint32(i)); n != 0 {
+			t.AddLocal(rc.ids[i], n)
+		}
+	}
+	return t
+}
+
+// idLen is the longest link id's length, for sizing a tally.
+func (rc *runCounts) idLen() int {
+	n := 0
+	for _, id := range rc.ids {
+		n = max(n, len(id))
+	}
+	return n
+}
+
+// readRun reads the store's per-link counts of a run's days, in date
+// order, into pieces of at most maxRunCells counts. A day that cannot be
+// read has its error in its piece (and in errs).
+func (dr driller) readRun(ctx context.Context, run []reconcile.Date, errs map[reconcile.Date]error) []*runCounts {
+	var pieces []*runCounts
+	rc := newRunCounts()
+	for _, d := range run {
+		if len(rc.days) > 0 && (len(rc.days)+1)*len(rc.ids) > maxRunCells {
+			pieces, rc = append(pieces, rc), newRunCounts()
+		}
+		k := rc.addDay(d)
+		err := dr.store.EachCount(ctx, dr.query, d, dr.window.Loc, func(id string, n int64) { rc.add(k, id, n) })
+		if dr.storeRead(d, err, errs) != nil {
+			rc.err[k], rc.cells[k], rc.wide[k], rc.sum[k], rc.links[k] = err, nil, nil, nil, 0
+		}
+	}
+	return append(pieces, rc)
+}
+
+// runPlan is how a piece of a run is to be drilled, and what it is
+// expected to cost in link requests (countries and hours, a request each
+// a day, are the same either way).
+type runPlan struct {
+	perDay int // the days' own breakdowns: the sum of their pages
+	run    int // the run's breakdown, in pages
+	// across says to read the run's breakdown and the series of the
+	// links that differ; false: each day its own breakdown.
+	across bool
+}
+
+// plan chooses how to drill rc with room requests left: across the run
+// when its breakdown and one series cost less than the days' own
+// breakdowns, and fit in room with the days' countries and hours.
+// acrossRun switches to the days' own breakdowns as soon as the links
+// that differ make them cheaper, or more than room.
+func (rc *runCounts) plan(room int) runPlan {
+	p := runPlan{run: pagesFor(len(rc.ids))}
+	usable := len(rc.days) >= 2
+	for k := range rc.days {
+		p.perDay += pagesFor(rc.links[k])
+		usable = usable && rc.err[k] == nil && rc.sum[k] != nil
+	}
+	p.across = usable && p.run+1 < p.perDay && p.run+1+2*len(rc.days) <= room
+	return p
+}
+
+// switchDayByDay reports whether the days' own breakdowns are the better
+// way once pagesLeft pages of the run's breakdown are still to be read
+// and series links differ: they cost less, or the rest across the run
+// does not fit in room with the days' countries and hours.
+func (p runPlan) switchDayByDay(pagesLeft, series, days, room int) bool {
+	rest := max(pagesLeft, 0) + series
+	return rest >= p.perDay || rest+2*days > room
+}
+
+// errSwitch stops a run's breakdown once the links that differ make the
+// days' own breakdowns the cheaper way.
+var errSwitch = errors.New("the links that differ over the run make per-day breakdowns cheaper")
+
+// acrossRun drills rc's links across the run (plan.across): its
+// breakdown, a series per link whose sum over the run differs, and the
+// proof by sums on each day. It fills in det of the days it proved and
+// returns them; the others are left to their own breakdowns. noBreakdown
+// says that Elido has no /breakdown/link.
+func (dr driller) acrossRun(ctx context.Context, b *budget, rc *runCounts, p runPlan, api map[reconcile.Date]*int64,
+	drilled map[reconcile.Date]*reconcile.DayDetail) (proved map[reconcile.Date]bool, noBreakdown bool) {
+	from, to := rc.days[0], rc.days[len(rc.days)-1]
+	sums := make([]int64, len(rc.ids))
+	for k := range rc.days {
+		for i := range rc.cells[k] {
+			s, ok := reconcile.AddClicks(sums[i], rc.cell(k, uint32(i)))
+			if !ok {
+				return nil, false // no real run has that many clicks: per day
+			}
+			sums[i] = s
+		}
+	}
+	seen := make([]bool, len(rc.ids))
+	none := make([]bool, len(rc.ids)) // named by Elido with no click over the run
+	var differ []uint32               // the store's links whose run sum differs and Elido counts
+	runAPI := map[string]int64{}      // Elido's run count of the links to read series of
+	only := map[string]bool{}         // Elido's links the store does not have
+	pages := 0
+	err := dr.client.LinkBreakdownPages(ctx, from, to, dr.window.Loc, func(page []elido.LinkCount) error {
+		pages++
+		for _, l := range page {
+			i, ok := rc.index[l.LinkID]
+			switch {
+			case !ok && only[l.LinkID]:
+				return elido.LinkTwiceError(l.LinkID)
+			case !ok:
+				only[l.LinkID] = true
+				if l.Clicks != 0 {
+					runAPI[l.LinkID] = l.Clicks
+				}
+			case seen[i]:
+				return elido.LinkTwiceError(l.LinkID)
+			default:
+				seen[i], none[i] = true, l.Clicks == 0
+				if l.Clicks != sums[i] && l.Clicks != 0 {
+					differ = append(differ, i)
+					runAPI[l.LinkID] = l.Clicks
+				}
+			}
+		}
+		if p.switchDayByDay(p.run-pages, len(runAPI), len(rc.days), b.room()) {
+			return errSwitch
+		}
+		return nil
+	})
+	b.check(err)
+	switch {
+	case errors.Is(err, errSwitch):
+		dr.log.Info("drill-down switches to per-day breakdowns", "from", from.String(), "to", to.String(),
+			"pages_read", pages, "links_differing", len(runAPI), "per_day_pages", p.perDay)
+		return nil, false
+	case errors.Is(err, elido.ErrNotFound):
+		dr.log.Info("elido has no /breakdown/link; checking links one by one", "err", err)
+		return nil, true
+	case err != nil:
+		dr.log.Warn("the run's link breakdown could not be read; drilling its days one by one", "from", from.String(), "to", to.String(), "err", err)
+		return nil, false
+	}
+	if p.switchDayByDay(0, len(runAPI), len(rc.days), b.room()) {
+		dr.log.Info("drill-down switches to per-day breakdowns", "from", from.String(), "to", to.String(),
+			"links_differing", len(runAPI), "per_day_pages", p.perDay, "room", b.room())
+		return nil, false
+	}
+	series, ok := dr.series(ctx, b, from, to, runAPI)
+	if !ok {
+		return nil, false
+	}
+	// The store's links Elido does not count over the run have 0 clicks
+	// on each of its days.
+	var storeOnly []uint32
+	for i := range rc.ids {
+		if (!seen[i] || none[i]) && sums[i] != 0 {
+			storeOnly = append(storeOnly, uint32(i))
+		}
+	}
+	proved = map[reconcile.Date]bool{}
+	for k, d := range rc.days {
+		apiLinks, localLinks := map[string]int64{}, map[string]int64{}
+		var attributed int64 // the store's less Elido's clicks of the links that differ
+		note := func(id string, a, l int64) {
+			if a == l {
+				return
+			}
+			if a != 0 {
+				apiLinks[id] = a
+			}
+			if l != 0 {
+				localLinks[id] = l
+			}
+			attributed += l - a
+		}
+		for _, i := range differ {
+			note(rc.ids[i], series[rc.ids[i]][k], rc.cell(k, i))
+		}
+		for _, i := range storeOnly {
+			note(rc.ids[i], 0, rc.cell(k, i))
+		}
+		for id := range only {
+			if s, ok := series[id]; ok { // not: no click over the run
+				note(id, s[k], 0)
+			}
+		}
+		// Proof by sums: with every other link matching on every day,
+		// Elido's rows of the day add up to the store's less what the
+		// links that differ explain; that must be Elido's daily count.
+		if api[d] == nil || rc.sum[k] == nil || *rc.sum[k]-attributed != *api[d] {
+			continue
+		}
+		det := drilled[d]
+		det.APILinks, det.LocalLinks, det.LinksComplete = apiLinks, localLinks, true
+		det.APILinkSum, det.LocalLinkSum = ptrInt64(*api[d]), ptrInt64(*rc.sum[k])
+		proved[d] = true
+	}
+	dr.log.Info("drill-down across days", "from", from.String(), "to", to.String(), "pages", pages,
+		"series", len(runAPI), "days_proved", len(proved), "days", len(rc.days))
+	return proved, false
+}
+
+func ptrInt64(n int64) *int64 { return &n }
+
+// series reads each link's daily series over from..to, fallbackConcurrency
+// at a time under the rate limiter, and checks that it adds up to the
+// link's count in the run's breakdown (runAPI). It returns each link's
+// count per day, in date order; false when a series could not be read or
+// does not add up (Elido's numbers are settling): the days are then
+// drilled one by one.
+func (dr driller) series(ctx context.Context, b *budget, from, to reconcile.Date, runAPI map[string]int64) (map[string][]int64, bool) {
+	out := make(map[string][]int64, len(runAPI))
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(fallbackConcurrency)
+	for id, want := range runAPI {
+		g.Go(func() error {
+			days, err := dr.client.LinkTimeseries(gctx, from, to, dr.window.Loc, id)
+			b.check(err)
+			if err != nil {
+				dr.log.Warn("per-link timeseries failed; drilling the run's days one by one", "link_id", id, "err", err)
+				return err
+			}
+			counts := make([]int64, len(days))
+			var sum int64
+			for k, dc := range days {
+				counts[k] = dc.Clicks
+				sum += dc.Clicks // checkDays made sure it fits
+			}
+			if sum != want {
+				dr.log.Warn("a link's series does not add up to its count in the run's breakdown; drilling the run's days one by one",
+					"link_id", id, "series", sum, "breakdown", want)
+				return errors.New("series and breakdown disagree")
+			}
+			mu.Lock()
+			out[id] = counts
+			mu.Unlock()
+			return nil
+		})
+	}
+	if g.Wait() != nil {
+		return nil, false
+	}
+	return out, true
+}
