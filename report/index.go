@@ -13,9 +13,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"gocloud.dev/blob"
-	"gocloud.dev/gcerrors"
 )
 
 // Run is one run folder of a destination, as an index of its runs shows
@@ -201,7 +198,7 @@ func ownReport(b []byte, runKey string) (Report, error) {
 // whole report.json is Partial.
 func (d *Dest) objectRuns(ctx context.Context) ([]Run, error) {
 	var runs []Run
-	it := d.bucket.List(&blob.ListOptions{Delimiter: "/"})
+	it := d.bucket.List(&listOptions{Delimiter: "/"})
 	for {
 		obj, err := it.Next(ctx)
 		if err == io.EOF {
@@ -270,7 +267,7 @@ func (d *Dest) objectReport(ctx context.Context, runKey string) (Report, error) 
 func (d *Dest) readObject(ctx context.Context, runKey, name, id string) ([]byte, string, error) {
 	key := runKey + "/" + name
 	a, err := d.bucket.Attributes(ctx, key)
-	if gcerrors.Code(err) == gcerrors.NotFound {
+	if isNotFound(err) {
 		return nil, "", ErrNoReport
 	}
 	if err != nil {
@@ -280,7 +277,7 @@ func (d *Dest) readObject(ctx context.Context, runKey, name, id string) ([]byte,
 		return nil, "", ErrNoReport
 	}
 	b, err := d.bucket.ReadAll(ctx, key)
-	if gcerrors.Code(err) == gcerrors.NotFound {
+	if isNotFound(err) {
 		return nil, "", ErrNoReport
 	}
 	if err != nil {

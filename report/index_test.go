@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"gocloud.dev/blob"
 )
 
 // runOf returns sample's report as the run key, made at generated.
@@ -179,7 +178,7 @@ func TestRunsOfABucket(t *testing.T) {
 	}
 	put := func(key, data string, meta map[string]string) {
 		t.Helper()
-		if err := d.bucket.WriteAll(ctx, key, []byte(data), &blob.WriterOptions{Metadata: meta}); err != nil {
+		if err := d.bucket.WriteAll(ctx, key, []byte(data), &writerOptions{Metadata: meta}); err != nil {
 			t.Fatal(err)
 		}
 	}
