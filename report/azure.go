@@ -207,14 +207,7 @@ func azureCode(err error) errCode {
 	}
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
-		switch re.StatusCode {
-		case http.StatusNotFound:
-			return codeNotFound
-		case http.StatusForbidden, http.StatusUnauthorized:
-			return codePermissionDenied
-		case http.StatusBadRequest, http.StatusPreconditionFailed:
-			return codeInvalidArgument
-		}
+		return statusCode(re.StatusCode)
 	}
 	return codeUnknown
 }

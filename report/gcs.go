@@ -79,14 +79,7 @@ func gcsCode(err error) errCode {
 	}
 	var ge *googleapi.Error
 	if errors.As(err, &ge) {
-		switch ge.Code {
-		case http.StatusNotFound:
-			return codeNotFound
-		case http.StatusForbidden, http.StatusUnauthorized:
-			return codePermissionDenied
-		case http.StatusBadRequest, http.StatusPreconditionFailed:
-			return codeInvalidArgument
-		}
+		return statusCode(ge.Code)
 	}
 	return codeUnknown
 }

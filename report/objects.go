@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -86,6 +87,20 @@ func codeOf(err error) errCode {
 // isNotFound reports whether err is an object store's "no such object or
 // bucket".
 func isNotFound(err error) bool { return codeOf(err) == codeNotFound }
+
+// statusCode classifies an object store's HTTP answer by its status: a
+// 301 is a bucket in another region than the URL says.
+func statusCode(status int) errCode {
+	switch status {
+	case http.StatusNotFound, http.StatusMovedPermanently:
+		return codeNotFound
+	case http.StatusForbidden, http.StatusUnauthorized:
+		return codePermissionDenied
+	case http.StatusBadRequest, http.StatusPreconditionFailed:
+		return codeInvalidArgument
+	}
+	return codeUnknown
+}
 
 // withCode wraps err, when it is not nil, as an *objectError of the code
 // classify gives it.

@@ -127,21 +127,15 @@ func openS3(ctx context.Context, u *url.URL) (objectStore, error) {
 			return err
 		},
 		"request_checksum_calculation": func(v string) error {
-			c := aws.RequestChecksumCalculationWhenSupported
 			required, err := checksumWhenRequired(v)
-			if required {
-				c = aws.RequestChecksumCalculationWhenRequired
-			}
-			loadOpts = append(loadOpts, config.WithRequestChecksumCalculation(c))
+			loadOpts = append(loadOpts, config.WithRequestChecksumCalculation(
+				pick(required, aws.RequestChecksumCalculationWhenRequired, aws.RequestChecksumCalculationWhenSupported)))
 			return err
 		},
 		"response_checksum_validation": func(v string) error {
-			c := aws.ResponseChecksumValidationWhenSupported
 			required, err := checksumWhenRequired(v)
-			if required {
-				c = aws.ResponseChecksumValidationWhenRequired
-			}
-			loadOpts = append(loadOpts, config.WithResponseChecksumValidation(c))
+			loadOpts = append(loadOpts, config.WithResponseChecksumValidation(
+				pick(required, aws.ResponseChecksumValidationWhenRequired, aws.ResponseChecksumValidationWhenSupported)))
 			return err
 		},
 		"ssetype": func(v string) error {
@@ -189,7 +183,7 @@ func openS3(ctx context.Context, u *url.URL) (objectStore, error) {
 	}
 	if endpoint != "" {
 		if !strings.Contains(endpoint, "://") {
-			endpoint = map[bool]string{false: "https://", true: "http://"}[disableHTTPS] + endpoint
+			endpoint = pick(disableHTTPS, "http://", "https://") + endpoint
 		}
 		s3Opts = append(s3Opts, func(o *s3.Options) { o.BaseEndpoint = aws.String(endpoint) })
 	}
@@ -207,6 +201,14 @@ func checksumWhenRequired(v string) (bool, error) {
 		return true, nil
 	}
 	return false, fmt.Errorf("%q, want when_supported or when_required", v)
+}
+
+// pick returns ifTrue when b is, else ifFalse.
+func pick[T any](b bool, ifTrue, ifFalse T) T {
+	if b {
+		return ifTrue
+	}
+	return ifFalse
 }
 
 // stsRole is the role an s3:// URL's query says to assume.
@@ -262,8 +264,7 @@ func (r redirectFinal) IsErrorRetryable(err error) bool {
 }
 
 // s3Code classifies an S3 error: by the error code in S3's answer, or
-// else its HTTP status (a HEAD's answer has no body). A 301 is a bucket
-// in another region than the URL says.
+// else its HTTP status (a HEAD's answer has no body).
 func s3Code(err error) errCode {
 	var ae smithy.APIError
 	if errors.As(err, &ae) {
@@ -278,14 +279,7 @@ func s3Code(err error) errCode {
 	}
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) {
-		switch re.HTTPStatusCode() {
-		case http.StatusNotFound, http.StatusMovedPermanently:
-			return codeNotFound
-		case http.StatusForbidden, http.StatusUnauthorized:
-			return codePermissionDenied
-		case http.StatusBadRequest, http.StatusPreconditionFailed:
-			return codeInvalidArgument
-		}
+		return statusCode(re.HTTPStatusCode())
 	}
 	return codeUnknown
 }
