@@ -142,25 +142,25 @@ func (s azureService) url() (*url.URL, error) {
 		return nil, errors.New("no Azure storage account: set AZURE_STORAGE_ACCOUNT")
 	}
 	if strings.IndexFunc(s.account, func(r rune) bool { return r > unicode.MaxASCII || !unicode.IsLetter(r) && !unicode.IsDigit(r) }) >= 0 {
-		return nil, fmt.Errorf("Azure storage account %q is not alphanumeric", s.account)
+		return nil, fmt.Errorf("the Azure storage account %q is not alphanumeric", s.account)
 	}
 	domain := cmp.Or(strings.ToLower(s.domain), "blob.core.windows.net")
 	protocol := cmp.Or(strings.ToLower(s.protocol), "https")
 	switch {
 	case protocol == "http" && !s.localEmulator:
-		return nil, errors.New("Azure protocol http is for a local emulator only (AZURE_STORAGE_IS_LOCAL_EMULATOR=true)")
+		return nil, errors.New("the Azure protocol http is for a local emulator only (AZURE_STORAGE_IS_LOCAL_EMULATOR=true)")
 	case protocol == "http":
 		if !isLoopback(domain) {
-			return nil, fmt.Errorf("Azure local emulator's domain %q is not a loopback address", domain)
+			return nil, fmt.Errorf("the Azure local emulator's domain %q is not a loopback address", domain)
 		}
 	case protocol == "https" && s.localEmulator:
 		return nil, errors.New("an Azure local emulator takes protocol http")
 	case protocol == "https":
 		if !azureDomains[domain] {
-			return nil, fmt.Errorf("Azure storage domain %q is not one of Azure's", domain)
+			return nil, fmt.Errorf("the Azure storage domain %q is not one of Azure's", domain)
 		}
 	default:
-		return nil, fmt.Errorf("Azure protocol %q, want https (or http for a local emulator)", protocol)
+		return nil, fmt.Errorf("the Azure protocol %q: want https (or http for a local emulator)", protocol)
 	}
 	switch {
 	case s.localEmulator:
