@@ -105,7 +105,8 @@ func Repair(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (Rep
 		out.Err = err
 		return out, nil
 	}
-	if err := repair.WritePlan(o.Dir, plans, o.Store.Dialect); err != nil {
+	attempt, err := repair.WritePlan(o.Dir, d.Now(), plans, o.Store.Dialect)
+	if err != nil {
 		log.Error("repair plan not written: nothing applied", "err", err)
 		out.Err = err
 		return out, nil
@@ -121,8 +122,8 @@ func Repair(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (Rep
 			out.Unrepaired = out.Unrepaired || line.Refused
 		}
 	}
-	fmt.Fprintf(stdout, "%d clicks to restore; the plan is in %s (repair.csv, surplus.csv, repair.sql)\n", out.Planned, o.Dir)
-	log.Info("repair planned", "days", len(plans), "clicks_to_add", out.Planned, "dir", o.Dir)
+	fmt.Fprintf(stdout, "%d clicks to restore; the plan is in %s (repair.csv, surplus.csv, repair.sql), and this attempt's own copy in %s\n", out.Planned, o.Dir, attempt)
+	log.Info("repair planned", "days", len(plans), "clicks_to_add", out.Planned, "dir", o.Dir, "attempt", attempt)
 	if w == nil {
 		if out.Planned > 0 {
 			fmt.Fprintln(stdout, "Nothing was changed: run again with --apply and STORE_WRITE_DSN to insert them.")
@@ -134,7 +135,7 @@ func Repair(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (Rep
 		out.Err = err
 		return out, nil
 	}
-	results, lines := applyRepair(ctx, d, w, st, opts, plans, o.Dir)
+	results, lines := applyRepair(ctx, d, w, st, opts, plans, o.Dir, attempt)
 	for i, r := range results {
 		out.Inserted += r.Inserted
 		fmt.Fprintln(stdout, lines[i])
@@ -209,7 +210,8 @@ func repairMissing(ctx context.Context, d Deps, o runRepair, st *store.Store, na
 		return []report.Finding{finding("no repair: %v", err)}
 	}
 	dir := filepath.Join(o.ReportDir, "repair-"+o.RunKey)
-	if err := repair.WritePlan(dir, plans, o.Store.Dialect); err != nil {
+	attempt, err := repair.WritePlan(dir, d.Now(), plans, o.Store.Dialect)
+	if err != nil {
 		log.Error("repair plan not written: nothing applied", "err", err)
 		return []report.Finding{finding("no repair: its plan could not be written: %v", err)}
 	}
@@ -223,7 +225,7 @@ func repairMissing(ctx context.Context, d Deps, o runRepair, st *store.Store, na
 			out = append(out, finding("%s", line.Text))
 		}
 	}
-	log.Info("repair planned", "days", len(plans), "dir", dir)
+	log.Info("repair planned", "days", len(plans), "dir", dir, "attempt", attempt)
 	if !apply {
 		return out
 	}
@@ -236,7 +238,7 @@ func repairMissing(ctx context.Context, d Deps, o runRepair, st *store.Store, na
 		return append(out, finding("no repair: %v", err))
 	}
 	defer w.Close()
-	_, lines := applyRepair(ctx, d, w, st, opts, plans, dir)
+	_, lines := applyRepair(ctx, d, w, st, opts, plans, dir, attempt)
 	for _, line := range lines {
 		out = append(out, finding("%s", line))
 	}
@@ -274,14 +276,15 @@ func held(ctx context.Context, d Deps) error {
 }
 
 // applyRepair inserts the plans' clicks, one transaction per day,
-// journalled in dir/apply.log, and returns each day's result with the line
-// that says how it ended. The caller has checked the run lock.
-func applyRepair(ctx context.Context, d Deps, w repair.Writer, st repair.Store, opts repair.Options, plans []repair.DayPlan, dir string) ([]repair.DayResult, []string) {
+// journalled in dir/apply.log (each intent naming the attempt's folder,
+// whose plan holds the clicks), and returns each day's result with the
+// line that says how it ended. The caller has checked the run lock.
+func applyRepair(ctx context.Context, d Deps, w repair.Writer, st repair.Store, opts repair.Options, plans []repair.DayPlan, dir, attempt string) ([]repair.DayResult, []string) {
 	byDay := map[reconcile.Date]repair.DayPlan{}
 	for _, p := range plans {
 		byDay[p.Day] = p
 	}
-	j := repair.FileJournal{Path: filepath.Join(dir, "apply.log"), Now: d.Now}
+	j := repair.FileJournal{Path: filepath.Join(dir, "apply.log"), Attempt: attempt, Now: d.Now}
 	results := repair.Apply(ctx, w, st, opts, plans, j, nil)
 	lines := make([]string, len(results))
 	for i, r := range results {

@@ -105,6 +105,59 @@ func TestRepairAppliesOnceAndTheDayMatches(t *testing.T) {
 	}
 }
 
+// Each repair attempt keeps its own plan: a second --apply, which finds
+// nothing left to insert, writes a plan folder of its own and leaves the
+// first's, whose repair.csv holds the clicks it inserted, as it was; the
+// intents in apply.log name the attempt whose plan they applied.
+func TestEveryRepairAttemptKeepsItsRecord(t *testing.T) {
+	_, o, d := setup(t)
+	ro := repairOptions(t, o, true)
+	first, err := Repair(context.Background(), ro, d, &bytes.Buffer{})
+	if err != nil || first.Err != nil || first.Inserted == 0 {
+		t.Fatalf("first repair: %v, %+v", err, first)
+	}
+	var stdout bytes.Buffer
+	second, err := Repair(context.Background(), ro, d, &stdout)
+	if err != nil || second.Err != nil || second.Planned != 0 {
+		t.Fatalf("second repair: %v, %+v", err, second)
+	}
+	attempts, err := filepath.Glob(filepath.Join(ro.Dir, "attempts", "*"))
+	if err != nil || len(attempts) != 2 {
+		t.Fatalf("attempt folders %q (%v), want one per repair", attempts, err)
+	}
+	lines := func(path string) int {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(string(b), "\n")
+	}
+	// Named by time, a second one within the second gets -2: sorted, the
+	// first attempt comes first.
+	if got := lines(filepath.Join(attempts[0], "repair.csv")); got != 1+first.Inserted {
+		t.Errorf("the first attempt's repair.csv has %d lines, want a header and the %d clicks it inserted", got, first.Inserted)
+	}
+	if got := lines(filepath.Join(attempts[1], "repair.csv")); got != 1 {
+		t.Errorf("the second attempt's repair.csv has %d lines, want its header only", got)
+	}
+	if got := lines(filepath.Join(ro.Dir, "repair.csv")); got != 1 {
+		t.Errorf("the latest plan's repair.csv has %d lines, want the second attempt's header only", got)
+	}
+	for _, f := range []string{"surplus.csv", "repair.sql"} {
+		if _, err := os.Stat(filepath.Join(attempts[0], f)); err != nil {
+			t.Errorf("the first attempt's %s: %v", f, err)
+		}
+	}
+	log, err := os.ReadFile(filepath.Join(ro.Dir, "apply.log"))
+	if want := "(plan in attempts/" + filepath.Base(attempts[0]) + ")"; err != nil || !strings.Contains(string(log), want) {
+		t.Errorf("apply.log does not name the first attempt's plan %s (%v):\n%s", want, err, log)
+	}
+	if !strings.Contains(stdout.String(), attempts[1]) {
+		t.Errorf("the second repair does not print its attempt's folder %s:\n%s", attempts[1], stdout.String())
+	}
+}
+
 // A repair whose run lock was lost after planning inserts nothing and says
 // so.
 func TestRepairWithoutItsLockInsertsNothing(t *testing.T) {

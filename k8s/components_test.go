@@ -417,7 +417,7 @@ func TestReportsS3Component(t *testing.T) {
 		}
 	}
 	// The job opens it the same way: every query parameter is one
-	// gocloud.dev's s3blob knows.
+	// clickrecon's S3 client knows.
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	d, err := report.Open(context.Background(), dir)
 	if err != nil {

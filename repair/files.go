@@ -2,8 +2,10 @@ package repair
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,10 +16,59 @@ import (
 	"github.com/clickrecon/clickrecon/reconcile"
 )
 
+// AttemptsDir is the folder, in a plan's folder, where each repair
+// attempt keeps its own plan: attempts/<stamp>/.
+const AttemptsDir = "attempts"
+
 // WritePlan writes repair.csv, surplus.csv and repair.sql (in the SQL of
-// the store's dialect d) into dir, each synced to disk: what a repair is
-// about to insert is recorded before anything is.
-func WritePlan(dir string, plans []DayPlan, d dsn.Dialect) error {
+// the store's dialect d), each synced to disk, so that what a repair is
+// about to insert is recorded before anything is: first into a folder of
+// this attempt's own, dir/attempts/<stamp>/ (the UTC time now, created
+// anew, never one an earlier attempt wrote), then into dir itself, where
+// they replace the latest plan whole. An attempt's folder is never
+// written again: a later repair of the same window, which finds less to
+// insert, leaves what this one planned (and, with apply.log, inserted) on
+// record. It returns the attempt's folder.
+func WritePlan(dir string, now time.Time, plans []DayPlan, d dsn.Dialect) (string, error) {
+	attempt, err := newAttemptDir(filepath.Join(dir, AttemptsDir), now)
+	if err != nil {
+		return "", err
+	}
+	for _, to := range []string{attempt, dir} {
+		if err := writePlanFiles(to, plans, d); err != nil {
+			return attempt, err
+		}
+	}
+	return attempt, nil
+}
+
+// newAttemptDir creates a new folder under parent named after now, in
+// UTC to the second (20261024T031500Z), with -2, -3… when that name is
+// taken, and syncs parent so the folder survives a crash.
+func newAttemptDir(parent string, now time.Time) (string, error) {
+	if err := os.MkdirAll(parent, 0o750); err != nil {
+		return "", err
+	}
+	stamp := now.UTC().Format("20060102T150405Z")
+	for n := 1; ; n++ {
+		name := stamp
+		if n > 1 {
+			name = fmt.Sprintf("%s-%d", stamp, n)
+		}
+		p := filepath.Join(parent, name)
+		err := os.Mkdir(p, 0o750)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		return p, durable.SyncDir(parent)
+	}
+}
+
+// writePlanFiles writes the plan's three files into dir, each whole.
+func writePlanFiles(dir string, plans []DayPlan, d dsn.Dialect) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return err
 	}
@@ -45,15 +96,21 @@ func WritePlan(dir string, plans []DayPlan, d dsn.Dialect) error {
 // before each day is written and after it ends: after a crash, a day with
 // an "intend" line and no "done" line was being written, and its
 // transaction either committed whole or not at all; a second repair
-// re-plans it from the store.
+// re-plans it from the store. Each "intend" line names the attempt whose
+// plan holds the day's clicks.
 type FileJournal struct {
-	Path string
-	Now  func() time.Time
+	Path    string
+	Attempt string // the attempt's folder, as WritePlan returned it
+	Now     func() time.Time
 }
 
 // Intend records that day's clicks are about to be inserted.
 func (j FileJournal) Intend(day reconcile.Date, clicks []Click) error {
-	return j.append(fmt.Sprintf("intend %s insert %d clicks", day, len(clicks)))
+	line := fmt.Sprintf("intend %s insert %d clicks", day, len(clicks))
+	if j.Attempt != "" {
+		line += " (plan in " + filepath.ToSlash(filepath.Join(AttemptsDir, filepath.Base(j.Attempt))) + ")"
+	}
+	return j.append(line)
 }
 
 // Done records how a day's repair ended.

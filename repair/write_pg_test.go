@@ -117,7 +117,7 @@ func TestUnwritableClickRefusesItsHourOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := repair.WritePlan(t.TempDir(), plans, dsn.Postgres); err != nil {
+	if _, err := repair.WritePlan(t.TempDir(), time.Now(), plans, dsn.Postgres); err != nil {
 		t.Fatalf("WritePlan: %v", err)
 	}
 	var refused []string

@@ -55,3 +55,17 @@ func TestAzureRedirectToAnotherOrigin(t *testing.T) {
 		t.Errorf("the endpoint got %d requests (%q), want 1: a refused redirect is not retried", len(first), first)
 	}
 }
+
+// The write id's metadata name is escaped as gocloud.dev/blob escaped it
+// (Azure takes C# identifiers only), so that a report it wrote is read as
+// one write.
+func TestAzureMetadataName(t *testing.T) {
+	if got := azureMetadataName(attemptKey); got != "clickrecon__0x2d__write" {
+		t.Errorf("azureMetadataName(%q) = %q", attemptKey, got)
+	}
+	for _, k := range []string{attemptKey, "a_b", "9lives", "x.y-z"} {
+		if back := azureMetadataNameBack(azureMetadataName(k)); back != k {
+			t.Errorf("%q escaped as %q comes back as %q", k, azureMetadataName(k), back)
+		}
+	}
+}

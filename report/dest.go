@@ -16,9 +16,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"gocloud.dev/blob"
-	"gocloud.dev/gcerrors"
 )
 
 // File is one rendered report file.
@@ -32,12 +29,13 @@ type File struct {
 const manifest = "report.json"
 
 // Dest is where reports are written: a local folder, or a prefix in an
-// object store (s3://, gs://, azblob://) through gocloud.dev/blob. Each run
+// object store (s3://, gs://, azblob://), each through its service's own
+// client (see objectStore). Each run
 // writes the folder <run key>/ under it.
 type Dest struct {
-	dir    string       // the local folder, when bucket is nil
-	bucket *blob.Bucket // the object store, already narrowed to the prefix
-	base   string       // scheme://bucket/prefix, without query: for messages
+	dir    string  // the local folder, when bucket is nil
+	bucket *bucket // the object store, already narrowed to the prefix
+	base   string  // scheme://bucket/prefix, without query: for messages
 }
 
 // objectSchemes are the URL schemes that name an object store.
@@ -46,8 +44,8 @@ var objectSchemes = []string{"s3", "gs", "azblob"}
 // Open returns the destination that dirOrURL names: a folder path, a
 // file:// URL (the same folder), or an object store URL such as
 // s3://bucket/prefix?region=eu-central-1 (gs://bucket/prefix,
-// azblob://container/prefix). The query configures the store as
-// gocloud.dev documents for each scheme; the path is the prefix the
+// azblob://container/prefix). The query configures the store (see openS3,
+// openGCS, openAzure); the path is the prefix the
 // reports go under. Credentials come from the environment (a workload
 // identity, AWS_SHARED_CREDENTIALS_FILE, GOOGLE_APPLICATION_CREDENTIALS,
 // AZURE_STORAGE_ACCOUNT and its key or identity). gs:// and azblob:// are
@@ -94,12 +92,13 @@ func Open(ctx context.Context, dirOrURL string) (*Dest, error) {
 	// The object stores RECON_REPORT_DIR accepts. file:// is a local
 	// folder (written by Dest itself, which replaces a run's folder as a
 	// whole), so fileblob is not needed.
-	b, err := openBucket(ctx, &bucketURL)
+	store, err := openBucket(ctx, &bucketURL)
 	if err != nil {
 		return nil, fmt.Errorf("open report destination %s: %w", redactURL(dirOrURL), err)
 	}
+	b := &bucket{store: store}
 	if prefix != "" {
-		b = blob.PrefixedBucket(b, prefix+"/")
+		b.prefix = prefix + "/"
 	}
 	base := scheme + "://" + u.Host
 	if prefix != "" {
@@ -208,7 +207,7 @@ func (d *Dest) writeObjects(ctx context.Context, runKey string, files []File) er
 	}
 	dir := runKey + "/"
 	for _, name := range []string{manifest, htmlPage} {
-		if err := d.bucket.Delete(ctx, dir+name); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		if err := d.bucket.Delete(ctx, dir+name); err != nil && !isNotFound(err) {
 			return fmt.Errorf("remove %s before writing anew: %w", d.URL(runKey, name), err)
 		}
 	}
@@ -230,7 +229,7 @@ func (d *Dest) writeObjects(ctx context.Context, runKey string, files []File) er
 				return err
 			}
 		}
-		opts := &blob.WriterOptions{ContentType: contentType(f.Name), Metadata: map[string]string{attemptKey: id}}
+		opts := &writerOptions{ContentType: contentType(f.Name), Metadata: map[string]string{attemptKey: id}}
 		if err := d.bucket.WriteAll(ctx, dir+f.Name, f.Data, opts); err != nil {
 			return fmt.Errorf("write %s (%d of %d files written): %w", d.URL(runKey, f.Name), i, len(ordered), err)
 		}
@@ -257,7 +256,7 @@ func newWriteID() (string, error) {
 // so it is never removed nor taken for part of a report.
 func (d *Dest) objects(ctx context.Context, dir string) (map[string]string, error) {
 	out := map[string]string{}
-	it := d.bucket.List(&blob.ListOptions{Prefix: dir, Delimiter: "/"})
+	it := d.bucket.List(&listOptions{Prefix: dir, Delimiter: "/"})
 	for {
 		obj, err := it.Next(ctx)
 		if err == io.EOF {
@@ -271,7 +270,7 @@ func (d *Dest) objects(ctx context.Context, dir string) (map[string]string, erro
 			continue
 		}
 		a, err := d.bucket.Attributes(ctx, obj.Key)
-		if gcerrors.Code(err) == gcerrors.NotFound {
+		if isNotFound(err) {
 			continue // removed since it was listed
 		}
 		if err != nil {
@@ -295,7 +294,7 @@ func (d *Dest) removeStale(ctx context.Context, runKey string, written map[strin
 		if written[name] || name == manifest {
 			continue
 		}
-		if err := d.bucket.Delete(ctx, runKey+"/"+name); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		if err := d.bucket.Delete(ctx, runKey+"/"+name); err != nil && !isNotFound(err) {
 			return fmt.Errorf("remove %s, left by an earlier write: %w", d.URL(runKey, name), err)
 		}
 	}

@@ -14,9 +14,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"gocloud.dev/blob"
-	"gocloud.dev/gcerrors"
 )
 
 // Run is one run folder of a destination, as an index of its runs shows
@@ -282,7 +279,7 @@ func skipValue(dec *json.Decoder) error {
 // whole report.json is Partial.
 func (d *Dest) objectRuns(ctx context.Context) ([]Run, error) {
 	var runs []Run
-	it := d.bucket.List(&blob.ListOptions{Delimiter: "/"})
+	it := d.bucket.List(&listOptions{Delimiter: "/"})
 	for {
 		obj, err := it.Next(ctx)
 		if err == io.EOF {
@@ -364,7 +361,7 @@ func (d *Dest) objectReport(ctx context.Context, runKey string) (Report, string,
 // object that was checked.
 func (d *Dest) openObject(ctx context.Context, key, id string) (*RunFile, string, error) {
 	a, err := d.bucket.Attributes(ctx, key)
-	if gcerrors.Code(err) == gcerrors.NotFound {
+	if isNotFound(err) {
 		return nil, "", ErrNoReport
 	}
 	if err != nil {
@@ -374,14 +371,14 @@ func (d *Dest) openObject(ctx context.Context, key, id string) (*RunFile, string
 	if id != "" && got != id {
 		return nil, "", fmt.Errorf("%s/%s is of another write than %s: %w", d.base, key, manifest, ErrConcurrentWrite)
 	}
-	r, err := d.bucket.NewReader(ctx, key, nil)
-	if gcerrors.Code(err) == gcerrors.NotFound {
+	r, err := d.bucket.NewReader(ctx, key)
+	if isNotFound(err) {
 		return nil, "", ErrNoReport
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("read %s/%s: %w", d.base, key, err)
 	}
-	return &RunFile{Reader: r, Size: r.Size(), ContentType: contentType(key), close: func() error {
+	return &RunFile{Reader: r, Size: a.Size, ContentType: contentType(key), close: func() error {
 		r.Close()
 		if again, err := d.bucket.Attributes(ctx, key); err != nil || again.ETag != a.ETag {
 			return fmt.Errorf("%s/%s changed while it was read: %w", d.base, key, ErrConcurrentWrite)

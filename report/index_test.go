@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"gocloud.dev/blob"
 )
 
 // runOf returns sample's report as the run key, made at generated.
@@ -182,7 +181,7 @@ func TestRunsOfABucket(t *testing.T) {
 	}
 	put := func(key, data string, meta map[string]string) {
 		t.Helper()
-		if err := d.bucket.WriteAll(ctx, key, []byte(data), &blob.WriterOptions{Metadata: meta}); err != nil {
+		if err := d.bucket.WriteAll(ctx, key, []byte(data), &writerOptions{Metadata: meta}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -314,7 +313,7 @@ func TestRunsListAReportCutInItsTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := bucket.bucket.WriteAll(ctx, keyNew+"/"+manifest, []byte(cut), &blob.WriterOptions{Metadata: a.Metadata}); err != nil {
+	if err := bucket.bucket.WriteAll(ctx, keyNew+"/"+manifest, []byte(cut), &writerOptions{Metadata: a.Metadata}); err != nil {
 		t.Fatal(err)
 	}
 

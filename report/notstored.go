@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"syscall"
 
-	"gocloud.dev/gcerrors"
-
 	"github.com/clickrecon/clickrecon/internal/safehttp"
 )
 
@@ -60,12 +58,12 @@ func (d *Dest) whatToCheck(err error) string {
 	case d.bucket == nil:
 		return "that the folder's path exists or can be created, and is a folder"
 	}
-	switch gcerrors.Code(err) {
-	case gcerrors.NotFound:
+	switch codeOf(err) {
+	case codeNotFound:
 		return "that the bucket exists, and its name and region"
-	case gcerrors.PermissionDenied:
+	case codePermissionDenied:
 		return "that the credentials may list, read, write and delete objects under the prefix"
-	case gcerrors.InvalidArgument, gcerrors.FailedPrecondition:
+	case codeInvalidArgument:
 		return "the bucket's settings in the URL's query (region, endpoint, encryption)"
 	}
 	return "that the store is reachable and answering; a retry may help"

@@ -4,27 +4,219 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"net/http"
 	"net/url"
-	"strconv"
+	"slices"
 	"strings"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	gcaws "gocloud.dev/aws"
-	"gocloud.dev/blob"
-	"gocloud.dev/blob/s3blob"
-
-	"github.com/clickrecon/clickrecon/internal/safehttp"
+	"time"
 )
+
+// objectStore is one bucket (or container) of an object store service,
+// as a report destination uses it. Each service has one implementation:
+// s3Store (s3.go), gcsStore (gcs.go, tag gcs), azureStore (azure.go, tag
+// azblob). Keys are whole object names; bucket narrows them to a prefix.
+// An error for an object or bucket that does not exist, or that the
+// credentials may not touch, is an *objectError with its code (see
+// codeOf), so that callers tell them apart whatever the service.
+type objectStore interface {
+	// list returns one page of what is under prefix: the objects, and
+	// with a delimiter the "folders" (common prefixes, IsDir, their key
+	// ending in the delimiter). token is "" for the first page and the
+	// next page's token otherwise; next is "" after the last page.
+	list(ctx context.Context, prefix, delimiter, token string) (page []listObject, next string, err error)
+	// attributes returns an object's size, ETag, modification time and
+	// metadata.
+	attributes(ctx context.Context, key string) (objectAttributes, error)
+	// get returns an object's content, streamed.
+	get(ctx context.Context, key string) (io.ReadCloser, error)
+	// put writes the object key whole, with its content type and metadata.
+	put(ctx context.Context, key string, data []byte, contentType string, metadata map[string]string) error
+	// delete removes the object key (a missing one may or may not be
+	// codeNotFound, depending on the service).
+	delete(ctx context.Context, key string) error
+	close() error
+}
+
+// listObject is an object, or a "folder" (IsDir), in a listing.
+type listObject struct {
+	Key   string
+	IsDir bool
+}
+
+// objectAttributes is what a report destination reads of an object
+// without its content.
+type objectAttributes struct {
+	Size     int64
+	ETag     string
+	ModTime  time.Time
+	Metadata map[string]string
+}
+
+// errCode is the kind of a failed request to an object store, whatever
+// the service.
+type errCode int
+
+const (
+	codeUnknown          errCode = iota
+	codeNotFound                 // no such object or bucket
+	codePermissionDenied         // the credentials may not
+	codeInvalidArgument          // a bad request: the URL's settings
+)
+
+// objectError is a failed request to an object store, with its code.
+type objectError struct {
+	code errCode
+	err  error
+}
+
+func (e *objectError) Error() string { return e.err.Error() }
+func (e *objectError) Unwrap() error { return e.err }
+
+// codeOf returns the code of an object store's error (codeUnknown for
+// nil or any other error).
+func codeOf(err error) errCode {
+	var oe *objectError
+	if errors.As(err, &oe) {
+		return oe.code
+	}
+	return codeUnknown
+}
+
+// isNotFound reports whether err is an object store's "no such object or
+// bucket".
+func isNotFound(err error) bool { return codeOf(err) == codeNotFound }
+
+// statusCode classifies an object store's HTTP answer by its status: a
+// 301 is a bucket in another region than the URL says.
+func statusCode(status int) errCode {
+	switch status {
+	case http.StatusNotFound, http.StatusMovedPermanently:
+		return codeNotFound
+	case http.StatusForbidden, http.StatusUnauthorized:
+		return codePermissionDenied
+	case http.StatusBadRequest, http.StatusPreconditionFailed:
+		return codeInvalidArgument
+	}
+	return codeUnknown
+}
+
+// withCode wraps err, when it is not nil, as an *objectError of the code
+// classify gives it.
+func withCode(err error, classify func(error) errCode) error {
+	if err == nil {
+		return nil
+	}
+	return &objectError{code: classify(err), err: err}
+}
+
+// bucket is an object store narrowed to a prefix: the keys it takes and
+// gives are below the prefix.
+type bucket struct {
+	store  objectStore
+	prefix string // "" or ending in "/"
+}
+
+// listOptions chooses what a listing returns: the keys under Prefix, and
+// with a Delimiter the "folders" below it as one entry each.
+type listOptions struct {
+	Prefix    string
+	Delimiter string
+}
+
+// writerOptions are the content type and metadata an object is written
+// with.
+type writerOptions struct {
+	ContentType string
+	Metadata    map[string]string
+}
+
+// listIterator walks a listing page by page.
+type listIterator struct {
+	b     *bucket
+	opts  listOptions
+	page  []listObject
+	token string
+	done  bool
+}
+
+// List lists the objects under opts.Prefix; call Next until io.EOF.
+func (b *bucket) List(opts *listOptions) *listIterator {
+	it := &listIterator{b: b}
+	if opts != nil {
+		it.opts = *opts
+	}
+	return it
+}
+
+// Next returns the next object of the listing, or io.EOF after the last.
+func (it *listIterator) Next(ctx context.Context) (*listObject, error) {
+	for len(it.page) == 0 {
+		if it.done {
+			return nil, io.EOF
+		}
+		page, next, err := it.b.store.list(ctx, it.b.prefix+it.opts.Prefix, it.opts.Delimiter, it.token)
+		if err != nil {
+			return nil, err
+		}
+		it.page, it.token, it.done = page, next, next == ""
+	}
+	obj := it.page[0]
+	it.page = it.page[1:]
+	obj.Key = strings.TrimPrefix(obj.Key, it.b.prefix)
+	return &obj, nil
+}
+
+// Attributes returns the attributes of the object key.
+func (b *bucket) Attributes(ctx context.Context, key string) (*objectAttributes, error) {
+	a, err := b.store.attributes(ctx, b.prefix+key)
+	if err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// NewReader streams the object key; close it after use.
+func (b *bucket) NewReader(ctx context.Context, key string) (io.ReadCloser, error) {
+	return b.store.get(ctx, b.prefix+key)
+}
+
+// ReadAll reads the object key whole.
+func (b *bucket) ReadAll(ctx context.Context, key string) ([]byte, error) {
+	r, err := b.NewReader(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// WriteAll writes the object key whole.
+func (b *bucket) WriteAll(ctx context.Context, key string, data []byte, opts *writerOptions) error {
+	if opts == nil {
+		opts = &writerOptions{}
+	}
+	ct := opts.ContentType
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	return b.store.put(ctx, b.prefix+key, data, ct, opts.Metadata)
+}
+
+// Delete removes the object key.
+func (b *bucket) Delete(ctx context.Context, key string) error {
+	return b.store.delete(ctx, b.prefix+key)
+}
+
+// Close releases the store's client.
+func (b *bucket) Close() error { return b.store.close() }
 
 // openers are the object stores this build can open, by URL scheme. s3://
 // is always there; gs:// and azblob:// are added by gcs.go and azure.go,
 // built only with the tags gcs and azblob: their SDKs are most of the
 // binary and of a cold build's downloads, and most users need neither.
-var openers = map[string]func(context.Context, *url.URL) (*blob.Bucket, error){
+var openers = map[string]func(context.Context, *url.URL) (objectStore, error){
 	"s3": openS3,
 }
 
@@ -62,7 +254,7 @@ func CheckDriver(dirOrURL string) error {
 // policy, as every other request clickrecon sends: the store's signature
 // or token never reaches another origin, and a redirect there is an error,
 // never an answer.
-func openBucket(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
+func openBucket(ctx context.Context, u *url.URL) (objectStore, error) {
 	if open, ok := openers[u.Scheme]; ok {
 		return open(ctx, u)
 	}
@@ -72,90 +264,20 @@ func openBucket(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
 	return nil, fmt.Errorf("unknown scheme %q", u.Scheme)
 }
 
-// openS3 opens an s3:// bucket as gocloud.dev's s3blob.URLOpener does,
-// with the same query parameters (gocloud.dev/aws.V2ConfigFromURLParams
-// and s3blob's own), but with an HTTP client under safehttp's policy. The
-// SDK's own client follows a 307 to any host with the request's
-// Authorization, which net/http keeps for another port of the same host.
-func openS3(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
-	q := u.Query()
-	var opts s3blob.Options
-	var s3opts []func(*s3.Options)
-	if v := q.Get("ssetype"); v != "" {
-		q.Del("ssetype")
-		var ok bool
-		for _, t := range types.ServerSideEncryptionAes256.Values() {
-			if string(t) == v {
-				opts.EncryptionType, ok = t, true
-			}
-		}
+// queryParams reads a store URL's query: each parameter once, and only
+// those known. known maps each name to what it sets.
+func queryParams(q url.Values, known map[string]func(string) error) error {
+	for _, name := range slices.Sorted(maps.Keys(q)) {
+		set, ok := known[name]
 		if !ok {
-			return nil, fmt.Errorf("%q is not a valid value for %q", v, "ssetype")
+			return fmt.Errorf("unknown query parameter %q", name)
+		}
+		if len(q[name]) > 1 {
+			return fmt.Errorf("query parameter %q is given %d times", name, len(q[name]))
+		}
+		if err := set(q.Get(name)); err != nil {
+			return fmt.Errorf("invalid value for %q: %w", name, err)
 		}
 	}
-	if v := q.Get("kmskeyid"); v != "" {
-		q.Del("kmskeyid")
-		opts.KMSEncryptionID = v
-	}
-	for _, p := range []struct {
-		key string
-		set func(*s3.Options, bool)
-	}{
-		{"accelerate", func(o *s3.Options, v bool) { o.UseAccelerate = v }},
-		{"disable_https", func(o *s3.Options, v bool) { o.EndpointOptions.DisableHTTPS = v }},
-		{"use_path_style", func(o *s3.Options, v bool) { o.UsePathStyle = v }},
-		{"s3ForcePathStyle", func(o *s3.Options, v bool) { o.UsePathStyle = v }},
-	} {
-		raw := q.Get(p.key)
-		if raw == "" {
-			continue
-		}
-		q.Del(p.key)
-		v, err := strconv.ParseBool(raw)
-		if err != nil {
-			return nil, fmt.Errorf("invalid value for %q: %w", p.key, err)
-		}
-		s3opts = append(s3opts, func(o *s3.Options) { p.set(o, v) })
-	}
-	cfg, err := gcaws.V2ConfigFromURLParams(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	cfg.HTTPClient = safeAWSClient(cfg.HTTPClient)
-	if next := cfg.Retryer; next != nil {
-		cfg.Retryer = func() aws.Retryer { return noRetryOnRedirect(next()) }
-	}
-	opts.RequestChecksumCalculation = cfg.RequestChecksumCalculation
-	return s3blob.OpenBucket(ctx, s3.NewFromConfig(cfg, s3opts...), u.Host, &opts)
-}
-
-// safeAWSClient returns an HTTP client for the AWS SDK that keeps c's
-// transport (its TLS settings, AWS_CA_BUNDLE's included) under
-// safehttp.SameOriginSameMethod: a PUT is never turned into a GET.
-func safeAWSClient(c aws.HTTPClient) *http.Client {
-	var tr http.RoundTripper
-	switch c := c.(type) {
-	case *awshttp.BuildableClient:
-		tr = c.GetTransport()
-	case *http.Client:
-		tr = c.Transport
-	default:
-		tr = awshttp.NewBuildableClient().GetTransport()
-	}
-	return safehttp.Client(&http.Client{Transport: tr}, safehttp.SameOriginSameMethod)
-}
-
-// noRetryOnRedirect returns r, except that a refused redirect is never
-// retried: the same answer would come again, after the backoff.
-func noRetryOnRedirect(r aws.Retryer) aws.Retryer {
-	if v2, ok := r.(aws.RetryerV2); ok {
-		return redirectFinal{v2}
-	}
-	return r
-}
-
-type redirectFinal struct{ aws.RetryerV2 }
-
-func (r redirectFinal) IsErrorRetryable(err error) bool {
-	return !errors.Is(err, safehttp.ErrRedirect) && r.RetryerV2.IsErrorRetryable(err)
+	return nil
 }

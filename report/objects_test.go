@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"gocloud.dev/blob"
 
 	"github.com/clickrecon/clickrecon/internal/safehttp"
 )
@@ -25,7 +24,7 @@ func objectsUnder(t *testing.T, d *Dest, prefix string) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	got := map[string]string{}
-	it := d.bucket.List(&blob.ListOptions{Prefix: prefix + "/"})
+	it := d.bucket.List(&listOptions{Prefix: prefix + "/"})
 	for {
 		obj, err := it.Next(ctx)
 		if err != nil {

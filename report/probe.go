@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"gocloud.dev/gcerrors"
-
 	"github.com/clickrecon/clickrecon/internal/safehttp"
 )
 
@@ -43,7 +41,7 @@ func (d *Dest) Probe(ctx context.Context) error {
 	}
 	// A HEAD of the marker's name first: it has no body, so a redirect
 	// is met (and refused) here, where a PUT's would only fail.
-	if _, err := d.bucket.Exists(ctx, name); err != nil {
+	if _, err := d.bucket.Attributes(ctx, name); err != nil && !isNotFound(err) {
 		return fmt.Errorf("read %s/%s: %w", d.base, name, bucketRefusal(err))
 	}
 	if err := d.bucket.WriteAll(ctx, name, data, nil); err != nil {
@@ -61,8 +59,8 @@ func bucketRefusal(err error) error {
 	if errors.Is(err, safehttp.ErrRedirect) {
 		return unwritable{err} // the endpoint is not the store's
 	}
-	switch gcerrors.Code(err) {
-	case gcerrors.PermissionDenied, gcerrors.NotFound, gcerrors.InvalidArgument, gcerrors.FailedPrecondition:
+	switch codeOf(err) {
+	case codePermissionDenied, codeNotFound, codeInvalidArgument:
 		return unwritable{err}
 	}
 	return err

@@ -27,7 +27,8 @@ import (
 // cmdDemo runs the real pipeline against a simulated Elido API on
 // loopback and an embedded SQLite store that lost some clicks and
 // recorded others twice. It reads no variable but LOG_LEVEL and
-// LOG_FORMAT, needs no network and no secret.
+// LOG_FORMAT (and with --serve RECON_MAX_DAYS and RECON_SETTLE), needs no
+// network and no secret.
 func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) int {
 	vars := map[string]string{
 		"RECON_REPORT_DIR": "clickrecon-demo",
@@ -43,6 +44,18 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	c, err := parseArgs(ctx, "demo", args, envconfig.MapLookuper(vars), stdout, stderr)
 	if err != nil {
 		return usageExit(stderr, err)
+	}
+	if c.Serve {
+		// The runs it prints read these two from the same environment:
+		// its windows must be ones they accept.
+		for _, name := range []string{"RECON_MAX_DAYS", "RECON_SETTLE"} {
+			if v, ok := env.Lookup(name); ok {
+				vars[name] = v
+			}
+		}
+		if c, err = parseArgs(ctx, "demo", args, envconfig.MapLookuper(vars), stdout, stderr); err != nil {
+			return usageExit(stderr, err)
+		}
 	}
 	if err := c.validateCommon(); err != nil {
 		return usageExit(stderr, err)
@@ -162,11 +175,32 @@ func reportFile(dir, runKey string) string {
 	return filepath.Join(dir, runKey, "report.html")
 }
 
+// trialWindows splits the days first..last that a run accepts today
+// (those that have ended: up to the day before today) into windows of at
+// most maxDays days, oldest first; none when no such day has ended.
+func trialWindows(first, last, today reconcile.Date, maxDays int) []reconcile.Window {
+	if ended := today.AddDays(-1); last.After(ended) {
+		last = ended
+	}
+	var out []reconcile.Window
+	for from := first; !from.After(last); from = from.AddDays(maxDays) {
+		to := from.AddDays(maxDays - 1)
+		if to.After(last) {
+			to = last
+		}
+		out = append(out, reconcile.Window{From: from, To: to})
+	}
+	return out
+}
+
 // serveDemo is "clickrecon demo --serve": the simulated Elido API alone,
 // on 127.0.0.1, counting the clicks of --clicks FILE (or the demo's own),
 // until SIGINT or SIGTERM ends ctx. It prints the variables and the
-// command that point a real run, on the user's own store, at it: the way
-// to try clickrecon before having an Elido key.
+// commands that point a real run, on the user's own store, at it: the
+// way to try clickrecon before having an Elido key. The zone is exported
+// as RECON_TZ, so that every command after them (a repair too) reads the
+// days alike, and the days the clicks span are given as the windows a
+// run accepts: the days that have ended, at most RECON_MAX_DAYS a run.
 func serveDemo(ctx context.Context, c config, loc *time.Location, stdout, stderr io.Writer, now time.Time) int {
 	if c.Port < 0 || c.Port > 65535 {
 		return usageExit(stderr, fmt.Errorf("--port must be from 0 (a free port) to 65535, got %d", c.Port))
@@ -194,13 +228,9 @@ func serveDemo(ctx context.Context, c config, loc *time.Location, stdout, stderr
 		return usageExit(stderr, fmt.Errorf("--port %d: %w (pick another port, or 0 for a free one)", c.Port, err))
 	}
 	defer srv.Close()
-	// The days the clicks span, in the run's zone, up to the last that
-	// has ended: a run refuses a day that has not.
 	first := reconcile.DateOf(clicks[0].TS.In(loc))
 	last := reconcile.DateOf(clicks[len(clicks)-1].TS.In(loc))
-	if ended := reconcile.DateOf(now.In(loc)).AddDays(-1); last.After(ended) {
-		last = ended
-	}
+	today := reconcile.DateOf(now.In(loc))
 	if c.Format == "text" {
 		fmt.Fprintf(stdout, "clickrecon demo --serve: a simulated Elido API on %s counting %d clicks (%s), %s to %s in %s.\n\n"+
 			"Point clickrecon run at it, with STORE_DSN set to your store (a run with --dry-run posts nothing\n"+
@@ -209,9 +239,24 @@ func serveDemo(ctx context.Context, c config, loc *time.Location, stdout, stderr
 			"  export ELIDO_API_KEY=%s\n"+
 			"  export ELIDO_WORKSPACE_ID=%s\n"+
 			"  export ELIDO_RATE_LIMIT=600 ELIDO_RETENTION_DAYS=0\n"+
-			"  clickrecon run --from %s --to %s --tz %s --dry-run\n\n"+
-			"It serves until Ctrl-C (SIGINT) or SIGTERM.\n",
-			srv.URL(), len(clicks), source, first, last, loc, srv.URL(), demo.Key, demo.Workspace, first, last, loc)
+			"  export RECON_TZ=%s\n",
+			srv.URL(), len(clicks), source, first, last, loc, srv.URL(), demo.Key, demo.Workspace, loc)
+		windows := trialWindows(first, last, today, c.MaxDays)
+		for _, w := range windows {
+			fmt.Fprintf(stdout, "  clickrecon run --from %s --to %s --dry-run\n", w.From, w.To)
+		}
+		fmt.Fprintln(stdout)
+		if len(windows) > 1 {
+			fmt.Fprintf(stdout, "One run per %d days: a run covers at most RECON_MAX_DAYS=%d.\n", c.MaxDays, c.MaxDays)
+		}
+		if !last.Before(today) {
+			// A run refuses a day that has not ended; its clicks may
+			// still arrive late.
+			fmt.Fprintf(stdout, "The clicks of %s and later are left out: %s has not ended in %s. From %s 00:00 a run\n"+
+				"can check it (clickrecon run --date %s --dry-run), provisional for RECON_SETTLE (%s) after.\n",
+				today, today, loc, today.AddDays(1), today, c.Settle)
+		}
+		fmt.Fprintln(stdout, "It serves until Ctrl-C (SIGINT) or SIGTERM.")
 	}
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "clickrecon demo --serve: stopped")

@@ -32,7 +32,8 @@ var timeLayouts = []string{
 // header ts,link_id,country_code: one click a line, ts a time (RFC 3339,
 // 2026-10-24T14:03:00Z; or 2026-10-24 14:03:00+00 as PostgreSQL exports
 // it; UTC when it has no offset), link_id not empty, country_code an ISO
-// 3166-1 alpha-2 code or empty. An error names the line and what to fix.
+// 3166-1 alpha-2 code or empty. An error names the line (as an editor
+// numbers it, blank lines counted) and what to fix.
 func ReadClicks(r io.Reader) ([]elidotest.Click, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -55,7 +56,7 @@ func ReadClicks(r io.Reader) ([]elidotest.Click, error) {
 		return nil, fmt.Errorf("line 1 is %q: the file starts with the header %s (country_code may be left out)", strings.Join(head, ","), ClicksHeader)
 	}
 	var clicks []elidotest.Click
-	for line := 2; ; line++ {
+	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
 			break
@@ -63,6 +64,9 @@ func ReadClicks(r io.Reader) ([]elidotest.Click, error) {
 		if err != nil {
 			return nil, err // csv names the line
 		}
+		// The line of the file the record starts on, blank lines
+		// counted: the number an editor shows.
+		line, _ := cr.FieldPos(0)
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}
