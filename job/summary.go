@@ -59,7 +59,7 @@ func PrintSummary(w io.Writer, format string, rep report.Report, dir string) err
 	}
 	if len(rep.Links) > 0 {
 		fmt.Fprintf(w, "\nlinks that differ (%d; the largest first):\n", len(rep.Links))
-		for i, l := range rep.Links {
+		for i, l := range report.WorstLinks(rep.Links) {
 			if i == maxTextLinks {
 				fmt.Fprintf(w, "  and %d more: see links.csv\n", len(rep.Links)-maxTextLinks)
 				break

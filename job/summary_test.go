@@ -152,3 +152,21 @@ func TestSummaryEndsWithTheHTMLReport(t *testing.T) {
 		}
 	}
 }
+
+// "the largest first" holds across days: past the screenful the links cut
+// are the smallest, not the latest days'.
+func TestSummaryListsTheLargestLinksFirst(t *testing.T) {
+	r := longWindow(3)
+	for i := range 12 {
+		r.Links = append(r.Links, report.Link{Date: "day-000", LinkID: fmt.Sprintf("lnk_small_%02d", i), API: 10, Local: 9, Delta: -1, Status: "missing"})
+	}
+	r.Links = append(r.Links, report.Link{Date: "day-001", LinkID: "lnk_big", API: 100, Local: 40, Delta: -60, Status: "missing"})
+	var b bytes.Buffer
+	if err := PrintSummary(&b, "text", r, "reports/x"); err != nil {
+		t.Fatal(err)
+	}
+	_, list, _ := strings.Cut(b.String(), "the largest first):\n")
+	if !strings.HasPrefix(list, "  day-001  lnk_big ") {
+		t.Errorf("the links listed do not start with the largest:\n%s", list)
+	}
+}

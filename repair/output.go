@@ -218,11 +218,11 @@ func Describe(p DayPlan, loc *time.Location) []Line {
 		case h.Refused != "":
 			out = append(out, Line{Text: fmt.Sprintf("not repaired: %s: %s", span, h.Refused), Refused: true})
 		case len(h.Add) > 0 && len(h.Surplus) > 0:
-			out = append(out, Line{Text: fmt.Sprintf("%d clicks to restore on %s; %d surplus rows listed, not deleted", len(h.Add), span, len(h.Surplus))})
+			out = append(out, Line{Text: fmt.Sprintf("%s to restore on %s; %s listed, not deleted", reconcile.Plural(len(h.Add), "click"), span, reconcile.Plural(len(h.Surplus), "surplus row"))})
 		case len(h.Add) > 0:
-			out = append(out, Line{Text: fmt.Sprintf("%d clicks to restore on %s", len(h.Add), span)})
+			out = append(out, Line{Text: fmt.Sprintf("%s to restore on %s", reconcile.Plural(len(h.Add), "click"), span)})
 		case len(h.Surplus) > 0:
-			out = append(out, Line{Text: fmt.Sprintf("%d surplus rows on %s: listed, not deleted", len(h.Surplus), span)})
+			out = append(out, Line{Text: fmt.Sprintf("%s on %s: listed, not deleted", reconcile.Plural(len(h.Surplus), "surplus row"), span)})
 		}
 	}
 	return out
@@ -251,13 +251,13 @@ func DescribeResult(p DayPlan, r DayResult, loc *time.Location) string {
 	var line string
 	switch {
 	case r.Err != nil:
-		return fmt.Sprintf("did not restore %d clicks on %s: %v", r.Planned, where, r.Err)
+		return fmt.Sprintf("did not restore %s on %s: %v", reconcile.Plural(r.Planned, "click"), where, r.Err)
 	case !r.Recounted:
-		line = fmt.Sprintf("restored %d clicks on %s; the day could not be re-counted", r.Inserted, where)
+		line = fmt.Sprintf("restored %s on %s; the day could not be re-counted", reconcile.Plural(r.Inserted, "click"), where)
 	case r.Matches():
-		line = fmt.Sprintf("restored %d clicks on %s; the day now matches", r.Inserted, where)
+		line = fmt.Sprintf("restored %s on %s; the day now matches", reconcile.Plural(r.Inserted, "click"), where)
 	default:
-		line = fmt.Sprintf("restored %d clicks on %s; the day still differs: the store has %d, Elido %d", r.Inserted, where, r.After, r.API)
+		line = fmt.Sprintf("restored %s on %s; the day still differs: the store has %d, Elido %d", reconcile.Plural(r.Inserted, "click"), where, r.After, r.API)
 	}
 	return line + strings.Join(notes, "")
 }

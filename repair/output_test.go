@@ -21,7 +21,7 @@ func TestDescribeMarksRefusedHours(t *testing.T) {
 		{Hour: later, Refused: "the store changed while it was read"},
 	}}
 	want := []Line{
-		{Text: "1 clicks to restore on 2026-10-24, 02:00 UTC–03:00 UTC"},
+		{Text: "1 click to restore on 2026-10-24, 02:00 UTC–03:00 UTC"},
 		{Text: "not repaired: 2026-10-24, 03:00 UTC–04:00 UTC: the store changed while it was read", Refused: true},
 	}
 	if diff := gocmp.Diff(want, Describe(p, time.UTC)); diff != "" {

@@ -120,7 +120,7 @@ func planDay(ctx context.Context, api Elido, st Store, o Options, cols store.Col
 	if p.Store >= p.API {
 		p.Skipped = "not missing: the store has every click Elido counts"
 		if p.Store > p.API {
-			p.Skipped = fmt.Sprintf("not missing: the store has %d clicks more than Elido (surplus is never deleted)", p.Store-p.API)
+			p.Skipped = fmt.Sprintf("not missing: the store has %s more than Elido (surplus is never deleted)", reconcile.Plural(int(p.Store-p.API), "click"))
 		}
 		return p, nil
 	}

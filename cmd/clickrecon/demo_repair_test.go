@@ -24,9 +24,9 @@ func TestDemoRepairsTheLostBurst(t *testing.T) {
 	}
 	out := stdout.String()
 	for _, want := range []string{
-		"60 clicks to restore on 2026-10-24, 02:00 CEST–03:00 CEST",
+		"63 clicks to restore on 2026-10-24, 02:00 CEST–03:00 CEST",
 		"2026-10-25: not missing: the store has 12 clicks more than Elido (surplus is never deleted)",
-		"restored 60 clicks on 2026-10-24, 02:00 CEST–03:00 CEST; the day now matches",
+		"restored 63 clicks on 2026-10-24, 02:00 CEST–03:00 CEST; the day now matches",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
@@ -37,7 +37,7 @@ func TestDemoRepairsTheLostBurst(t *testing.T) {
 		t.Fatalf("repair.csv: %v", paths)
 	}
 	b, _ := os.ReadFile(paths[0])
-	if lines := strings.Count(string(b), "\n"); lines != 61 {
-		t.Errorf("repair.csv has %d lines, want a header and 60 clicks", lines)
+	if lines := strings.Count(string(b), "\n"); lines != 64 {
+		t.Errorf("repair.csv has %d lines, want a header and 63 clicks", lines)
 	}
 }

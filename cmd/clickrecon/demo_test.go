@@ -144,6 +144,15 @@ func testDemo(t *testing.T, now time.Time) {
 	if got.Status != report.StatusDiscrepancies || got.Window.TZ != "Europe/Warsaw" {
 		t.Errorf("status %q in %s", got.Status, got.Window.TZ)
 	}
+	// The demo tells a receiver down longer than Elido's retry window and
+	// a batch handled twice: its report must say the same, not a poller.
+	var kinds []string
+	for _, g := range got.Diagnoses {
+		kinds = append(kinds, g.Date+" "+g.Kind)
+	}
+	if diff := cmp.Diff([]string{"2026-10-24 outage", "2026-10-25 duplicates"}, kinds); diff != "" {
+		t.Errorf("the demo's diagnoses (-want +got):\n%s", diff)
+	}
 }
 
 func TestVersionAndUsage(t *testing.T) {

@@ -67,8 +67,8 @@ func TestRepairPrintsThenApplies(t *testing.T) {
 			}
 			// The lost click is 02:30 in the second (CET) 02:00 hour of the 25th.
 			for _, want := range []string{
-				"1 clicks to restore on 2026-10-25, 02:00 CET–03:00 CET",
-				"2026-10-26: not missing: the store has 1 clicks more than Elido (surplus is never deleted)",
+				"1 click to restore on 2026-10-25, 02:00 CET–03:00 CET",
+				"2026-10-26: not missing: the store has 1 click more than Elido (surplus is never deleted)",
 				"Nothing was changed",
 			} {
 				if !strings.Contains(r.stdout, want) {
@@ -92,7 +92,7 @@ func TestRepairPrintsThenApplies(t *testing.T) {
 			// Apply.
 			f.env["STORE_WRITE_DSN"] = f.env["STORE_DSN"]
 			r = f.repair(append(window, "--apply")...)
-			if r.code != exitOK || !strings.Contains(r.stdout, "restored 1 clicks on 2026-10-25, 02:00 CET–03:00 CET; the day now matches") {
+			if r.code != exitOK || !strings.Contains(r.stdout, "restored 1 click on 2026-10-25, 02:00 CET–03:00 CET; the day now matches") {
 				t.Fatalf("apply: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 			}
 			if log := f.repairFile("apply.log"); !strings.Contains(log, "intend 2026-10-25 insert 1 clicks") || !strings.Contains(log, "done 2026-10-25 committed 1 clicks") {
@@ -218,7 +218,7 @@ func TestRunRepairSaysWhatWasRestored(t *testing.T) {
 	mu.Lock()
 	got := slices.Clone(bodies)
 	mu.Unlock()
-	if len(got) != 1 || !strings.Contains(got[0], "restored 1 clicks on 2026-10-25, 02:00 CET–03:00 CET; the day now matches") {
+	if len(got) != 1 || !strings.Contains(got[0], "restored 1 click on 2026-10-25, 02:00 CET–03:00 CET; the day now matches") {
 		t.Errorf("Slack got %q, want the restored clicks named", got)
 	}
 	// The next run finds the day repaired.
@@ -354,7 +354,7 @@ func TestRepairUnwritableClickRefusesItsHourOnly(t *testing.T) {
 	r := f.repair("--from", "2026-10-24", "--to", "2026-10-26", "--apply")
 	for _, want := range []string{
 		`not repaired: 2026-10-24, 14:00 CEST–15:00 CEST: its click at 2026-10-24T12:30:00.000Z cannot be written: its link id "lnk\x00nul" holds a NUL byte`,
-		"restored 1 clicks on 2026-10-25, 02:00 CET–03:00 CET; the day now matches",
+		"restored 1 click on 2026-10-25, 02:00 CET–03:00 CET; the day now matches",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)

@@ -80,3 +80,15 @@ func TestRenderManyDiagnosesStaysWithinLimits(t *testing.T) {
 		t.Error("a message reached Slack unescaped")
 	}
 }
+
+// In the Markdown rendering (the demo's preview of the message) the why
+// line stays inside its day's list item: indented four spaces or more
+// after a blank line it would read as a code block, and it would end the
+// list of days.
+func TestMarkdownKeepsWhyInItsItem(t *testing.T) {
+	md := RenderMarkdown(Render(diagnosed(), nil))
+	want := "- **2026-11-25** missing **-5** (Elido 1,200 · store 1,195) · warn\n  ↳ _why:_ outage 02:07:13–02:31:40 CET"
+	if !strings.Contains(md, want) {
+		t.Errorf("the Markdown lacks %q:\n%s", want, md)
+	}
+}

@@ -43,6 +43,13 @@ func mrkdwnToMarkdown(s string) string {
 			if strings.TrimSpace(line) == "" {
 				continue
 			}
+			if inList && strings.HasPrefix(line, " ") {
+				// An indented line under a bullet (a gap day's why line)
+				// continues that item: more than two spaces would make
+				// it a code block in Markdown.
+				out[len(out)-1] += "\n  " + inline(strings.TrimSpace(line))
+				continue
+			}
 			line = inline(line)
 			if rest, ok := strings.CutPrefix(line, "• "); ok {
 				item := "- " + rest
