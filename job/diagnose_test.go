@@ -392,3 +392,40 @@ func TestDiagnosisBeyondReach(t *testing.T) {
 		t.Errorf("%d clicks/recent requests, want the %d hours within reach and the one that came short", n, busyHours)
 	}
 }
+
+// A store that cannot list its rows (a query other than the events
+// preset) leaves a surplus to the hourly counts: nothing is read, the
+// day's note says why, and no later day tries again.
+func TestSurplusRowsNotListed(t *testing.T) {
+	w := newShapedWeek(t, false)
+	st, err := store.Open(t.Context(), dbtest.Parsed(t, store.ParseDSN, sqliteStore(t, w.stored)), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	day := w.window.From
+	start := day.Start(w.loc)
+	var hours []reconcile.HourPair
+	for i := range 24 {
+		hours = append(hours, reconcile.HourPair{Start: start.Add(time.Duration(i) * time.Hour), API: 100, Local: 100})
+	}
+	hours[10].Local = 110
+	for _, tt := range []struct {
+		preset string
+		listed bool
+	}{{"events", true}, {"daily", false}} {
+		q, err := store.PresetQuery(tt.preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dg := diagnoser{store: st, query: q, window: w.window, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		rows, note, listed := dg.surplusRows(t.Context(), day, hours)
+		if listed != tt.listed || (len(rows) == 1) != tt.listed || (note == "") != tt.listed ||
+			(!tt.listed && !strings.Contains(note, "store rows not read: the store's rows cannot be listed")) {
+			t.Errorf("%s: %d hours read, note %q, listed %v; want listed %v", tt.preset, len(rows), note, listed, tt.listed)
+		}
+		if tt.listed && !rows[0].From.Equal(hours[10].Start) {
+			t.Errorf("%s: read %s, want the surplus hour %s", tt.preset, rows[0].From, hours[10].Start)
+		}
+	}
+}
