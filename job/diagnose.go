@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,6 +91,7 @@ func diagnose(ctx context.Context, dg diagnoser, res reconcile.Result) diagnoses
 	bctx := elido.WithBudget(ctx, b.take)
 	raw := dg.mode == DiagnoseRaw && dg.client != nil
 	var reach time.Time // clicks/recent gave no older click than this
+	rows := true        // the store can list its rows
 	for _, date := range worstFirst(res.Gaps()) {
 		day := gaps[date]
 		if !day.Settled || day.API == nil || day.Local == nil {
@@ -111,6 +113,11 @@ func diagnose(ctx context.Context, dg diagnoser, res reconcile.Result) diagnoses
 			var stop bool
 			ev.Raw, note, stop = dg.rawHours(bctx, b, day, &reach, out.Reads)
 			raw = !stop
+		}
+		if ev.Raw == nil && rows {
+			var rowNote string
+			ev.Rows, rowNote, rows = dg.surplusRows(ctx, day.Date, ev.Hours)
+			note = cmp.Or(note, rowNote)
 		}
 		dd := reconcile.Diagnose(ev, dg.window.Loc)
 		if dd.Note == "" {
@@ -201,10 +208,7 @@ func (dg diagnoser) rawHours(ctx context.Context, b *budget, day reconcile.DayRe
 	var out []reconcile.RawHour
 	for i := len(day.HoursWithGap) - 1; i >= 0; i-- {
 		h := day.HoursWithGap[i]
-		from, to := h.Start.UTC(), h.Start.Add(time.Hour).UTC()
-		if to.After(dayEnd) {
-			to = dayEnd.UTC() // the short last hour of Australia/Lord_Howe's DST day
-		}
+		from, to := hourBounds(h.Start, dayEnd)
 		if !reach.IsZero() && from.Before(*reach) {
 			return nil, "raw clicks not read: clicks/recent does not reach this far back", false
 		}
@@ -236,12 +240,62 @@ func (dg diagnoser) rawHours(ctx context.Context, b *budget, day reconcile.DayRe
 		for _, c := range clicks {
 			rh.API = append(rh.API, reconcile.Click(c))
 		}
-		for _, c := range rows {
-			rh.Local = append(rh.Local, reconcile.Click{TS: c.TS, LinkID: c.LinkID, CountryCode: c.CountryCode})
-		}
+		rh.Local = rowClicks(rows)
 		out = append(out, rh)
 	}
 	return out, "", false
+}
+
+// surplusRows reads the store's rows of a day's hours holding more rows
+// than Elido counts, for a day diagnosed from its hourly counts: they cost
+// no Elido request, and rows repeating another row there are duplicates.
+// Nothing is read when the surplus is too small to be named. It returns
+// the hours read, why not, and whether the store can list its rows.
+func (dg diagnoser) surplusRows(ctx context.Context, date reconcile.Date, hours []reconcile.HourPair) (_ []reconcile.RowHour, note string, listed bool) {
+	var surplus int64
+	for _, h := range hours {
+		surplus += max(0, h.Local-h.API)
+	}
+	if hourGap(hours) < reconcile.DiagMinClicks || surplus < reconcile.DiagMinDuplicates {
+		return nil, "", true
+	}
+	_, dayEnd := date.Bounds(dg.window.Loc)
+	var out []reconcile.RowHour
+	for _, h := range hours {
+		if h.Local <= h.API {
+			continue
+		}
+		from, to := hourBounds(h.Start, dayEnd)
+		rows, err := dg.store.Clicks(ctx, dg.query, from, to)
+		if errors.Is(err, store.ErrNotSupported) {
+			return nil, "store rows not read: the store's rows cannot be listed (" + err.Error() + ")", false
+		}
+		if err != nil {
+			dg.log.Warn("store rows not read for the diagnosis", "date", date.String(), "err", err)
+			return nil, "store rows not read: the store's rows could not be read", true
+		}
+		out = append(out, reconcile.RowHour{From: from, To: to, Rows: rowClicks(rows)})
+	}
+	return out, "", true
+}
+
+// hourBounds is the hour starting at start, in UTC, ending no later than
+// the day's end.
+func hourBounds(start, dayEnd time.Time) (from, to time.Time) {
+	from, to = start.UTC(), start.Add(time.Hour).UTC()
+	if to.After(dayEnd) {
+		to = dayEnd.UTC() // the short last hour of Australia/Lord_Howe's DST day
+	}
+	return from, to
+}
+
+// rowClicks are the store's rows as a diagnosis reads them.
+func rowClicks(rows []store.Click) []reconcile.Click {
+	out := make([]reconcile.Click, 0, len(rows))
+	for _, c := range rows {
+		out = append(out, reconcile.Click{TS: c.TS, LinkID: c.LinkID, CountryCode: c.CountryCode})
+	}
+	return out
 }
 
 // rawReads are the clicks the diagnosis read with rawPageSize, by span, for

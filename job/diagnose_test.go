@@ -271,16 +271,32 @@ func TestRunDiagnosesEachShape(t *testing.T) {
 
 // From the hourly counts alone (RECON_DIAGNOSE=hourly) the run makes no
 // clicks/recent request, and still names the outage to the hour, the leak
-// and the busy hours; the duplicates, which only rows can prove, are an
-// unexplained surplus.
+// and the busy hours; the duplicates are named from the store's rows of
+// the hour with a surplus, which cost no Elido request.
 func TestRunDiagnosesFromHourlyCounts(t *testing.T) {
 	w := newShapedWeek(t, false)
 	rep, requests := w.run(t, sqliteStore(t, w.stored), DiagnoseHourly, RepairOff, 500)
 	if n := requests["clicks/recent"]; n != 0 {
 		t.Errorf("%d clicks/recent requests from hourly counts", n)
 	}
+	_, off := w.run(t, sqliteStore(t, w.stored), DiagnoseOff, RepairOff, 500)
+	if fmt.Sprint(requests) != fmt.Sprint(off) {
+		t.Errorf("requests with hourly diagnoses %v, without %v", requests, off)
+	}
+	seen := map[elidotest.Click]int{}
+	dupLinks := map[string]bool{}
+	for _, c := range w.stored {
+		if seen[c]++; seen[c] > 1 {
+			dupLinks[c.LinkID] = true
+		}
+	}
+	d := diagnosesOf(rep, "2026-10-24")
+	if len(d) != 1 || d[0].Kind != reconcile.DiagDuplicates || d[0].Clicks != 15 || d[0].Share != 1 ||
+		!slices.Equal(d[0].Evidence, []string{reconcile.EvidenceHourly, reconcile.EvidenceRows}) ||
+		d[0].Links == nil || *d[0].Links != len(dupLinks) || d[0].From != "2026-10-24T10:00:00+02:00" || d[0].To != "2026-10-24T11:00:00+02:00" {
+		t.Errorf("2026-10-24: %+v, want 15 duplicates on %d links in 10:00-11:00 CEST from hourly counts and store rows", d, len(dupLinks))
+	}
 	for date, kinds := range map[string][]string{
-		"2026-10-24": {reconcile.DiagUnexplained},
 		"2026-10-25": {reconcile.DiagOutage},
 		"2026-10-26": {reconcile.DiagSteadyLeak},
 		"2026-10-28": {reconcile.DiagBusy},
@@ -374,5 +390,42 @@ func TestDiagnosisBeyondReach(t *testing.T) {
 	busyHours := len(rep.Days[4].HoursWithGap)
 	if n := requests["clicks/recent"]; n != busyHours+1 {
 		t.Errorf("%d clicks/recent requests, want the %d hours within reach and the one that came short", n, busyHours)
+	}
+}
+
+// A store that cannot list its rows (a query other than the events
+// preset) leaves a surplus to the hourly counts: nothing is read, the
+// day's note says why, and no later day tries again.
+func TestSurplusRowsNotListed(t *testing.T) {
+	w := newShapedWeek(t, false)
+	st, err := store.Open(t.Context(), dbtest.Parsed(t, store.ParseDSN, sqliteStore(t, w.stored)), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	day := w.window.From
+	start := day.Start(w.loc)
+	var hours []reconcile.HourPair
+	for i := range 24 {
+		hours = append(hours, reconcile.HourPair{Start: start.Add(time.Duration(i) * time.Hour), API: 100, Local: 100})
+	}
+	hours[10].Local = 110
+	for _, tt := range []struct {
+		preset string
+		listed bool
+	}{{"events", true}, {"daily", false}} {
+		q, err := store.PresetQuery(tt.preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dg := diagnoser{store: st, query: q, window: w.window, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		rows, note, listed := dg.surplusRows(t.Context(), day, hours)
+		if listed != tt.listed || (len(rows) == 1) != tt.listed || (note == "") != tt.listed ||
+			(!tt.listed && !strings.Contains(note, "store rows not read: the store's rows cannot be listed")) {
+			t.Errorf("%s: %d hours read, note %q, listed %v; want listed %v", tt.preset, len(rows), note, listed, tt.listed)
+		}
+		if tt.listed && !rows[0].From.Equal(hours[10].Start) {
+			t.Errorf("%s: read %s, want the surplus hour %s", tt.preset, rows[0].From, hours[10].Start)
+		}
 	}
 }

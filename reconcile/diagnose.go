@@ -32,10 +32,10 @@ const (
 	// DiagMinClicks is the fewest clicks a day's gap, an outage, a
 	// busy-interval loss or a remainder must hold to be named.
 	DiagMinClicks = 5
-	// diagMinDuplicates is the fewest repeated rows called duplicates: a
+	// DiagMinDuplicates is the fewest repeated rows called duplicates: a
 	// row the store holds more often than Elido counts it is no accident
 	// of chance, but one could be a row written by hand.
-	diagMinDuplicates = 3
+	DiagMinDuplicates = 3
 	// diagMinLeak and diagMinLeakHours: a steady leak needs this many
 	// lost clicks over at least this many hours with clicks.
 	diagMinLeak      = 10
@@ -86,15 +86,26 @@ type RawHour struct {
 	API, Local []Click
 }
 
+// RowHour is an hour [From, To) whose store rows were read without
+// Elido's raw clicks: what an hour with a surplus holds, at no Elido
+// request.
+type RowHour struct {
+	From, To time.Time
+	Rows     []Click
+}
+
 // DayEvidence is what a diagnosis of one day reads: every hour's counts
 // (required), and the raw clicks of the hours that were read. A day is
 // diagnosed from raw clicks only when every hour whose counts differ was
 // read on both sides and holds exactly its counts; else from the hourly
-// counts alone.
+// counts alone, and then the store's rows of its hours with a surplus
+// (Rows), each used when it holds exactly its hour's count, tell
+// duplicates apart.
 type DayEvidence struct {
 	Date  Date
 	Hours []HourPair // every hour of the day, in order
 	Raw   []RawHour
+	Rows  []RowHour
 	// LinksLost is how many links lost clicks that day, from the
 	// per-link comparison, when every link was compared; nil otherwise.
 	// The hourly counts say nothing of links: it is given for a
@@ -693,11 +704,15 @@ func (d *diagDay) bins(iv int) []bin {
 // duplicates names the store's rows that repeat another row exactly
 // beyond Elido's count. The store keeps a click's instant, not when it was
 // written, so the delay to the twin cannot be measured from the rows: the
-// message gives the span of the repeated clicks.
+// message gives the span of the repeated clicks. From hourly counts
+// (rowRepeats) the rows are already counted in their hours' surplus, and
+// the span is their hours'.
 func (d *diagDay) duplicates(dupes []Click) {
-	if len(dupes) < diagMinDuplicates {
-		for _, c := range dupes {
-			d.surplus[d.hourOf(c.TS)]++
+	if len(dupes) < DiagMinDuplicates {
+		if d.raw != nil {
+			for _, c := range dupes {
+				d.surplus[d.hourOf(c.TS)]++
+			}
 		}
 		return
 	}
@@ -711,6 +726,18 @@ func (d *diagDay) duplicates(dupes []Click) {
 	for _, c := range dupes {
 		from, to = minTime(from, c.TS), maxTime(to, c.TS)
 	}
+	if d.raw == nil {
+		for _, c := range dupes {
+			d.surplus[d.hourOf(c.TS)]--
+		}
+		from, to = d.hourStart(d.hourOf(from)), d.hourStart(d.hourOf(to)+1)
+		d.found = append(d.found, Diagnosis{Kind: DiagDuplicates, From: from, To: to, Clicks: int64(len(dupes)), Links: &nl,
+			Evidence: []string{EvidenceHourly, EvidenceRows},
+			Message: fmt.Sprintf("the store holds %d rows that repeat another row exactly (same instant, link and country) in %s, on %s, beyond Elido's hourly count: a handler that is not idempotent records a retried delivery twice? Use X-Webhook-Delivery as the idempotency key. Elido's raw clicks were not read, so the repeats are counted only up to each hour's surplus, and which of the twins Elido counted cannot be told",
+				len(dupes), HourSpan(from, to, d.loc), Plural(nl, "link")),
+		})
+		return
+	}
 	d.found = append(d.found, Diagnosis{Kind: DiagDuplicates, From: from, To: to, Clicks: int64(len(dupes)), Links: &nl,
 		Evidence: []string{EvidenceRows, EvidenceRaw},
 		Message: fmt.Sprintf("the store holds %d rows that repeat another row exactly (instant, link and country) beyond Elido's count, on %s, for clicks from %s to %s: a delivery recorded twice, as a handler that is not idempotent does when a delivery is retried (5 or 15 minutes after a failure); the rows keep no arrival time, so the delay to the twin cannot be measured",
@@ -718,14 +745,47 @@ func (d *diagDay) duplicates(dupes []Click) {
 	})
 }
 
-// hourly diagnoses a day from the hourly counts alone: hours in which the
-// store recorded nothing, hours whose loss stands out from the day's
-// rate (the busiest hours: busy_intervals; else an outage inside them),
-// then a steady leak of the rest.
+// rowRepeats returns, for a day diagnosed from hourly counts, the store's
+// rows of each hour with a surplus that repeat another row of it exactly
+// (a row held k times repeats k-1 times), at most the hour's surplus: the
+// hourly counts say how many rows are beyond Elido's count, not which.
+// An hour whose rows do not add up to its count (the store changed) is
+// left out.
+func (d *diagDay) rowRepeats() []Click {
+	rows := map[int64]RowHour{}
+	for _, r := range d.ev.Rows {
+		rows[r.From.UnixMilli()] = r
+	}
+	var dupes []Click
+	for i, h := range d.ev.Hours {
+		r, ok := rows[h.Start.UnixMilli()]
+		if !ok || d.surplus[i] == 0 || int64(len(r.Rows)) != h.Local {
+			continue
+		}
+		seen := map[clickKey]bool{}
+		var n int64
+		for _, c := range sortedClicks(r.Rows) {
+			k := keyOf(c)
+			if seen[k] && n < d.surplus[i] {
+				dupes = append(dupes, c)
+				n++
+			}
+			seen[k] = true
+		}
+	}
+	return dupes
+}
+
+// hourly diagnoses a day from the hourly counts alone: duplicates among
+// the store's rows of its hours with a surplus (when read), hours in
+// which the store recorded nothing, hours whose loss stands out from the
+// day's rate (the busiest hours: busy_intervals; else an outage inside
+// them), then a steady leak of the rest.
 func (d *diagDay) hourly() {
 	for i := range d.r {
 		d.gap += d.r[i] + d.surplus[i]
 	}
+	d.duplicates(d.rowRepeats())
 	// Hours with no click in the store although Elido counted some.
 	for i := 0; i < len(d.ev.Hours); {
 		h := d.ev.Hours[i]

@@ -533,3 +533,106 @@ func TestDiagnoseBusySkipsSharedPairs(t *testing.T) {
 		t.Errorf("no pair is shared, yet %q", plain.Message)
 	}
 }
+
+// From hourly counts, the store's rows of the hours with a surplus name
+// duplicates: the rows that repeat another row exactly, at most each
+// hour's surplus; the rest of the surplus stays unexplained.
+func TestDiagnoseHourlyDuplicates(t *testing.T) {
+	loc := time.UTC
+	day, _ := ParseDate("2026-11-25")
+	start := day.Start(loc)
+	// hour is one hour's store rows: distinct rows, then twins of the
+	// first ones (twins[j] copies of row j).
+	type hour struct {
+		distinct int
+		twins    []int
+	}
+	rowsOf := func(i int, h hour) []Click {
+		var rows []Click
+		for j := range h.distinct {
+			rows = append(rows, Click{TS: start.Add(time.Duration(i)*time.Hour + time.Duration(j)*time.Second), LinkID: fmt.Sprintf("lnk_%d", j%4), CountryCode: "PL"})
+		}
+		for j, n := range h.twins {
+			for range n {
+				rows = append(rows, rows[j])
+			}
+		}
+		return rows
+	}
+	tests := []struct {
+		name    string
+		rows    map[int]hour // by hour of the day; the others hold Elido's 100
+		kinds   []string
+		dupes   int64
+		share   float64
+		links   int
+		from    int // the duplicates' span, in hours of the day
+		to      int
+		unexpl  int64
+		unshare float64
+	}{
+		{name: "repeats_explain_the_surplus", rows: map[int]hour{10: {100, []int{1, 1, 1, 3}}, 11: {100, []int{1, 1, 1, 1}}},
+			kinds: []string{DiagDuplicates}, dupes: 10, share: 1, links: 4, from: 10, to: 12},
+		{name: "fewer_repeats_than_surplus", rows: map[int]hour{10: {106, []int{1, 1, 1, 1}}},
+			kinds: []string{DiagDuplicates, DiagUnexplained}, dupes: 4, share: 0.4, links: 4, from: 10, to: 11, unexpl: 6, unshare: 0.6},
+		{name: "repeats_beyond_surplus_count_up_to_it", rows: map[int]hour{9: {98, []int{2, 0, 0, 3}}, 14: {102, nil}},
+			kinds: []string{DiagDuplicates}, dupes: 3, share: 0.6, links: 2, from: 9, to: 10},
+		{name: "no_repeats", rows: map[int]hour{10: {110, nil}},
+			kinds: []string{DiagUnexplained}, unexpl: 10, unshare: 1},
+		{name: "too_few_repeats", rows: map[int]hour{10: {108, []int{2}}},
+			kinds: []string{DiagUnexplained}, unexpl: 10, unshare: 1},
+		{name: "clean_day", rows: map[int]hour{10: {100, nil}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev := DayEvidence{Date: day}
+			for i := range 24 {
+				p := HourPair{Start: start.Add(time.Duration(i) * time.Hour), API: 100, Local: 100}
+				if h, ok := tt.rows[i]; ok {
+					rows := rowsOf(i, h)
+					p.Local = int64(len(rows))
+					if p.Local > p.API {
+						ev.Rows = append(ev.Rows, RowHour{From: p.Start, To: p.Start.Add(time.Hour), Rows: rows})
+					}
+				}
+				ev.Hours = append(ev.Hours, p)
+			}
+			dd := Diagnose(ev, loc)
+			if !slices.Equal(diagKinds(dd), tt.kinds) {
+				t.Fatalf("kinds %v, want %v: %s", diagKinds(dd), tt.kinds, describe(dd))
+			}
+			var sum float64
+			for _, d := range dd.Diagnoses {
+				sum += d.Share
+			}
+			if sum > 1 {
+				t.Errorf("shares sum to %v: %s", sum, describe(dd))
+			}
+			if tt.dupes > 0 {
+				d := findDiag(t, dd, DiagDuplicates)
+				if d.Clicks != tt.dupes || d.Share != tt.share || d.Links == nil || *d.Links != tt.links {
+					t.Errorf("duplicates %d (%v) on %v links, want %d (%v) on %d: %s", d.Clicks, d.Share, d.Links, tt.dupes, tt.share, tt.links, describe(dd))
+				}
+				if !slices.Equal(d.Evidence, []string{EvidenceHourly, EvidenceRows}) {
+					t.Errorf("evidence %v", d.Evidence)
+				}
+				if !d.From.Equal(start.Add(time.Duration(tt.from)*time.Hour)) || !d.To.Equal(start.Add(time.Duration(tt.to)*time.Hour)) {
+					t.Errorf("span %s..%s, want hours %d..%d", d.From, d.To, tt.from, tt.to)
+				}
+				span := HourSpan(d.From, d.To, loc)
+				if !strings.Contains(d.Message, fmt.Sprintf("%d rows that repeat another row exactly", tt.dupes)) || !strings.Contains(d.Message, span) ||
+					!strings.Contains(d.Message, "X-Webhook-Delivery") || !strings.Contains(d.Message, "raw clicks were not read") {
+					t.Errorf("message %q", d.Message)
+				}
+				if len(dd.Duplicates) != int(tt.dupes) {
+					t.Errorf("%d duplicated instants, want %d", len(dd.Duplicates), tt.dupes)
+				}
+			}
+			if tt.unexpl > 0 {
+				if u := findDiag(t, dd, DiagUnexplained); u.Clicks != tt.unexpl || u.Share != tt.unshare {
+					t.Errorf("unexplained %d (%v), want %d (%v)", u.Clicks, u.Share, tt.unexpl, tt.unshare)
+				}
+			}
+		})
+	}
+}
