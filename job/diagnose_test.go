@@ -242,7 +242,7 @@ func TestRunDiagnosesEachShape(t *testing.T) {
 					continue
 				}
 				for _, d := range got {
-					if d.Share < 0.95 || !slices.Contains(d.Evidence, reconcile.EvidenceRaw) {
+					if d.Share < 0.95 || d.Evidence != reconcile.EvidenceRaw {
 						t.Errorf("%s: %s explains %.3f of the gap from %v, want nearly all from raw clicks", date, d.Kind, d.Share, d.Evidence)
 					}
 				}
@@ -292,7 +292,7 @@ func TestRunDiagnosesFromHourlyCounts(t *testing.T) {
 	}
 	d := diagnosesOf(rep, "2026-10-24")
 	if len(d) != 1 || d[0].Kind != reconcile.DiagDuplicates || d[0].Clicks != 15 || d[0].Share != 1 ||
-		!slices.Equal(d[0].Evidence, []string{reconcile.EvidenceHourly, reconcile.EvidenceRows}) ||
+		d[0].Evidence != reconcile.EvidenceRows ||
 		d[0].Links == nil || *d[0].Links != len(dupLinks) || d[0].From != "2026-10-24T10:00:00+02:00" || d[0].To != "2026-10-24T11:00:00+02:00" {
 		t.Errorf("2026-10-24: %+v, want 15 duplicates on %d links in 10:00-11:00 CEST from hourly counts and store rows", d, len(dupLinks))
 	}
@@ -372,10 +372,10 @@ func TestDiagnosisBeyondReach(t *testing.T) {
 	w := newShapedWeek(t, false)
 	w.reach = time.Date(2026, 10, 27, 0, 0, 0, 0, time.UTC) // only 2026-10-28 is within reach
 	rep, requests := w.run(t, sqliteStore(t, w.stored), DiagnoseRaw, RepairOff, 500)
-	if d := diagnosesOf(rep, "2026-10-28"); len(d) != 1 || !slices.Contains(d[0].Evidence, reconcile.EvidenceRaw) {
+	if d := diagnosesOf(rep, "2026-10-28"); len(d) != 1 || d[0].Evidence != reconcile.EvidenceRaw {
 		t.Errorf("the day within reach: %+v, want raw clicks", d)
 	}
-	if d := diagnosesOf(rep, "2026-10-25"); len(d) != 1 || d[0].Kind != reconcile.DiagOutage || slices.Contains(d[0].Evidence, reconcile.EvidenceRaw) {
+	if d := diagnosesOf(rep, "2026-10-25"); len(d) != 1 || d[0].Kind != reconcile.DiagOutage || d[0].Evidence == reconcile.EvidenceRaw {
 		t.Errorf("the day beyond reach: %+v, want an outage from hourly counts", d)
 	}
 	said := 0

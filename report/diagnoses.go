@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,17 +16,17 @@ import (
 // settled gap day lost (or repeated) clicks, with the evidence it rests
 // on. IntervalS and Threshold are set for busy_intervals only.
 type Diagnosis struct {
-	Date      string   `json:"date"`
-	Kind      string   `json:"kind"`
-	From      string   `json:"from"`
-	To        string   `json:"to"`
-	Clicks    int64    `json:"clicks"`
-	Share     float64  `json:"share"`
-	Links     *int     `json:"links"`
-	Evidence  []string `json:"evidence"`
-	Message   string   `json:"message"`
-	IntervalS int      `json:"interval_s,omitempty"`
-	Threshold *int64   `json:"threshold,omitempty"`
+	Date      string  `json:"date"`
+	Kind      string  `json:"kind"`
+	From      string  `json:"from"`
+	To        string  `json:"to"`
+	Clicks    int64   `json:"clicks"`
+	Share     float64 `json:"share"`
+	Links     *int    `json:"links"`
+	Evidence  string  `json:"evidence"` // the finest evidence it rests on (see finest)
+	Message   string  `json:"message"`
+	IntervalS int     `json:"interval_s,omitempty"`
+	Threshold *int64  `json:"threshold,omitempty"`
 }
 
 // Timeline is what report.html draws of a diagnosed day: both sides'
@@ -59,7 +60,7 @@ func AddDiagnoses(r *Report, days []reconcile.DayDiagnosis, loc *time.Location) 
 		for _, d := range dd.Diagnoses {
 			row := Diagnosis{Date: d.Date.String(), Kind: d.Kind, From: d.From.In(loc).Format(time.RFC3339),
 				To: d.To.In(loc).Format(time.RFC3339), Clicks: d.Clicks, Share: d.Share, Links: d.Links,
-				Evidence: d.Evidence, Message: d.Message}
+				Evidence: finest(d.Evidence), Message: d.Message}
 			if d.Kind == reconcile.DiagBusy {
 				t := d.Threshold
 				row.IntervalS, row.Threshold = d.IntervalS, &t
@@ -88,7 +89,7 @@ func DiagnosesCSV(r Report) ([]byte, error) {
 			interval = strconv.Itoa(d.IntervalS)
 		}
 		rows = append(rows, []string{csvSafe(d.Date), csvSafe(d.Kind), csvSafe(d.From), csvSafe(d.To), itoa(d.Clicks),
-			strconv.FormatFloat(d.Share, 'f', -1, 64), links, csvSafe(strings.Join(d.Evidence, "+")), interval, optInt(d.Threshold), csvSafe(d.Message)})
+			strconv.FormatFloat(d.Share, 'f', -1, 64), links, csvSafe(d.Evidence), interval, optInt(d.Threshold), csvSafe(d.Message)})
 	}
 	return writeCSV(rows)
 }
@@ -291,4 +292,16 @@ func newTimeline(t Timeline, loc *time.Location, width float64) *timelineChart {
 	}
 	c.Title = "Elido's and the store's clicks per " + map[bool]string{true: "minute (raw clicks) or hour", false: "hour"}[c.PerMinute] + " on " + t.Date
 	return c
+}
+
+// finest names the finest of the evidence a diagnosis rests on, as
+// report.json's one word: Elido's raw clicks (read with the store's rows),
+// else the store's rows, else the hourly counts.
+func finest(evidence []string) string {
+	for _, e := range []string{reconcile.EvidenceRaw, reconcile.EvidenceRows, reconcile.EvidenceHourly} {
+		if slices.Contains(evidence, e) {
+			return e
+		}
+	}
+	return ""
 }

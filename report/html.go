@@ -359,5 +359,4 @@ var htmlTmpl = template.Must(template.New("report.html").Funcs(template.FuncMap{
 	"f":        func(v float64) string { return fmt.Sprintf("%g", v) },
 	"deref":    func(p *int64) int64 { return *p },
 	"share":    sharePct,
-	"join":     func(s []string) string { return strings.Join(s, ", ") },
 }).Parse(htmlSource))

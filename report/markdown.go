@@ -88,7 +88,7 @@ func Markdown(r Report) ([]byte, error) {
 				links = strconv.Itoa(*d.Links)
 			}
 			p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(d.Date), mdEscape(d.Kind), mdEscape(d.From), mdEscape(d.To),
-				Num(d.Clicks), sharePct(d.Share), links, mdEscape(strings.Join(d.Evidence, ", ")))
+				Num(d.Clicks), sharePct(d.Share), links, mdEscape(d.Evidence))
 		}
 		p("\n")
 		for _, d := range r.Diagnoses {

@@ -16,9 +16,9 @@ func diagnosed() report.Report {
 	two := 2
 	r.Diagnoses = []report.Diagnosis{
 		{Date: "2026-11-25", Kind: "outage", From: "2026-11-25T02:07:13+01:00", To: "2026-11-25T02:31:40+01:00", Clicks: 4, Share: 0.8, Links: &two,
-			Evidence: []string{"raw_clicks", "store_rows"}, Message: "the store recorded none of Elido's 4 clicks"},
+			Evidence: "raw_clicks", Message: "the store recorded none of Elido's 4 clicks"},
 		{Date: "2026-11-25", Kind: "unexplained", From: "2026-11-25T00:00:00+01:00", To: "2026-11-26T00:00:00+01:00", Clicks: 1, Share: 0.2,
-			Evidence: []string{"raw_clicks", "store_rows"}, Message: "1 click fits no shape"},
+			Evidence: "raw_clicks", Message: "1 click fits no shape"},
 	}
 	return r
 }
