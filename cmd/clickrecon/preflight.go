@@ -89,6 +89,10 @@ func configureRun(ctx context.Context, name string, args []string, env envconfig
 // connection, a timeout) is not returned: the run goes on, meets it where
 // it reads or writes, and exits 3, as it would without the probe.
 func probeSources(ctx context.Context, c config, s runSetup) []job.Failure {
+	// The whole probe within RECON_TIMEOUT, as the run is: a shorter
+	// deadline than check's own bounds the history and report probes too.
+	ctx, cancel := context.WithTimeout(ctx, min(c.Timeout, check.Timeout))
+	defer cancel()
 	var fs []job.Failure
 	if err := probeStore(ctx, c, s.dsns.store, s.query, s.tsZone, s.window); err != nil {
 		fs = append(fs, job.Failure{Part: job.PartStore, Err: err})
