@@ -402,7 +402,6 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 			}
 			// Several days at once, worst first, each holding the
 			// requests it needs; the rate limiter paces them all.
-			var mu sync.Mutex
 			var g errgroup.Group
 			g.SetLimit(dayConcurrency)
 			mode := &drillMode{breakdown: summary.Mode == report.DrillBreakdown}
@@ -411,9 +410,7 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 				step++
 				// Set aside in the order of worst, before the day starts.
 				day := dr.planDay(b, rc, d, proved[d], mode, drilled[d])
-				mu.Lock()
-				left[d] = day.left
-				mu.Unlock()
+				left[d] = day.left // this goroutine's alone; read after Wait
 				g.Go(func() error {
 					dr.drillDay(ctx, b, rc, day, mode, drilled[d])
 					return nil
