@@ -34,8 +34,12 @@ func WritePlan(dir string, now time.Time, plans []DayPlan, d dsn.Dialect) (strin
 	if err != nil {
 		return "", err
 	}
+	files, err := renderPlan(plans, d)
+	if err != nil {
+		return attempt, err
+	}
 	for _, to := range []string{attempt, dir} {
-		if err := writePlanFiles(to, plans, d); err != nil {
+		if err := writePlanFiles(to, files); err != nil {
 			return attempt, err
 		}
 	}
@@ -67,11 +71,15 @@ func newAttemptDir(parent string, now time.Time) (string, error) {
 	}
 }
 
-// writePlanFiles writes the plan's three files into dir, each whole.
-func writePlanFiles(dir string, plans []DayPlan, d dsn.Dialect) error {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return err
-	}
+// planFile is one of a plan's three files, rendered.
+type planFile struct {
+	name string
+	data []byte
+}
+
+// renderPlan renders the plan's three files once, for every folder they
+// are written to.
+func renderPlan(plans []DayPlan, d dsn.Dialect) ([]planFile, error) {
 	files := []struct {
 		name  string
 		write func(io.Writer) error
@@ -80,12 +88,24 @@ func writePlanFiles(dir string, plans []DayPlan, d dsn.Dialect) error {
 		{"surplus.csv", func(w io.Writer) error { return WriteSurplusCSV(w, plans) }},
 		{"repair.sql", func(w io.Writer) error { return WriteSQL(w, plans, d) }},
 	}
+	out := make([]planFile, 0, len(files))
 	for _, f := range files {
 		var b bytes.Buffer
 		if err := f.write(&b); err != nil {
-			return fmt.Errorf("%s: %w", f.name, err)
+			return nil, fmt.Errorf("%s: %w", f.name, err)
 		}
-		if err := durable.WriteFile(filepath.Join(dir, f.name), b.Bytes(), os.O_TRUNC, 0o640); err != nil {
+		out = append(out, planFile{f.name, b.Bytes()})
+	}
+	return out, nil
+}
+
+// writePlanFiles writes the plan's rendered files into dir, each whole.
+func writePlanFiles(dir string, files []planFile) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := durable.WriteFile(filepath.Join(dir, f.name), f.data, os.O_TRUNC, 0o640); err != nil {
 			return err
 		}
 	}
