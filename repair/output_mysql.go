@@ -104,10 +104,10 @@ func mysqlTS(t time.Time, wall *time.Location) string {
 
 // mysqlBound is an hour's bound as repair.sql compares ts with it: the UTC
 // wall clock, or the first wall-clock time in wall that the wall-clock
-// rule reads as the bound or later (store.WallBound).
+// rule reads as the bound or later (store.MySQLWallBound).
 func mysqlBound(t time.Time, wall *time.Location) string {
 	if wall != nil {
-		return store.WallBound(t, wall).Format("2006-01-02 15:04:05.000000")
+		return store.MySQLWallBound(t, wall)
 	}
 	return t.UTC().Format(mysqlTSLayout)
 }

@@ -237,7 +237,7 @@ func mysqlBounds(zone *time.Location, from, to time.Time) (any, any) {
 	if zone == nil {
 		return from.UTC(), to.UTC()
 	}
-	return wallBound(from, zone).Format(mysqlBoundLayout), wallBound(to, zone).Format(mysqlBoundLayout)
+	return MySQLWallBound(from, zone), MySQLWallBound(to, zone)
 }
 
 const mysqlBoundLayout = "2006-01-02 15:04:05.000000"

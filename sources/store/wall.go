@@ -67,9 +67,12 @@ func offsetsAround(naive time.Time, zone *time.Location) []int {
 	return out
 }
 
-// WallBound is wallBound, for a script that compares a wall-clock column
-// with the bounds of an hour (repair.sql).
-func WallBound(t time.Time, zone *time.Location) time.Time { return wallBound(t, zone) }
+// MySQLWallBound is wallBound as DATETIME(6) text: the bound a MySQL
+// wall-clock column is compared with, by the store's reads (mysqlBounds)
+// and by a script (repair.sql).
+func MySQLWallBound(t time.Time, zone *time.Location) string {
+	return wallBound(t, zone).Format(mysqlBoundLayout)
+}
 
 // wallBound is the first wall-clock time (as a UTC time.Time holding the
 // wall clock) whose instant, by WallInstant, is at or after t: a wall-clock
