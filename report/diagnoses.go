@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/reconcile"
 )
 
@@ -133,7 +134,7 @@ func DiagnosisLine(r Report, date string) string {
 		if d.Clicks == 1 {
 			noun = "click"
 		}
-		parts[i] = fmt.Sprintf("%s, %s %s (%s)", what, Num(d.Clicks), noun, sharePct(d.Share))
+		parts[i] = fmt.Sprintf("%s, %s %s (%s)", what, words.Num(d.Clicks), noun, sharePct(d.Share))
 		if d.Kind != reconcile.DiagUnexplained && (biggest.Kind == reconcile.DiagUnexplained || d.Share > biggest.Share) {
 			biggest = d
 		}

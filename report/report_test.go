@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/reconcile"
 )
 
@@ -389,15 +390,15 @@ func TestReportsAgree(t *testing.T) {
 	}
 	for _, l := range r.Links {
 		for name, doc := range map[string][]byte{"md": md, "html": page} {
-			if !bytes.Contains(doc, []byte(l.LinkID)) || !bytes.Contains(doc, []byte(Signed(l.Delta))) {
-				t.Errorf("report.%s lacks link %s with delta %s", name, l.LinkID, Signed(l.Delta))
+			if !bytes.Contains(doc, []byte(l.LinkID)) || !bytes.Contains(doc, []byte(words.Signed(l.Delta))) {
+				t.Errorf("report.%s lacks link %s with delta %s", name, l.LinkID, words.Signed(l.Delta))
 			}
 		}
 	}
 	for _, d := range r.Days {
 		for name, doc := range map[string][]byte{"md": md, "html": page} {
-			if !bytes.Contains(doc, []byte(d.Date)) || !bytes.Contains(doc, []byte(OptSigned(d.Delta))) {
-				t.Errorf("report.%s lacks day %s with delta %s", name, d.Date, OptSigned(d.Delta))
+			if !bytes.Contains(doc, []byte(d.Date)) || !bytes.Contains(doc, []byte(words.OptSigned(d.Delta))) {
+				t.Errorf("report.%s lacks day %s with delta %s", name, d.Date, words.OptSigned(d.Delta))
 			}
 		}
 	}

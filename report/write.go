@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/reconcile"
 )
 
@@ -72,7 +73,7 @@ func JSON(r Report) ([]byte, error) {
 func DaysCSV(r Report) ([]byte, error) {
 	rows := [][]string{{"date", "hours", "api", "local", "delta", "status", "severity", "reason"}}
 	for _, d := range r.Days {
-		rows = append(rows, []string{csvSafe(d.Date), Hours(d.Hours), optInt(d.API), optInt(d.Local), optInt(d.Delta),
+		rows = append(rows, []string{csvSafe(d.Date), words.Hours(d.Hours), optInt(d.API), optInt(d.Local), optInt(d.Delta),
 			csvSafe(string(d.Status)), csvSafe(csvSeverity(d)), csvSafe(d.Reason)})
 	}
 	return writeCSV(rows)

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/report"
 )
 
@@ -252,7 +253,7 @@ var templates = template.Must(template.New("pages").Funcs(template.FuncMap{
 	"repair": func(key string) string { return "/" + repairPrefix + url.PathEscape(key) + "/" },
 	"file":   func(key, name string) string { return "/" + repairPrefix + url.PathEscape(key) + "/" + name },
 	"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
-	"size":   func(n int64) string { return report.Num(n) + " B" },
+	"size":   func(n int64) string { return words.Num(n) + " B" },
 }).Parse(pages))
 
 // indexDelta is a run's delta in the index, signed as the summary table
@@ -262,7 +263,7 @@ func indexDelta(r report.Report) string {
 	if r.Totals.Unknown {
 		return "unknown"
 	}
-	return report.Signed(r.Totals.Delta)
+	return words.Signed(r.Totals.Delta)
 }
 
 // serveIndex writes the index of d's runs, newest first.
