@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/clickrecon/clickrecon/report/internal/fixture"
 )
 
 // hostileIDs are link ids a store or Elido may hand over: formulas,
@@ -178,7 +180,7 @@ func TestHTMLHostileIDs(t *testing.T) {
 	r.Findings = append(r.Findings, Finding{Kind: "<b>", Message: "<script>alert(1)</script>\x01"})
 	r.Days[3].Reason = "\x02<img src=x onerror=alert(1)>"
 	page := renderWithin(t, r, 10e9)
-	checkWellFormed(t, page)
+	fixture.CheckWellFormed(t, page)
 	if bytes.Contains(bytes.ToLower(page), []byte("<script")) || bytes.Contains(page, []byte("<img")) {
 		t.Error("report.html holds an unescaped tag from the data")
 	}

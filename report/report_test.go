@@ -5,11 +5,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
-	"errors"
 	"html"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,72 +17,18 @@ import (
 
 	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report/internal/fixture"
 )
 
-func date(s string) reconcile.Date {
-	d, err := reconcile.ParseDate(s)
-	if err != nil {
-		panic(err)
-	}
-	return d
-}
+func date(s string) reconcile.Date { return fixture.Date(s) }
 
 // sample is a report with a gap of each kind, an unverifiable day and a
-// provisional one, over a DST day.
+// provisional one, over a DST day (see fixture.Sample).
 func sample(t *testing.T) Report {
 	t.Helper()
-	loc, err := time.LoadLocation("Europe/Warsaw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := reconcile.Window{From: date("2026-10-24"), To: date("2026-10-28"), Loc: loc}
-	res := reconcile.Compare(reconcile.Input{
-		Window:    w,
-		Now:       time.Date(2026, 10, 28, 23, 30, 0, 0, time.UTC),
-		Settle:    2 * time.Hour,
-		Tolerance: reconcile.Tolerance{Abs: 1, FailAbs: 100, FailPct: 1},
-		API: map[reconcile.Date]reconcile.Reading{
-			date("2026-10-24"): reconcile.Known(1710),
-			date("2026-10-25"): reconcile.Known(12345),
-			date("2026-10-26"): reconcile.Known(900),
-			date("2026-10-27"): reconcile.Unknown(errors.New("GET timeseries: 503 Service Unavailable after 5 attempts (request req_42)")),
-			date("2026-10-28"): reconcile.Known(40),
-		},
-		Local: map[reconcile.Date]reconcile.Reading{
-			date("2026-10-24"): reconcile.Known(1709),
-			date("2026-10-25"): reconcile.Known(11933),
-			date("2026-10-26"): reconcile.Known(907),
-			date("2026-10-27"): reconcile.Known(800),
-			date("2026-10-28"): reconcile.Known(12),
-		},
-	})
-	// The drill-down of the DST day: two links lost clicks between 02:00
-	// CET and 03:00 CET, one link only Elido knows.
-	dstHour := time.Date(2026, 10, 25, 1, 0, 0, 0, time.UTC) // 02:00 CET, the second 02:00
-	res = reconcile.Explain(res, map[reconcile.Date]reconcile.DayDetail{
-		date("2026-10-25"): {
-			APILinks:       map[string]int64{"lnk_spring_sale": 9000, "lnk_docs": 3000, "lnk_only_elido": 12, "lnk_same": 333},
-			LinksComplete:  true,
-			LocalLinks:     map[string]int64{"lnk_spring_sale": 8602, "lnk_docs": 2998, "lnk_same": 333},
-			APIHours:       []reconcile.HourCount{{Start: dstHour.Add(-time.Hour), Clicks: 500}, {Start: dstHour, Clicks: 900}},
-			LocalHours:     []reconcile.HourCount{{Start: dstHour.Add(-time.Hour), Clicks: 500}, {Start: dstHour, Clicks: 488}},
-			APICountries:   map[string]int64{"PL": 10000, "DE": 2345},
-			LocalCountries: map[string]int64{"PL": 9600, "DE": 2333},
-		},
-		date("2026-10-26"): {
-			APILinks:      map[string]int64{"lnk_docs": 900},
-			LinksComplete: true,
-			LocalLinks:    map[string]int64{"lnk_docs": 900, "lnk_only_store": 7},
-		},
-	}, loc)
-	return New(res, w, Meta{
-		RunKey:      RunKey("48213", w, "postgres://recon@db/clicks events"),
-		WorkspaceID: "48213",
-		StoreID:     StoreID("postgres://recon@db/clicks events"),
-		GeneratedAt: time.Date(2026, 10, 28, 23, 30, 12, 345, time.UTC),
-		Requests:    map[string]int{"summary": 1, "timeseries": 3, "breakdown/link": 2, "breakdown/country": 1},
-		Drilldown:   Drilldown{Mode: "breakdown", Requests: 4},
-	})
+	res, w, m := fixture.Sample(t)
+	return New(res, w, Meta{RunKey: RunKey(m.WorkspaceID, w, m.Store), WorkspaceID: m.WorkspaceID, StoreID: StoreID(m.Store),
+		GeneratedAt: m.GeneratedAt, Requests: m.Requests, Drilldown: Drilldown{Mode: m.DrillMode, Requests: m.DrillRequests}})
 }
 
 // The fields docs/contract.md lists are all there, under their names, and a count
@@ -253,35 +196,6 @@ func TestCSVDeltasSum(t *testing.T) {
 				t.Errorf("%s.csv: %s sums to %d, days.csv says %d", name, date, sum, days[date])
 			}
 		}
-	}
-}
-
-func TestWriteReplacesWholeFiles(t *testing.T) {
-	dir := t.TempDir()
-	r := sample(t)
-	out, err := Write(dir, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out != filepath.Join(dir, r.RunKey) {
-		t.Errorf("folder %s, want %s", out, filepath.Join(dir, r.RunKey))
-	}
-	r.Status = StatusOK
-	if _, err := Write(dir, r); err != nil {
-		t.Fatal(err)
-	}
-	entries, _ := os.ReadDir(out)
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	if diff := cmp.Diff([]string{"countries.csv", "days.csv", "diagnoses.csv", "hours.csv", "links.csv", "report.html", "report.json", "report.md"}, names); diff != "" {
-		t.Errorf("files (-want +got):\n%s", diff)
-	}
-	var back Report
-	b, _ := os.ReadFile(filepath.Join(out, "report.json"))
-	if err := json.Unmarshal(b, &back); err != nil || back.Status != StatusOK {
-		t.Errorf("rewritten report: status %q, err %v", back.Status, err)
 	}
 }
 

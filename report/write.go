@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -18,18 +17,10 @@ import (
 // the Markdown and the page.
 var Files = []string{"report.json", "days.csv", "links.csv", "countries.csv", "hours.csv", "diagnoses.csv", "report.md", "report.html"}
 
-// Write writes every report file as dir/<run key>/ and returns where that
-// folder is. dir is a folder or an object store URL (see Open). A local
-// folder is replaced as a whole, never left a mix of two runs; in an
-// object store report.json is written last (see Dest.Write).
-func Write(dir string, r Report) (string, error) {
-	ctx := context.Background()
-	d, err := Open(ctx, dir)
-	if err != nil {
-		return "", err
-	}
-	defer d.Close()
-	return d.WriteReport(ctx, r)
+// File is one rendered report file.
+type File struct {
+	Name string // a plain file name: report.json
+	Data []byte
 }
 
 // Render renders every report file of r, in the order of Files.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/storage"
 )
 
 // cmdMerge is "clickrecon merge REPORT...": it combines the reports of a
@@ -32,7 +33,7 @@ func cmdMerge(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 	}
 	var shards []report.Report
 	for _, path := range paths {
-		r, err := report.ReadReport(ctx, path)
+		r, err := storage.ReadReport(ctx, path)
 		if err != nil {
 			return usageExit(stderr, err)
 		}
@@ -47,7 +48,7 @@ func cmdMerge(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 	if err != nil {
 		return usageExit(stderr, err)
 	}
-	dir, err := report.Write(c.ReportDir, merged)
+	dir, err := storage.Write(c.ReportDir, merged)
 	if err != nil {
 		fmt.Fprintf(stderr, "clickrecon merge: %v\n", err)
 		return exitIncomplete

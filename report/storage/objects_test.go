@@ -1,4 +1,4 @@
-package report
+package storage
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clickrecon/clickrecon/internal/safehttp"
+	"github.com/clickrecon/clickrecon/report"
 )
 
 // objectsUnder returns the objects under prefix/ in the fake S3's bucket,
@@ -39,10 +40,10 @@ func objectsUnder(t *testing.T, d *Dest, prefix string) map[string]string {
 	return got
 }
 
-func files(v string, names ...string) []File {
-	var out []File
+func files(v string, names ...string) []report.File {
+	var out []report.File
 	for _, n := range names {
-		out = append(out, File{n, []byte(`{"run_key":"` + v + `"}`)})
+		out = append(out, report.File{Name: n, Data: []byte(`{"run_key":"` + v + `"}`)})
 	}
 	return out
 }

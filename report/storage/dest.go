@@ -1,4 +1,4 @@
-package report
+package storage
 
 import (
 	"context"
@@ -16,13 +16,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-)
 
-// File is one rendered report file.
-type File struct {
-	Name string // a plain file name: report.json
-	Data []byte
-}
+	"github.com/clickrecon/clickrecon/report"
+)
 
 // manifest is the file a reader trusts: on object storage it is written
 // after every other file of the run.
@@ -156,7 +152,7 @@ func (d *Dest) URL(runKey, name string) string {
 // mid-write leaves the previous report as it was. In an object store,
 // where nothing renames a prefix, see writeObjects. A failure is a
 // *NotStoredError.
-func (d *Dest) Write(ctx context.Context, runKey string, files []File) error {
+func (d *Dest) Write(ctx context.Context, runKey string, files []report.File) error {
 	if err := checkName(runKey); err != nil {
 		return fmt.Errorf("write report: run key: %w", err)
 	}
@@ -200,7 +196,7 @@ const htmlPage = "report.html"
 // report), and the next write gives a whole one. Two writers at once are
 // told apart by the id: the one whose files were overwritten fails, and
 // ReadReport refuses a report.json whose folder mixes two writes.
-func (d *Dest) writeObjects(ctx context.Context, runKey string, files []File) error {
+func (d *Dest) writeObjects(ctx context.Context, runKey string, files []report.File) error {
 	id, err := newWriteID()
 	if err != nil {
 		return err
@@ -212,7 +208,7 @@ func (d *Dest) writeObjects(ctx context.Context, runKey string, files []File) er
 		}
 	}
 	ordered := slices.Clone(files)
-	rank := func(f File) int {
+	rank := func(f report.File) int {
 		switch f.Name {
 		case manifest:
 			return 2
@@ -221,7 +217,7 @@ func (d *Dest) writeObjects(ctx context.Context, runKey string, files []File) er
 		}
 		return 0
 	}
-	slices.SortStableFunc(ordered, func(a, b File) int { return rank(a) - rank(b) })
+	slices.SortStableFunc(ordered, func(a, b report.File) int { return rank(a) - rank(b) })
 	written := map[string]bool{}
 	for i, f := range ordered {
 		if f.Name == manifest {
@@ -277,7 +273,7 @@ func (d *Dest) objects(ctx context.Context, dir string) (map[string]string, erro
 			return nil, fmt.Errorf("read the attributes of %s/%s: %w", d.base, obj.Key, err)
 		}
 		id, ours := a.Metadata[attemptKey]
-		if ours || slices.Contains(Files, name) {
+		if ours || slices.Contains(report.Files, name) {
 			out[name] = id
 		}
 	}
@@ -351,8 +347,8 @@ func contentType(name string) string {
 
 // WriteReport renders r and writes it as the run r.RunKey's folder; it
 // returns the folder's Location.
-func (d *Dest) WriteReport(ctx context.Context, r Report) (string, error) {
-	files, err := Render(r)
+func (d *Dest) WriteReport(ctx context.Context, r report.Report) (string, error) {
+	files, err := report.Render(r)
 	if err != nil {
 		return "", err
 	}
@@ -360,6 +356,20 @@ func (d *Dest) WriteReport(ctx context.Context, r Report) (string, error) {
 		return "", err
 	}
 	return d.Location(r.RunKey), nil
+}
+
+// Write writes every report file as dir/<run key>/ and returns where that
+// folder is. dir is a folder or an object store URL (see Open). A local
+// folder is replaced as a whole, never left a mix of two runs; in an
+// object store report.json is written last (see Dest.Write).
+func Write(dir string, r report.Report) (string, error) {
+	ctx := context.Background()
+	d, err := Open(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	defer d.Close()
+	return d.WriteReport(ctx, r)
 }
 
 // Prune removes the local report folders of clickrecon's runs last
@@ -441,7 +451,7 @@ func isOwnReport(dir, runKey string) bool {
 	if json.Unmarshal(b, &mark) != nil {
 		return false
 	}
-	return mark.Tool == Tool && mark.SchemaVersion >= 1 && mark.SchemaVersion <= SchemaVersion && mark.RunKey == runKey
+	return mark.Tool == report.Tool && mark.SchemaVersion >= 1 && mark.SchemaVersion <= report.SchemaVersion && mark.RunKey == runKey
 }
 
 // maxReportJSON bounds the report.json Prune reads to recognise a folder:
@@ -473,7 +483,7 @@ func isRunKey(name string) bool {
 // ReadReport reads a report.json: a file, the folder holding one, or
 // their object store URL (s3://bucket/prefix/<run key> or
 // …/<run key>/report.json).
-func ReadReport(ctx context.Context, pathOrURL string) (Report, error) {
+func ReadReport(ctx context.Context, pathOrURL string) (report.Report, error) {
 	scheme, _, hasScheme := strings.Cut(pathOrURL, "://")
 	var b []byte
 	where := pathOrURL
@@ -481,7 +491,7 @@ func ReadReport(ctx context.Context, pathOrURL string) (Report, error) {
 	case hasScheme && scheme != "file":
 		u, err := url.Parse(pathOrURL)
 		if err != nil {
-			return Report{}, fmt.Errorf("read report %s: %w", redactURL(pathOrURL), err)
+			return report.Report{}, fmt.Errorf("read report %s: %w", redactURL(pathOrURL), err)
 		}
 		key := strings.Trim(u.Path, "/")
 		if path.Base(key) != manifest {
@@ -491,19 +501,19 @@ func ReadReport(ctx context.Context, pathOrURL string) (Report, error) {
 		u.Path = dir
 		d, err := Open(ctx, u.String())
 		if err != nil {
-			return Report{}, err
+			return report.Report{}, err
 		}
 		defer d.Close()
 		where = d.base + "/" + name
 		if b, err = d.readWhole(ctx, name); err != nil {
-			return Report{}, fmt.Errorf("read report %s: %w", where, err)
+			return report.Report{}, fmt.Errorf("read report %s: %w", where, err)
 		}
 	default:
 		p := pathOrURL
 		if hasScheme {
 			d, err := Open(ctx, pathOrURL)
 			if err != nil {
-				return Report{}, err
+				return report.Report{}, err
 			}
 			p = d.dir
 		}
@@ -513,12 +523,12 @@ func ReadReport(ctx context.Context, pathOrURL string) (Report, error) {
 		where = p
 		var err error
 		if b, err = os.ReadFile(p); err != nil {
-			return Report{}, fmt.Errorf("read report: %w", err)
+			return report.Report{}, fmt.Errorf("read report: %w", err)
 		}
 	}
-	var r Report
+	var r report.Report
 	if err := json.Unmarshal(b, &r); err != nil {
-		return Report{}, fmt.Errorf("%s is not a clickrecon report.json: %w", where, err)
+		return report.Report{}, fmt.Errorf("%s is not a clickrecon report.json: %w", where, err)
 	}
 	return r, nil
 }
