@@ -69,7 +69,7 @@ func TestCSVNeutralisesFormulas(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.ToValidUTF8(strings.NewReplacer("\t", "TAB", "\r", "CR").Replace(tt.id), "?"), func(t *testing.T) {
 			r := Report{Links: []Link{{Date: "2026-10-25", LinkID: tt.id, API: 5, Local: 1, Delta: -4, Status: "missing"}}}
-			b, err := LinksCSV(r)
+			b, err := linksCSV(r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +92,7 @@ func TestCSVNeutralisesFormulas(t *testing.T) {
 			Links:     []Link{{Date: "+1", LinkID: "x", Status: "-x", Delta: -3}},
 			Countries: []Country{{Date: "@d", CountryCode: "=C", API: -1}},
 		}
-		for name, render := range map[string]func(Report) ([]byte, error){"days": DaysCSV, "links": LinksCSV, "countries": CountriesCSV, "hours": HoursCSV} {
+		for name, render := range map[string]func(Report) ([]byte, error){"days": daysCSV, "links": linksCSV, "countries": countriesCSV, "hours": hoursCSV} {
 			b, err := render(r)
 			if err != nil {
 				t.Fatal(err)

@@ -167,7 +167,7 @@ func headline(r Report, gaps []Day) lead {
 			verb = "differs"
 		}
 		after := fmt.Sprintf(": %s clicks", words.Signed(*w.Delta))
-		if p := DeltaPct(w); p != "" {
+		if p := deltaPct(w); p != "" {
 			after += " (" + p + " of Elido's count)"
 		}
 		return lead{fmt.Sprintf("%s %s. The worst is ", words.Plural(len(gaps), "day", "days"), verb), w.Date, after + fmt.Sprintf(", %s, %s.", w.Status, w.Severity)}
@@ -249,9 +249,9 @@ func RecheckRange(from, to, tz string) []string {
 
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_/+.:-]+$`)
 
-// DeltaPct writes a day's delta as a share of Elido's count: −11.6%; ""
+// deltaPct writes a day's delta as a share of Elido's count: −11.6%; ""
 // when it has none.
-func DeltaPct(d Day) string {
+func deltaPct(d Day) string {
 	if d.Delta == nil || d.API == nil || *d.API <= 0 {
 		return ""
 	}
@@ -345,8 +345,8 @@ var htmlTmpl = template.Must(template.New("report.html").Funcs(template.FuncMap{
 	"optsign":  words.OptSigned,
 	"hours":    words.Hours,
 	"severity": DaySeverity,
-	"pct":      DeltaPct,
-	"country":  CountryName,
+	"pct":      deltaPct,
+	"country":  countryName,
 	"plural":   words.Plural,
 	"status":   StatusText,
 	"f":        func(v float64) string { return fmt.Sprintf("%g", v) },

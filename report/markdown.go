@@ -43,7 +43,7 @@ func Markdown(r Report) ([]byte, error) {
 		p("\n## Gaps\n\n")
 		for _, d := range gaps {
 			share := ""
-			if pct := DeltaPct(d); pct != "" {
+			if pct := deltaPct(d); pct != "" {
 				share = ", " + pct
 			}
 			p("- **%s**: %s clicks (%s%s, %s)\n", mdLine(d.Date), words.Signed(*d.Delta), mdLine(string(d.Status)), share, mdLine(string(d.Severity)))
@@ -188,9 +188,9 @@ func DaySeverity(d Day) string {
 	return string(d.Severity)
 }
 
-// CountryName writes a country code as text shows it: - when the country
+// countryName writes a country code as text shows it: - when the country
 // is not known.
-func CountryName(code string) string {
+func countryName(code string) string {
 	if code == "" {
 		return "-"
 	}

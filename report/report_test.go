@@ -124,7 +124,7 @@ func TestCSV(t *testing.T) {
 		{"2026-10-27", "24", "", "800", "", "unverifiable", "", "GET timeseries: 503 Service Unavailable after 5 attempts (request req_42)"},
 		{"2026-10-28", "24", "40", "12", "-28", "provisional", "ok", "the day ended less than 2h0m0s ago"},
 	}
-	got := read(DaysCSV)
+	got := read(daysCSV)
 	if diff := cmp.Diff(want[:4], got[:4]); diff != "" {
 		t.Errorf("days.csv (-want +got):\n%s", diff)
 	}
@@ -139,14 +139,14 @@ func TestCSV(t *testing.T) {
 		{"2026-10-26", "lnk_only_store", "0", "7", "7", "surplus", "warn"},
 		{"2026-10-25", "'=HYPERLINK(\"x\")", "500", "88", "-412", "missing", "fail"},
 	}
-	if diff := cmp.Diff(wantLinks, read(LinksCSV)); diff != "" {
+	if diff := cmp.Diff(wantLinks, read(linksCSV)); diff != "" {
 		t.Errorf("links.csv (-want +got):\n%s", diff)
 	}
-	countries := read(CountriesCSV)
+	countries := read(countriesCSV)
 	if last := countries[len(countries)-1]; last[1] != "" {
 		t.Errorf("countries.csv: an unknown country is %q, want an empty cell", last[1])
 	}
-	hours := read(HoursCSV)
+	hours := read(hoursCSV)
 	if diff := cmp.Diff([]string{"date", "start", "api", "local", "delta", "severity"}, hours[0]); diff != "" {
 		t.Errorf("hours.csv header (-want +got):\n%s", diff)
 	}
@@ -182,11 +182,11 @@ func TestCSVDeltasSum(t *testing.T) {
 		}
 		return byDate, total
 	}
-	days, total := sums(DaysCSV)
+	days, total := sums(daysCSV)
 	if total != r.Totals.Delta {
 		t.Errorf("days.csv deltas sum to %d, the report's totals say %d", total, r.Totals.Delta)
 	}
-	for name, render := range map[string]func(Report) ([]byte, error){"links": LinksCSV, "countries": CountriesCSV, "hours": HoursCSV} {
+	for name, render := range map[string]func(Report) ([]byte, error){"links": linksCSV, "countries": countriesCSV, "hours": hoursCSV} {
 		byDate, _ := sums(render)
 		if len(byDate) == 0 {
 			t.Errorf("%s.csv has no rows", name)
@@ -287,8 +287,8 @@ func TestHTMLParsesAndHoldsTheChart(t *testing.T) {
 // is in the CSV, and every gap day and worst link in the Markdown.
 func TestReportsAgree(t *testing.T) {
 	r := sample(t)
-	csvBytes, _ := DaysCSV(r)
-	linksCSV, _ := LinksCSV(r)
+	csvBytes, _ := daysCSV(r)
+	linksBytes, _ := linksCSV(r)
 	md, _ := Markdown(r)
 	escaped, _ := HTML(r)
 	page := []byte(html.UnescapeString(string(escaped))) // html/template writes + as &#43;
@@ -299,7 +299,7 @@ func TestReportsAgree(t *testing.T) {
 	if len(rows) != 1+len(r.Days) {
 		t.Errorf("days.csv has %d rows, want %d", len(rows), 1+len(r.Days))
 	}
-	if n := bytes.Count(linksCSV, []byte("\n")); n != 1+len(r.Links) {
+	if n := bytes.Count(linksBytes, []byte("\n")); n != 1+len(r.Links) {
 		t.Errorf("links.csv has %d lines, want %d", n, 1+len(r.Links))
 	}
 	for _, l := range r.Links {
