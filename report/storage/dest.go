@@ -225,8 +225,7 @@ func (d *Dest) writeObjects(ctx context.Context, runKey string, files []report.F
 				return err
 			}
 		}
-		opts := &writerOptions{ContentType: contentType(f.Name), Metadata: map[string]string{attemptKey: id}}
-		if err := d.bucket.WriteAll(ctx, dir+f.Name, f.Data, opts); err != nil {
+		if err := d.bucket.WriteAll(ctx, dir+f.Name, f.Data, contentType(f.Name), map[string]string{attemptKey: id}); err != nil {
 			return fmt.Errorf("write %s (%d of %d files written): %w", d.URL(runKey, f.Name), i, len(ordered), err)
 		}
 		written[f.Name] = true
@@ -247,12 +246,13 @@ func newWriteID() (string, error) {
 }
 
 // objects lists the objects directly under dir (runKey/) that clickrecon wrote
-// (a name it writes, or its write id in their metadata), with that id ("")
-// when they have none: an object that is not clickrecon's is not listed,
-// so it is never removed nor taken for part of a report.
-func (d *Dest) objects(ctx context.Context, dir string) (map[string]string, error) {
-	out := map[string]string{}
-	it := d.bucket.List(&listOptions{Prefix: dir, Delimiter: "/"})
+// (a name it writes, or its write id in their metadata), with their
+// attributes: the write id is their Metadata[attemptKey] ("" when they
+// have none). An object that is not clickrecon's is not listed, so it is
+// never removed nor taken for part of a report.
+func (d *Dest) objects(ctx context.Context, dir string) (map[string]*objectAttributes, error) {
+	out := map[string]*objectAttributes{}
+	it := d.bucket.List(dir, "/")
 	for {
 		obj, err := it.Next(ctx)
 		if err == io.EOF {
@@ -272,9 +272,8 @@ func (d *Dest) objects(ctx context.Context, dir string) (map[string]string, erro
 		if err != nil {
 			return nil, fmt.Errorf("read the attributes of %s/%s: %w", d.base, obj.Key, err)
 		}
-		id, ours := a.Metadata[attemptKey]
-		if ours || slices.Contains(report.Files, name) {
-			out[name] = id
+		if _, ours := a.Metadata[attemptKey]; ours || slices.Contains(report.Files, name) {
+			out[name] = a
 		}
 	}
 }
@@ -315,7 +314,7 @@ func (d *Dest) checkWhole(ctx context.Context, dir, id string) error {
 		return err
 	}
 	for _, name := range slices.Sorted(maps.Keys(objs)) {
-		if objs[name] != id {
+		if objs[name].Metadata[attemptKey] != id {
 			return fmt.Errorf("%s/%s%s is of another write than %s: %w (run the report again once it has finished)",
 				d.base, dir, name, manifest, ErrConcurrentWrite)
 		}
@@ -542,12 +541,16 @@ func (d *Dest) readWhole(ctx context.Context, name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := d.bucket.ReadAll(ctx, name)
+	f, err := d.streamObject(ctx, name, a)
 	if err != nil {
 		return nil, err
 	}
-	if again, err := d.bucket.Attributes(ctx, name); err != nil || again.ETag != a.ETag {
-		return nil, fmt.Errorf("%s/%s changed while it was read: %w", d.base, name, ErrConcurrentWrite)
+	b, err := io.ReadAll(f)
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return nil, err
 	}
 	if id, ok := a.Metadata[attemptKey]; ok {
 		if err := d.checkWhole(ctx, "", id); err != nil {

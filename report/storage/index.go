@@ -117,7 +117,7 @@ func (d *Dest) localRuns() ([]Run, error) {
 				byKey[key] = Run{Key: key, Partial: true, Modified: fi.ModTime()}
 			}
 		case isRepairFolder(name):
-			repairs[name[len(repairPrefix):]] = fi.ModTime()
+			repairs[name[len(RepairPrefix):]] = fi.ModTime()
 		}
 	}
 	for key, mod := range repairs {
@@ -281,7 +281,7 @@ func skipValue(dec *json.Decoder) error {
 // whole report.json is Partial.
 func (d *Dest) objectRuns(ctx context.Context) ([]Run, error) {
 	var runs []Run
-	it := d.bucket.List(&listOptions{Delimiter: "/"})
+	it := d.bucket.List("", "/")
 	for {
 		obj, err := it.Next(ctx)
 		if err == io.EOF {
@@ -319,11 +319,7 @@ func (d *Dest) newestObject(ctx context.Context, runKey string) (time.Time, bool
 		return time.Time{}, false, err
 	}
 	var newest time.Time
-	for name := range objs {
-		a, err := d.bucket.Attributes(ctx, runKey+"/"+name)
-		if err != nil {
-			continue
-		}
+	for _, a := range objs {
 		if a.ModTime.After(newest) {
 			newest = a.ModTime
 		}
@@ -373,12 +369,24 @@ func (d *Dest) openObject(ctx context.Context, key, id string) (*RunFile, string
 	if id != "" && got != id {
 		return nil, "", fmt.Errorf("%s/%s is of another write than %s: %w", d.base, key, manifest, ErrConcurrentWrite)
 	}
-	r, err := d.bucket.NewReader(ctx, key)
+	f, err := d.streamObject(ctx, key, a)
 	if isNotFound(err) {
 		return nil, "", ErrNoReport
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("read %s/%s: %w", d.base, key, err)
+	}
+	return f, got, nil
+}
+
+// streamObject opens the object key, whose attributes a were read just
+// before, as a RunFile whose Close says ErrConcurrentWrite when the object
+// is no longer the one a describes (its ETag changed while it was read).
+// An error is the store's own.
+func (d *Dest) streamObject(ctx context.Context, key string, a *objectAttributes) (*RunFile, error) {
+	r, err := d.bucket.NewReader(ctx, key)
+	if err != nil {
+		return nil, err
 	}
 	return &RunFile{Reader: r, Size: a.Size, ContentType: contentType(key), close: func() error {
 		r.Close()
@@ -386,7 +394,7 @@ func (d *Dest) openObject(ctx context.Context, key, id string) (*RunFile, string
 			return fmt.Errorf("%s/%s changed while it was read: %w", d.base, key, ErrConcurrentWrite)
 		}
 		return nil
-	}}, got, nil
+	}}, nil
 }
 
 // RunFile is one file of a run, open for reading: read it, then Close

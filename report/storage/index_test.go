@@ -183,7 +183,7 @@ func TestRunsOfABucket(t *testing.T) {
 	}
 	put := func(key, data string, meta map[string]string) {
 		t.Helper()
-		if err := d.bucket.WriteAll(ctx, key, []byte(data), &writerOptions{Metadata: meta}); err != nil {
+		if err := d.bucket.WriteAll(ctx, key, []byte(data), "", meta); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -315,7 +315,7 @@ func TestRunsListAReportCutInItsTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := bucket.bucket.WriteAll(ctx, keyNew+"/"+manifest, []byte(cut), &writerOptions{Metadata: a.Metadata}); err != nil {
+	if err := bucket.bucket.WriteAll(ctx, keyNew+"/"+manifest, []byte(cut), "", a.Metadata); err != nil {
 		t.Fatal(err)
 	}
 

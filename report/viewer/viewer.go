@@ -73,7 +73,7 @@ func New(d *storage.Dest, log *slog.Logger, loopback bool) http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		if key, isRepair := strings.CutPrefix(segs[0], repairPrefix); isRepair {
+		if key, isRepair := strings.CutPrefix(segs[0], storage.RepairPrefix); isRepair {
 			if len(segs) == 2 && segs[1] == "" {
 				serveRepair(w, r, d, key, log)
 				return
@@ -95,9 +95,6 @@ func New(d *storage.Dest, log *slog.Logger, loopback bool) http.Handler {
 		serveFile(w, r, f, err, bar, log)
 	})
 }
-
-// repairPrefix begins the name of a run's repair plan folder.
-const repairPrefix = "repair-"
 
 // serveFile answers with the file f (err when it could not be opened):
 // its length and type, then its bytes as they are read, never the whole
@@ -251,8 +248,8 @@ var templates = template.Must(template.New("pages").Funcs(template.FuncMap{
 	"gap":    indexDelta,
 	"status": report.StatusText,
 	"path":   func(key string) string { return "/" + url.PathEscape(key) + "/report.html" },
-	"repair": func(key string) string { return "/" + repairPrefix + url.PathEscape(key) + "/" },
-	"file":   func(key, name string) string { return "/" + repairPrefix + url.PathEscape(key) + "/" + name },
+	"repair": func(key string) string { return "/" + storage.RepairPrefix + url.PathEscape(key) + "/" },
+	"file":   func(key, name string) string { return "/" + storage.RepairPrefix + url.PathEscape(key) + "/" + name },
 	"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 	"size":   func(n int64) string { return words.Num(n) + " B" },
 }).Parse(pages))
