@@ -12,7 +12,7 @@ import (
 	"github.com/clickrecon/clickrecon/reconcile"
 )
 
-// Files written by Write, in the order they are rendered: the JSON, one
+// Files written by storage.Write, in the order they are rendered: the JSON, one
 // CSV per table (each sums on its own: a spreadsheet can total any column),
 // the Markdown and the page.
 var Files = []string{"report.json", "days.csv", "links.csv", "countries.csv", "hours.csv", "diagnoses.csv", "report.md", "report.html"}
@@ -47,7 +47,7 @@ func Render(r Report) ([]File, error) {
 }
 
 // JSON renders report.json, indented, with a final newline. Its "tool" is
-// always Tool: the mark Prune looks for before it removes a folder.
+// always Tool: the mark storage.Dest.Prune looks for before it removes a folder.
 func JSON(r Report) ([]byte, error) {
 	r.Tool = Tool
 	b, err := json.MarshalIndent(r, "", "  ")

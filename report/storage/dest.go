@@ -1,3 +1,10 @@
+// Package storage keeps clickrecon's reports where RECON_REPORT_DIR says:
+// a local folder, whose run folders are replaced as a whole, or a prefix
+// in an object store (s3://, and gs:// and azblob:// behind build tags),
+// where a reader tells a whole report from a partial one. It writes the
+// files report renders, reads a report.json back, lists the runs and
+// their repair plans for the viewer, prunes old runs and probes that the
+// destination takes writes.
 package storage
 
 import (
