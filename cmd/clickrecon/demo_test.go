@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/clickrecon/clickrecon/cmd/clickrecon/demo"
+	"github.com/clickrecon/clickrecon/internal/demo"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 )

@@ -22,18 +22,19 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/clickrecon/clickrecon/cmd/clickrecon/demo"
+	"github.com/clickrecon/clickrecon/internal/demo"
+	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/monitor"
 	"github.com/clickrecon/clickrecon/sources/elido"
 )
 
-// Exit codes (docs/contract.md).
+// Exit codes (docs/contract.md), which a run's Outcome carries.
 const (
-	exitOK         = 0 // the run completed
-	exitGaps       = 1 // the run completed and found gaps at or above --fail-on
-	exitUsage      = 2 // usage or configuration error: a retry cannot help
-	exitIncomplete = 3 // the run could not complete: a retry may help
+	exitOK         = job.ExitOK         // the run completed
+	exitGaps       = job.ExitGaps       // the run completed and found gaps at or above --fail-on
+	exitUsage      = job.ExitUsage      // usage or configuration error: a retry cannot help
+	exitIncomplete = job.ExitIncomplete // the run could not complete: a retry may help
 )
 
 // Set at build time with -ldflags "-X main.version=... -X main.commit=...".

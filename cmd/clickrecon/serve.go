@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
-	"net/http"
-	"time"
 
 	"github.com/sethvargo/go-envconfig"
 
@@ -56,26 +53,12 @@ func cmdServe(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 		fmt.Fprintf(stderr, "clickrecon serve: %v\n", err)
 		return exitUsage
 	}
-	srv := &http.Server{
-		Handler:           viewer.New(d, log, viewer.IsLoopback(ln.Addr())),
-		ReadHeaderTimeout: 10 * time.Second,
-		WriteTimeout:      time.Minute,
-		IdleTimeout:       time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
 	addr := viewer.Address(c.Addr, ln.Addr())
 	log.Info("serving reports", "report_dir", d.Base(), "url", addr)
 	fmt.Fprintf(stdout, "clickrecon serve: the reports in %s are at %s (stop with Ctrl-C)\n", d.Base(), addr)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
+	if err := viewer.Serve(ctx, ln, viewer.New(d, log, viewer.IsLoopback(ln.Addr())), log); err != nil {
 		fmt.Fprintf(stderr, "clickrecon serve: %v\n", err)
 		return exitIncomplete
-	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	srv.Shutdown(shutdown)
 	return exitOK
 }
