@@ -8,6 +8,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/console"
 	"github.com/clickrecon/clickrecon/internal/demo"
 	"github.com/clickrecon/clickrecon/internal/demo/tour"
 	"github.com/clickrecon/clickrecon/reconcile"
@@ -66,9 +67,9 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	if c.Port != 0 || c.ClicksFile != "" {
 		return usageExit(stderr, errors.New("--port and --clicks go with --serve"))
 	}
-	bar := newBar(stderr)
+	bar := console.NewBar(stderr)
 	code, err := tour.Run(ctx, tour.Options{Run: c.options(reconcile.Window{}), Loc: loc,
-		Log: newLogger(bar, c.LogFormat, c.LogLevel), Progress: bar, Elido: d.elido, Now: d.now}, stdout)
+		Log: console.NewLogger(bar, c.LogFormat, c.LogLevel), Progress: bar, Elido: d.elido, Now: d.now}, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "clickrecon demo: %v\n", err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/console"
 	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
@@ -25,8 +26,8 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	defer setup.dest.Close()
 	storeID := setup.dsns.store.Redacted + " " + setup.query.Name()
 	runKey := report.RunKey(c.WorkspaceID, setup.window, storeID)
-	bar := newBar(stderr)
-	log := newLogger(bar, c.LogFormat, c.LogLevel).With("run_key", runKey)
+	bar := console.NewBar(stderr)
+	log := console.NewLogger(bar, c.LogFormat, c.LogLevel).With("run_key", runKey)
 	slackCfg := c.slack()
 	slackCfg.Logger = log
 	notifier, err := alert.New(slackCfg, d.alert...)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/console"
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/report"
@@ -54,7 +55,7 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 		return usageExit(stderr, err)
 	}
 	runKey := report.RunKey(c.WorkspaceID, window, dsns.store.Redacted+" repair")
-	log := newLogger(newBar(stderr), c.LogFormat, c.LogLevel).With("run_key", runKey)
+	log := console.NewLogger(console.NewBar(stderr), c.LogFormat, c.LogLevel).With("run_key", runKey)
 	ec := c.elido()
 	ec.Logger = log
 	client, err := elido.New(ec, d.elido...)

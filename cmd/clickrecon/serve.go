@@ -9,6 +9,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/console"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/viewer"
 )
@@ -47,7 +48,7 @@ func cmdServe(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 	if ok, err := d.IsDir(); err != nil || !ok {
 		return usageExit(stderr, fmt.Errorf("RECON_REPORT_DIR %s is not a folder: give the folder the runs write to (--report-dir)", d.Base()))
 	}
-	log := newLogger(newBar(stderr), c.LogFormat, c.LogLevel)
+	log := console.NewLogger(console.NewBar(stderr), c.LogFormat, c.LogLevel)
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "clickrecon serve: %v\n", err)
