@@ -4,11 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"regexp"
-	"slices"
-	"strings"
 
 	"github.com/clickrecon/clickrecon/internal/demo"
+	"github.com/clickrecon/clickrecon/internal/flaghelp"
 )
 
 // flagSets declare each command's flags, by name (check takes run's and
@@ -64,7 +62,7 @@ const varsNote = " (each also set by the variable named in brackets; a flag wins
 func usageOf(out io.Writer, fs *flag.FlagSet, name, operands, note string, vars bool, tail string) func() {
 	return func() {
 		fmt.Fprintf(out, "Usage: clickrecon %s [flags]%s\n\nFlags%s:\n", name, operands, note)
-		printFlags(out, fs, vars)
+		flaghelp.Print(out, fs, vars)
 		fmt.Fprint(out, tail)
 	}
 }
@@ -90,7 +88,7 @@ func checkFlags(c *config, out io.Writer) *flag.FlagSet {
 	fs.BoolVar(&c.Offline, "offline", false, "check the configuration and the files it names (secret files, a local report folder) only: nothing over the network")
 	fs.Usage = func() {
 		fmt.Fprint(out, checkUsage)
-		printFlags(out, fs, true)
+		flaghelp.Print(out, fs, true)
 		fmt.Fprint(out, runVariables)
 	}
 	return fs
@@ -105,7 +103,7 @@ func repairFlags(c *config, out io.Writer) *flag.FlagSet {
 	tzFlag(fs, c)
 	fs.BoolVar(&c.Apply, "apply", c.Apply, applyUsage)
 	windowFlags(fs, c)
-	fs.Usage = usageOf(out, fs, "repair", "", varsNote, true, repairVariables())
+	fs.Usage = usageOf(out, fs, "repair", "", varsNote, true, flaghelp.Without(runVariables, notReadByRepair))
 	return fs
 }
 
@@ -133,7 +131,7 @@ func serveFlags(c *config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.Addr, "addr", serveAddr, "HOST:PORT to listen on; the default is reached only from this machine or pod (kubectl port-forward)")
 	fs.Usage = func() {
 		fmt.Fprint(out, "Usage: clickrecon serve [flags]\n\nA read-only web server over the reports: / lists the runs, newest first,\nand links each run's report.html. It never writes or deletes.\n\nFlags (each also set by the variable named in brackets; a flag wins):\n")
-		printFlags(out, fs, true)
+		flaghelp.Print(out, fs, true)
 	}
 	return fs
 }
@@ -146,48 +144,7 @@ func migrateFlags(_ *config, out io.Writer) *flag.FlagSet {
 }
 
 // notReadByRepair are the variables of run's help that repair does not
-// read: it posts nothing, pushes nothing and compares nothing but whole
-// hours.
+// read (its help leaves them out): it posts nothing, pushes nothing and
+// compares nothing but whole hours.
 var notReadByRepair = []string{"SLACK_", "PUSHGATEWAY_URL", "HEALTHCHECK_URL", "RECON_TOLERANCE_", "RECON_FAIL_",
 	"RECON_DRILLDOWN_", "RECON_REPORT_URL", "RECON_REPORT_KEEP_DAYS", "STORE_QUERY_FILE", "STORE_TOTAL_QUERY_FILE"}
-
-// repairVariables is the help's list of the variables repair reads: run's
-// less notReadByRepair. An entry is a line that starts with a variable's
-// name, and the more indented lines after it.
-func repairVariables() string {
-	var b strings.Builder
-	skip := false
-	for _, line := range strings.SplitAfter(runVariables, "\n") {
-		if entry, ok := strings.CutPrefix(line, "  "); ok && entry != "" && entry[0] != ' ' {
-			skip = slices.ContainsFunc(notReadByRepair, func(p string) bool { return strings.HasPrefix(entry, p) })
-		}
-		if !skip {
-			b.WriteString(line)
-		}
-	}
-	return b.String()
-}
-
-// printFlags lists fs's flags as the documentation writes them, --name
-// (the flag package accepts one dash or two, and prints one). Without
-// vars, the variable each flag names in brackets is left out: the demo
-// reads none of them.
-func printFlags(out io.Writer, fs *flag.FlagSet, vars bool) {
-	fs.VisitAll(func(f *flag.Flag) {
-		kind, usage := flag.UnquoteUsage(f)
-		if !vars {
-			usage = varInBrackets.ReplaceAllString(usage, "")
-		}
-		line := "  --" + f.Name
-		if kind != "" {
-			line += " " + kind
-		}
-		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
-			usage += fmt.Sprintf(" (default %q)", f.DefValue)
-		}
-		fmt.Fprintf(out, "%s\n    \t%s\n", line, usage)
-	})
-}
-
-// varInBrackets is the " (RECON_TZ)" a flag's usage ends with.
-var varInBrackets = regexp.MustCompile(` \((RECON|REPAIR)_[A-Z_]+\)`)
