@@ -92,6 +92,7 @@ type policy struct {
 // recorded. It does no I/O: everything it weighs was read before.
 func decide(out Outcome, mem memory, p policy) Decision {
 	causes := failures(out, p.Secrets)
+	instead := noticeInstead(out, p, causes)
 	d := Decision{Causes: causes, Memory: mem, LinkReport: out.Err(PartReport) == nil}
 	if mem.ReadErr != nil {
 		// The history answered once and not now: say so, and post as if
@@ -104,7 +105,7 @@ func decide(out Outcome, mem memory, p policy) Decision {
 	}
 	d.Caveats.ZoneWas = mem.ZoneWas
 
-	d.Gaps, d.GapsWhy = gapsRun(out, p)
+	d.Gaps, d.GapsWhy = gapsGo(out, p, instead)
 	if d.Gaps {
 		rep := out.Report
 		if !d.LinkReport {
@@ -127,7 +128,7 @@ func decide(out Outcome, mem memory, p policy) Decision {
 		// deadline still says so.
 		d.Notice, d.NoticeWhy = alert.NoticeQuiet, "the run was stopped"
 	default:
-		d.Notice = decideNotice(noticeInput{Causes: d.Causes, Always: noticeInstead(out, p), Now: p.Now,
+		d.Notice = decideNotice(noticeInput{Causes: d.Causes, Always: instead, Now: p.Now,
 			Remembered: mem.Remembered, Last: mem.Last, HadLast: mem.HadLast})
 	}
 	if d.Gaps {
@@ -158,15 +159,15 @@ func toldByAlert(dec Decision, posted string) Decision {
 // noticeInstead says the notice is the run's message: under
 // SLACK_NOTIFY=always a run that could not check, with no gap to show,
 // posts its notice as its message (an alert of zeros would hide the
-// reason).
-func noticeInstead(out Outcome, p policy) bool {
-	return p.Always && !alert.Alertable(out.Report) && len(failures(out, p.Secrets)) > 0
+// reason). causes are out's failures (failures).
+func noticeInstead(out Outcome, p policy, causes []alert.Cause) bool {
+	return p.Always && !alert.Alertable(out.Report) && len(causes) > 0
 }
 
 // gapsRun says whether the gap alert stage runs for out, and why not
 // (gapsGo): the end of a run reads what it weighs only when it does.
 func gapsRun(out Outcome, p policy) (bool, string) {
-	return gapsGo(out, p, noticeInstead(out, p))
+	return gapsGo(out, p, noticeInstead(out, p, failures(out, p.Secrets)))
 }
 
 // kind is the kind of the new message s posts for sure (an alert), ""

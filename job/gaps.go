@@ -175,11 +175,12 @@ func recallAlerts(ctx context.Context, h *history.History, n *alert.Notifier, gu
 	if err := guard(ctx); err != nil {
 		return alertFacts{Err: fmt.Errorf("slack: nothing posted: %w", err)}
 	}
+	scope := scopeOf(rep)
 	var err error
-	if a.RepeatOf, err = resolvePending(ctx, h, n, scopeOf(rep), now); err != nil {
+	if a.RepeatOf, err = resolvePending(ctx, h, n, scope, now); err != nil {
 		return alertFacts{Err: fmt.Errorf("slack: nothing posted until an earlier post is settled: %w", err)}
 	}
-	if a.Prior, err = h.Alerts(ctx, rep.WorkspaceID, rep.StoreID, rep.Window.TZ, rep.Window.From, rep.Window.To); err != nil {
+	if a.Prior, err = h.Alerts(ctx, scope, rep.Window.From, rep.Window.To); err != nil {
 		return alertFacts{Err: fmt.Errorf("slack: %w", err)}
 	}
 	if n.Transport() != alert.TransportBot {
@@ -191,7 +192,7 @@ func recallAlerts(ctx context.Context, h *history.History, n *alert.Notifier, gu
 		if _, read := a.Messages[k]; read || p.Healed || p.TS == "" || p.Channel == "" {
 			continue
 		}
-		rows, err := h.MessageAlerts(ctx, rep.WorkspaceID, rep.StoreID, rep.Window.TZ, k.channel, k.ts)
+		rows, err := h.MessageAlerts(ctx, scope, k.channel, k.ts)
 		if err != nil {
 			return alertFacts{Err: fmt.Errorf("slack: %w", err)}
 		}

@@ -506,6 +506,8 @@ func TestPlanGaps(t *testing.T) {
 	}
 	message := map[msgRef][]history.Alert{{"C1", "1.1"}: {other, was}}
 	gap := gapReport(day(d, 1200, 1195, "missing", "warn"))
+	rerun := was // this very run key posted it before (a rerun of the same run)
+	rerun.RunKey = gap.RunKey
 	shrunk := gapReport(day(d, 1200, 1198, "missing", "warn"))
 	mended := gapReport(day(d, 1200, 1200, "match", "ok"))
 	newAndMended := gapReport(day("2026-11-24", 800, 790, "missing", "warn"), day(d, 1200, 1200, "match", "ok"))
@@ -538,6 +540,11 @@ func TestPlanGaps(t *testing.T) {
 		{"no_csv_attaches_nothing", gap, nil, alertFacts{Prior: prior(), Messages: map[msgRef][]history.Alert{}}, bot, want{Alert: true, Rows: 1}},
 		{"a_possible_repeat_is_carried", gap, csv, alertFacts{Prior: prior(), RepeatOf: 7}, webhook, want{Alert: true, Rows: 1, RepeatOf: 7}},
 		{"same_numbers_say_nothing", gap, csv, alertFacts{Prior: prior(was)}, bot, want{Skipped: "already alerted with the same numbers"}},
+		{"already_posted_for_this_run_key_says_nothing", gap, csv, alertFacts{Prior: prior(rerun)}, webhook, want{Skipped: "already alerted with the same numbers"}},
+		{"an_unsettled_earlier_post_posts_nothing", gap, csv, alertFacts{Err: errors.New("slack: nothing posted until an earlier post is settled: timeout")}, bot, want{Err: true}},
+		{"a_possible_repeat_is_carried_by_an_update", shrunk, csv, alertFacts{Prior: prior(hooked), RepeatOf: 7}, webhook, want{News: []string{d}, Update: history.KindUpdate, RepeatOf: 7}},
+		{"changed_numbers_with_a_bot_edit_the_alert_and_record_it", shrunk, csv, alertFacts{Prior: prior(was), Messages: message}, bot,
+			want{News: []string{d}, Update: history.KindUpdate, Edits: []edit{{Channel: "C1", TS: "1.1", Dates: []string{d}, Record: &history.Message{}}}}},
 		{"no_gap_says_nothing", mended, csv, alertFacts{Prior: prior()}, bot, want{Skipped: "no settled gap"}},
 		{"healed_day_stays_quiet", mended, csv, alertFacts{Prior: prior(healed)}, bot, want{Skipped: "no settled gap"}},
 		{"always_alerts_without_a_gap", mended, csv, alertFacts{Prior: prior()}, gapSettings{transport: alert.TransportWebhook, history: true, always: true}, want{Alert: true}},

@@ -111,7 +111,8 @@ func remember(ctx context.Context, log *slog.Logger, h *history.History, r recal
 		mem.Open = append(mem.Open, scope)
 	}
 	mem.Remembered = true
-	was, changed, err := h.OtherZone(ctx, r.WorkspaceID, r.StoreID, r.Window.Loc.String(), r.Window.From.String(), r.Window.To.String())
+	was, changed, err := h.OtherZone(ctx, history.Scope{WorkspaceID: r.WorkspaceID, StoreID: r.StoreID, TZ: r.Window.Loc.String()},
+		r.Window.From.String(), r.Window.To.String())
 	if err != nil {
 		// Only the alert's word on the zone is lost.
 		log.Warn("history not read for an earlier zone", "err", err)

@@ -1,13 +1,15 @@
-// Package job is one reconciliation run, as stages over values: read
-// Elido, read the store, compare, drill into the days that differ,
-// explain, write the report, notify Slack and record the run. Run lists
-// the stages in order; cmd/clickrecon builds the clients, takes the lock
-// and turns the Outcome into an exit code.
+// Package job is one reconciliation run, as stages over values: take the
+// run lock, probe the sources, read Elido, read the store, compare, drill
+// into the days that differ, explain, write the report, notify Slack,
+// record the run, print its summary and tell monitoring how it ended with
+// its exit code. Run lists the stages in order; cmd/clickrecon reads the
+// configuration and builds the clients.
 package job
 
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -64,10 +66,24 @@ type Options struct {
 	// passwords, the Slack webhook or token): a Slack notice quotes
 	// errors, and never these.
 	Secrets []string
-	// Probed are the failures the probe of the store and the history
-	// found before the run (PartStore, PartHistoryDown): the run then
-	// reads nothing and only ends (see unread).
-	Probed []Failure
+	// Lock is the database the run lock is taken on (runlock.On); zero:
+	// no lock. A run that cannot take it goes on Unlocked.
+	Lock dsn.Target
+	// Probe asks for the probe of the store, the history and the report
+	// storage before Elido is asked anything (probe): a failure there
+	// only the configuration can mend makes the run read nothing and
+	// only end (see unread), with exit 2. QueryFile is STORE_QUERY_FILE,
+	// which the store's errors name; HistoryMissing says HISTORY_DSN
+	// names a SQLite file that does not exist (History is then zero).
+	Probe          bool
+	QueryFile      string
+	HistoryMissing error
+
+	// Format is what stdout shows at the end (printSummary): text or
+	// json. FailOn is --fail-on, the severity of a gap that exits 1 ("":
+	// none).
+	Format string
+	FailOn reconcile.Severity
 
 	// Repair is --repair: RepairOff, RepairPrint or RepairApply (see
 	// repairMissing), with the writable role and custom insert it uses.
@@ -88,8 +104,18 @@ type Deps struct {
 	Now      func() time.Time
 	Progress Progress
 	// Held checks that the run lock is still this run's, immediately
-	// before anything is posted or recorded; nil: no lock to check.
+	// before anything is posted or recorded; nil: no lock to check. Run
+	// sets it when it takes the lock of Options.Lock.
 	Held func(ctx context.Context) error
+	// Monitors are told that the run started, just before Elido is read,
+	// and how it finished, with its exit code; zero: none.
+	Monitors Monitors
+	// Stdout is where the run's summary goes, and the words of a run the
+	// lock refused; nil: nowhere.
+	Stdout io.Writer
+	// ProbeFailed, when set, is given the probe's mistakes, joined, as
+	// soon as they are found, before the run ends (cmd prints them).
+	ProbeFailed func(error)
 	// DrillLimit returns the context the drill-down runs in, which ends
 	// when the drill-down must stop. nil: at the run's deadline less a
 	// fifth of RECON_TIMEOUT (at most 5 minutes), kept for what follows.
@@ -124,21 +150,81 @@ type Progress interface {
 }
 
 // Run reconciles o.Window: every stage runs in order, each taking the
-// values the ones before it returned. Sources that fail leave their days
-// unverifiable rather than stopping the run, and a report that cannot be
-// stored does not stop it either: every run ends with one decision of
-// what Slack hears (decide), carried out by one stage (tell): ending.end.
-// So does a run whose probe failed (Options.Probed), which reads nothing.
-// The Outcome says what failed; the error is the report's, when it could
-// not be stored (also among the Outcome's failures).
+// values the ones before it returned. The lock comes first (takeLock),
+// so that two runs that meet the same broken store tell it once, under
+// the lock, as they tell anything else; a run the lock refuses does
+// nothing else, pings no monitor (the run that holds the lock does, and
+// a ping of ours would say it failed) and exits 3. A lock that cannot be
+// taken is logged and the run goes on unlocked: it posts and records
+// nothing. The store and the history are then probed (probe) before
+// Elido is asked anything: a mistake only the configuration can mend
+// exits 2 at once, and Slack and monitoring hear of it as of any failure
+// a run meets (a night that broke must not be a silent one); when the
+// lock lives in the database the probe refused, it could not be taken,
+// and the notice goes out without it. Then the monitors hear the run
+// start, the sources are read (reconcileWindow), the summary is printed
+// and the monitors hear how it finished, with the exit code.
+//
+// The Outcome says what failed and carries the exit code; the error is
+// the report's, when it could not be stored (also among the Outcome's
+// failures).
 func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	d = d.withDefaults()
-	e := ending{slack: d.Notifier, held: d.Held, log: d.Log, now: d.Now, window: o.Window, runKey: o.RunKey,
+	lock, lockErr, refused := takeLock(ctx, d.Log, o.Lock, o.WorkspaceID, o.Format, d.Stdout, "run")
+	if refused {
+		return Outcome{Refused: true, Code: ExitIncomplete}, nil
+	}
+	defer releaseLock(d.Log, lock)
+	if lock != nil {
+		d.Held = lock.Held
+	}
+	o.Unlocked = o.Unlocked || lockErr != nil
+	if o.Probe {
+		if fs := probe(ctx, o, d.Reports); len(fs) > 0 {
+			if d.ProbeFailed != nil {
+				d.ProbeFailed(failuresErr(fs))
+			}
+			out := unread(ctx, o.ending(d), o.History, fs) // it only ends: what failed is fs
+			out.Code = ExitUsage
+			d.Monitors.finish(ctx, d.Log, o.WorkspaceID, out.Code, report.Report{}, time.Now(), 0)
+			return out, nil
+		}
+	}
+	if lockErr != nil {
+		d.Log.Error("the run lock could not be taken: nothing will be posted or recorded", "err", lockErr)
+	}
+	started := time.Now()
+	d.Monitors.start(ctx, d.Log)
+	runStarted := d.Now()
+	out, err := reconcileWindow(ctx, o, d)
+	out = out.Failed(PartLock, lockErr)
+	out.Code = exitCode(out, o.FailOn)
+	out.Finished(d.Log, out.Code, d.Now().Sub(runStarted))
+	if err == nil && d.Stdout != nil { // without a report, the summary would name one that is not there
+		if err := printSummary(d.Stdout, o.Format, out.Report, out.Dir); err != nil {
+			d.Log.Error("summary not printed", "err", err)
+			out.Code = ExitIncomplete
+		}
+	}
+	d.Monitors.finish(ctx, d.Log, o.WorkspaceID, out.Code, out.Report, time.Now(), time.Since(started))
+	return out, err
+}
+
+// ending is what the end of the run o reads, before the store and the
+// history are opened.
+func (o Options) ending(d Deps) ending {
+	return ending{slack: d.Notifier, held: d.Held, log: d.Log, now: d.Now, window: o.Window, runKey: o.RunKey,
 		workspaceID: o.WorkspaceID, query: o.Query.Name(), legacyStoreID: o.LegacyStoreID,
 		dryRun: o.DryRun, unlocked: o.Unlocked, secrets: o.Secrets}
-	if len(o.Probed) > 0 {
-		return unread(ctx, e, o.History, o.Probed), nil
-	}
+}
+
+// reconcileWindow is the reading of a run, from opening its sources to
+// its end. Sources that fail leave their days unverifiable rather than
+// stopping the run, and a report that cannot be stored does not stop it
+// either: every run ends with one decision of what Slack hears (decide),
+// carried out by one stage (tell): ending.end.
+func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
+	e := o.ending(d)
 	st, storeErr := store.Open(ctx, o.Store, store.Options{TimestampZone: o.TimestampZone})
 	if st != nil {
 		defer st.Close()
@@ -253,7 +339,7 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 }
 
 // unread ends a run that the probe of its store or history stopped
-// before it read anything (Options.Probed): only the end of a run, over
+// before it read anything (Options.Probe): only the end of a run, over
 // an Outcome whose failures are the probe's, so that a store that broke
 // overnight is heard in Slack as any failure a run meets, under the same
 // notice keys: told once, and "checking again" once a run reads it. A

@@ -10,7 +10,8 @@ import (
 	"github.com/clickrecon/clickrecon/report/monitor"
 )
 
-// Monitors are the optional monitoring endpoints a run reports to.
+// Monitors are the optional monitoring endpoints a run reports to: Run
+// pings them when it starts reading and when it finishes (Deps.Monitors).
 type Monitors struct {
 	Push   *monitor.Pushgateway // nil: PUSHGATEWAY_URL unset
 	Health *monitor.Healthcheck // nil: HEALTHCHECK_URL unset
@@ -35,8 +36,9 @@ func NewMonitors(pushgatewayURL, healthcheckURL string, opts ...monitor.Option) 
 	return m, nil
 }
 
-// Start pings the healthcheck's /start. A failure is logged, never more.
-func (m Monitors) Start(ctx context.Context, log *slog.Logger) {
+// start pings the healthcheck's /start, just before Elido is read. A
+// failure is logged, never more.
+func (m Monitors) start(ctx context.Context, log *slog.Logger) {
 	if m.Health == nil {
 		return
 	}
@@ -45,10 +47,10 @@ func (m Monitors) Start(ctx context.Context, log *slog.Logger) {
 	}
 }
 
-// Finish reports the run's exit code and report to the Pushgateway and
-// the healthcheck. Their failures are logged and never change the exit
-// code; they run even after SIGTERM, briefly.
-func (m Monitors) Finish(ctx context.Context, log *slog.Logger, workspaceID string, code int, rep report.Report, finished time.Time, took time.Duration) {
+// finish reports the run's exit code and report to the Pushgateway and
+// the healthcheck, as the last stage of a run. Their failures are logged
+// and never change the exit code; they run even after SIGTERM, briefly.
+func (m Monitors) finish(ctx context.Context, log *slog.Logger, workspaceID string, code int, rep report.Report, finished time.Time, took time.Duration) {
 	ctx = context.WithoutCancel(ctx)
 	metrics := monitor.Metrics{Finished: finished, Duration: took, ExitCode: code}
 	summary := fmt.Sprintf("exit %d", code)

@@ -46,7 +46,7 @@ func TestResolvePending(t *testing.T) {
 	}
 	alerted := func(t *testing.T, h *history.History) map[string]history.Alert {
 		t.Helper()
-		got, err := h.Alerts(ctx, scope.WorkspaceID, scope.StoreID, scope.TZ, "2026-11-20", "2026-11-30")
+		got, err := h.Alerts(ctx, scope, "2026-11-20", "2026-11-30")
 		if err != nil {
 			t.Fatal(err)
 		}

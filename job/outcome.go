@@ -77,8 +77,8 @@ func interruption(ctx context.Context, timeout time.Duration) error {
 }
 
 // Outcome is what a run did: the report and where it went, the comparison
-// it came from, what failed, and what Slack was told. cmd/clickrecon maps
-// it to an exit code.
+// it came from, what failed, what Slack was told, and the exit code it
+// comes to (exitCode).
 type Outcome struct {
 	Report report.Report
 	Dir    string // where the report was stored; "" if it was not
@@ -91,8 +91,13 @@ type Outcome struct {
 	// Told is what the end of the run decided Slack hears.
 	Told Decision
 	// Unread says the run stopped at its probe, before it read anything
-	// (Options.Probed): there are no days to alert or record.
+	// (Options.Probe): there are no days to alert or record.
 	Unread bool
+	// Refused says another run or repair of the workspace held the run
+	// lock: this one did nothing else.
+	Refused bool
+	// Code is the exit code of docs/contract.md the run comes to.
+	Code int
 }
 
 // Err returns the first failure of part p, or nil.
@@ -114,7 +119,7 @@ func (out Outcome) Failed(p Part, err error) Outcome {
 	return out
 }
 
-// Finished logs the run's summary line with the exit code cmd chose.
+// Finished logs the run's summary line with its exit code.
 // Totals that are not known (no day read on both sides) are left out,
 // not logged as a 0 a dashboard would sum.
 func (out Outcome) Finished(log *slog.Logger, code int, took time.Duration) {

@@ -71,7 +71,7 @@ func TestMonitorSummaryUnknownDelta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Finish(context.Background(), slog.New(slog.DiscardHandler), "48213", 3, blindReport(), time.Now(), time.Second)
+	m.finish(context.Background(), slog.New(slog.DiscardHandler), "48213", 3, blindReport(), time.Now(), time.Second)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(bodies) != 1 || !strings.Contains(bodies[0], "delta not known") || strings.Contains(bodies[0], "delta +0") {

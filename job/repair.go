@@ -10,6 +10,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/words"
+	"github.com/clickrecon/clickrecon/job/runlock"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/repair"
 	"github.com/clickrecon/clickrecon/report"
@@ -47,6 +48,11 @@ type RepairOptions struct {
 	// column of type timestamp (without time zone). nil: UTC.
 	TimestampZone *time.Location
 	Dir           string // where repair.csv, surplus.csv, repair.sql and apply.log go
+	// Lock is the database the run lock is taken on (runlock.On), for
+	// WorkspaceID; zero: no lock. Two repairs of one workspace, or a
+	// repair and a run, never overlap.
+	Lock        dsn.Target
+	WorkspaceID string
 }
 
 // RepairOutcome is what a repair did.
@@ -59,16 +65,40 @@ type RepairOutcome struct {
 	// Err says why the repair could not complete: it was not planned, its
 	// plan not written, the lock was lost, or a day was not inserted.
 	Err error
+	// Code is the repair's exit code (repairExit).
+	Code int
 }
 
-// Repair is "clickrecon repair": it plans the repair of the window's
-// settled missing days, writes the plan's files to o.Dir before anything
-// is applied, prints the plan on stdout and, with o.Apply, inserts the
-// clicks one transaction per day and prints how each day ended. The error
-// is set only when the store could not be opened, for reading or for
-// writing: then nothing was planned.
+// Repair is "clickrecon repair": it takes the run lock (takeLock), as a
+// run does, then plans the repair of the window's settled missing days,
+// writes the plan's files to o.Dir before anything is applied, prints the
+// plan on stdout and, with o.Apply, inserts the clicks one transaction
+// per day and prints how each day ended. The error is set only when the
+// lock was not taken (another run holds it, or it could not be: nothing
+// is repaired without it), or the store could not be opened, for reading
+// or for writing: then nothing was planned. The outcome's Code is the
+// exit code either way.
 func Repair(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (RepairOutcome, error) {
 	d = d.withDefaults()
+	lock, err, refused := takeLock(ctx, d.Log, o.Lock, o.WorkspaceID, "text", stdout, "run or repair")
+	switch {
+	case refused:
+		return RepairOutcome{Code: ExitIncomplete}, runlock.ErrLocked
+	case err != nil:
+		d.Log.Error("the run lock could not be taken: nothing is repaired without it", "err", err)
+		return RepairOutcome{Code: ExitIncomplete}, err
+	}
+	defer releaseLock(d.Log, lock)
+	if lock != nil {
+		d.Held = lock.Held
+	}
+	out, err := repairWindow(ctx, o, d, stdout)
+	out.Code = repairExit(out, err)
+	return out, err
+}
+
+// repairWindow is the repair of Repair, under its lock.
+func repairWindow(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (RepairOutcome, error) {
 	log := d.Log
 	so := store.Options{TimestampZone: o.TimestampZone}
 	st, err := store.Open(ctx, o.Store, so)

@@ -12,9 +12,10 @@ import (
 	"github.com/clickrecon/clickrecon/report"
 )
 
-// PrintSummary writes what a person (format text) or a script (json: the
-// report itself, plus where it was written) reads on stdout.
-func PrintSummary(w io.Writer, format string, rep report.Report, dir string) error {
+// printSummary is the summary stage of a run and of a merge: it writes
+// what a person (format text) or a script (json: the report itself, plus
+// where it was written) reads on stdout.
+func printSummary(w io.Writer, format string, rep report.Report, dir string) error {
 	if format == "json" {
 		b, err := json.Marshal(struct {
 			report.Report

@@ -44,7 +44,7 @@ func longWindow(days int) report.Report {
 // rest in one line; a short window lists every day.
 func TestSummaryFoldsMatchingDaysOfALongWindow(t *testing.T) {
 	var b bytes.Buffer
-	if err := PrintSummary(&b, "text", longWindow(365), "reports/x"); err != nil {
+	if err := printSummary(&b, "text", longWindow(365), "reports/x"); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -60,7 +60,7 @@ func TestSummaryFoldsMatchingDaysOfALongWindow(t *testing.T) {
 		t.Errorf("an unverifiable day is graded ok:\n%s", out)
 	}
 	b.Reset()
-	if err := PrintSummary(&b, "text", longWindow(6), "reports/x"); err != nil {
+	if err := printSummary(&b, "text", longWindow(6), "reports/x"); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Count(b.String(), "day-00"); got < 6 {
@@ -74,7 +74,7 @@ func TestSummaryOfARunThatReadNothing(t *testing.T) {
 		Days:     []report.Day{{Date: "2026-11-29", Hours: 24, Status: "unverifiable", Severity: "ok", Reason: "GET timeseries: 503"}},
 		Coverage: report.Coverage{Days: 1, Unverifiable: 1}}
 	var b bytes.Buffer
-	if err := PrintSummary(&b, "text", r, "reports/x"); err != nil {
+	if err := printSummary(&b, "text", r, "reports/x"); err != nil {
 		t.Fatal(err)
 	}
 	if out := b.String(); !strings.Contains(out, "elido -, local -") || strings.Contains(out, "elido 0") {
@@ -88,7 +88,7 @@ func TestSummaryUnknownTotalsWin(t *testing.T) {
 	r := longWindow(3)
 	r.Totals = report.Totals{Unknown: true}
 	var b bytes.Buffer
-	if err := PrintSummary(&b, "text", r, "reports/x"); err != nil {
+	if err := printSummary(&b, "text", r, "reports/x"); err != nil {
 		t.Fatal(err)
 	}
 	if out := b.String(); !strings.Contains(out, "elido -, local -") || strings.Contains(out, "elido 0") {
@@ -116,7 +116,7 @@ func TestSummaryCollapsesRunsOfDays(t *testing.T) {
 		r.Coverage.Days++
 	}
 	var b bytes.Buffer
-	if err := PrintSummary(&b, "text", r, "reports/x"); err != nil {
+	if err := printSummary(&b, "text", r, "reports/x"); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -144,7 +144,7 @@ func TestSummaryEndsWithTheHTMLReport(t *testing.T) {
 		{"s3://bucket/recon/20261023_20261026_a6c8dd124e7a", "report: s3://bucket/recon/20261023_20261026_a6c8dd124e7a/report.html\n"},
 	} {
 		var b bytes.Buffer
-		if err := PrintSummary(&b, "text", longWindow(3), tt.dir); err != nil {
+		if err := printSummary(&b, "text", longWindow(3), tt.dir); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.HasSuffix(b.String(), tt.want) {
@@ -162,7 +162,7 @@ func TestSummaryListsTheLargestLinksFirst(t *testing.T) {
 	}
 	r.Links = append(r.Links, report.Link{Date: "day-001", LinkID: "lnk_big", API: 100, Local: 40, Delta: -60, Status: "missing"})
 	var b bytes.Buffer
-	if err := PrintSummary(&b, "text", r, "reports/x"); err != nil {
+	if err := printSummary(&b, "text", r, "reports/x"); err != nil {
 		t.Fatal(err)
 	}
 	_, list, _ := strings.Cut(b.String(), "the largest first):\n")

@@ -44,7 +44,7 @@ func TestRunSaysTheAssumedZone(t *testing.T) {
 				}
 			}
 			var stdout bytes.Buffer
-			if err := PrintSummary(&stdout, "text", out.Report, out.Dir); err != nil {
+			if err := printSummary(&stdout, "text", out.Report, out.Dir); err != nil {
 				t.Fatal(err)
 			}
 			if !tt.wanted {

@@ -99,15 +99,46 @@ func renderPlan(plans []DayPlan, d dsn.Dialect) ([]planFile, error) {
 	return out, nil
 }
 
-// writePlanFiles writes the plan's rendered files into dir, each whole.
+// writePlanFiles writes the plan's rendered files into dir, each whole:
+// each is written and synced under a name of its own first, then renamed
+// over the file it replaces. A file left cut short by a killed run is
+// replaced, never appended to; a symbolic link named repair.csv (or any
+// other of the three) is replaced by the plan, its target left as it was:
+// the plan is never written through a link into a file clickrecon did not
+// make.
 func writePlanFiles(dir string, files []planFile) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return err
 	}
 	for _, f := range files {
-		if err := durable.WriteFile(filepath.Join(dir, f.name), f.data, os.O_TRUNC, 0o640); err != nil {
+		if err := replaceFile(dir, f); err != nil {
 			return err
 		}
+	}
+	return durable.SyncDir(dir)
+}
+
+// replaceFile writes f into dir under a temporary name, then renames it
+// to f.name; the temporary file is removed when the rename does not
+// happen.
+func replaceFile(dir string, f planFile) error {
+	tmp, err := os.CreateTemp(dir, "."+f.name+".*.tmp")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	tmp.Close()
+	if err := durable.WriteFile(name, f.data, os.O_TRUNC, 0o640); err != nil {
+		os.Remove(name)
+		return err
+	}
+	if err := os.Chmod(name, 0o640); err != nil {
+		os.Remove(name)
+		return err
+	}
+	if err := os.Rename(name, filepath.Join(dir, f.name)); err != nil {
+		os.Remove(name)
+		return err
 	}
 	return nil
 }
@@ -149,6 +180,9 @@ func (j FileJournal) append(line string) error {
 	now := time.Now
 	if j.Now != nil {
 		now = j.Now
+	}
+	if fi, err := os.Lstat(j.Path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file (%s): clickrecon appends only to a journal of its own; move it away", j.Path, fi.Mode().Type())
 	}
 	return durable.WriteFile(j.Path, []byte(now().UTC().Format(time.RFC3339)+" "+line+"\n"), os.O_APPEND, 0o640)
 }

@@ -58,10 +58,8 @@ func PlanWallHour(h Hour, api, again []Click, local []store.Click, zone *time.Lo
 		wall := c.Wall
 		if wall == "" {
 			wall = store.WallKey(c.TS, zone)
-		} else if w, err := time.Parse(wallLayout, wall); err == nil {
-			if _, skip := store.WallInstant(w, zone); skip {
-				skipped = append(skipped, wall)
-			}
+		} else if c.SkippedWall { // found when the store read the row
+			skipped = append(skipped, wall)
 		}
 		k := wallKey{wall, c.LinkID, c.CountryCode}
 		counts[k]--
@@ -94,6 +92,3 @@ func PlanWallHour(h Hour, api, again []Click, local []store.Click, zone *time.Lo
 	}
 	return p
 }
-
-// wallLayout is store.Click.Wall's layout.
-const wallLayout = "2006-01-02 15:04:05.000"

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"reflect"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/console"
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/envload"
 	"github.com/clickrecon/clickrecon/job/runlock"
@@ -192,7 +191,7 @@ func (c config) checkLogging() error {
 	default:
 		errs = append(errs, fmt.Errorf("LOG_FORMAT must be json or text, got %q", c.LogFormat))
 	}
-	if _, err := parseLevel(c.LogLevel); err != nil {
+	if _, err := console.ParseLevel(c.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -223,34 +222,6 @@ func checkReportDir(dir string) error {
 		dir, strings.ToLower(scheme), dir)
 }
 
-// placeholder is what the example manifests put where a value of the
-// user's own belongs.
-const placeholder = "REPLACE_ME"
-
-// placeholders refuses any variable still holding an example manifest's
-// placeholder (ELIDO_WORKSPACE_ID=REPLACE_ME, a DSN with the password
-// REPLACE_ME): a run on it could only fail later, against Elido or the
-// store, or write where nobody looks. A secret's value is not quoted.
-func (c config) placeholders() error {
-	var errs []error
-	v := reflect.ValueOf(c)
-	for i := 0; i < v.NumField(); i++ {
-		f := v.Type().Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
-		if name == "" || f.Type.Kind() != reflect.String {
-			continue
-		}
-		if val := v.Field(i).String(); strings.Contains(strings.ToUpper(val), placeholder) {
-			what := fmt.Sprintf("%q", val)
-			if slices.Contains(secretVars, name) {
-				what = "a value"
-			}
-			errs = append(errs, fmt.Errorf("%s holds %s with the placeholder %s: put your own value there", name, what, placeholder))
-		}
-	}
-	return errors.Join(errs...)
-}
-
 // dsns are a command's DSNs, each parsed once, where it is validated:
 // what opens a database takes its parsed DSN from here.
 type dsns struct {
@@ -279,7 +250,7 @@ func (c config) validateRun(now time.Time) (reconcile.Window, dsns, error) {
 			errs = append(errs, err)
 		}
 	}
-	add(c.placeholders())
+	add(envload.Placeholders(c, secretVars))
 	add(c.validateCommon())
 	ec := c.elido()
 	if c.unread["ELIDO_API_KEY"] {

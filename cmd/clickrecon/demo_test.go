@@ -13,7 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/clickrecon/clickrecon/cmd/clickrecon/demo"
+	"github.com/clickrecon/clickrecon/internal/console"
+	"github.com/clickrecon/clickrecon/internal/demo"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 )
@@ -218,7 +219,7 @@ func TestVersionAndUsage(t *testing.T) {
 // A text log line writes a map as its pairs, not in Go's map syntax.
 func TestTextLogWritesMapsPlainly(t *testing.T) {
 	var buf bytes.Buffer
-	log := newLogger(newBar(&buf), "text", "info")
+	log := console.NewLogger(console.NewBar(&buf), "text", "info")
 	log.Info("elido read", "requests", map[string]int{"timeseries": 1, "summary": 1}, "days", 3)
 	if got := buf.String(); !strings.Contains(got, `requests="summary:1 timeseries:1" days=3`) || strings.Contains(got, "map[") {
 		t.Errorf("log line: %s", got)

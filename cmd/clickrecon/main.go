@@ -9,31 +9,26 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
-	"reflect"
-	"regexp"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
 	_ "time/tzdata" // zones work in a scratch or distroless image
 
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/clickrecon/clickrecon/cmd/clickrecon/demo"
+	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/monitor"
 	"github.com/clickrecon/clickrecon/sources/elido"
 )
 
-// Exit codes (docs/contract.md).
+// Exit codes (docs/contract.md), which a run's Outcome carries.
 const (
-	exitOK         = 0 // the run completed
-	exitGaps       = 1 // the run completed and found gaps at or above --fail-on
-	exitUsage      = 2 // usage or configuration error: a retry cannot help
-	exitIncomplete = 3 // the run could not complete: a retry may help
+	exitOK         = job.ExitOK         // the run completed
+	exitGaps       = job.ExitGaps       // the run completed and found gaps at or above --fail-on
+	exitUsage      = job.ExitUsage      // usage or configuration error: a retry cannot help
+	exitIncomplete = job.ExitIncomplete // the run could not complete: a retry may help
 )
 
 // Set at build time with -ldflags "-X main.version=... -X main.commit=...".
@@ -114,139 +109,6 @@ var (
 	runVariables string
 )
 
-// newFlagSet declares the flags of command name (run, demo, merge, serve
-// or migrate, which has none). Each flag's default is the value its variable
-// already set, so a flag wins over the variable.
-func newFlagSet(name string, c *config, out io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("clickrecon "+name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are reported by parseArgs, help by fs.Usage
-	if name == "migrate" {
-		fs.Usage = func() { fmt.Fprint(out, migrateUsage) }
-		return fs
-	}
-	if name == "check" {
-		// check takes run's flags, to check what that run would meet.
-		fs := newFlagSet("run", c, out)
-		fs.BoolVar(&c.Offline, "offline", false, "check the configuration and the files it names (secret files, a local report folder) only: nothing over the network")
-		fs.Usage = func() {
-			fmt.Fprint(out, checkUsage)
-			printFlags(out, fs, true)
-			fmt.Fprint(out, variablesOf("run"))
-		}
-		return fs
-	}
-	if name == "serve" {
-		fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, "folder or object-storage URL (s3://, file://; gs://, azblob:// in a build with -tags gcs, azblob) the runs write their reports to; serve only reads it (RECON_REPORT_DIR)")
-		fs.StringVar(&c.Addr, "addr", serveAddr, "HOST:PORT to listen on; the default is reached only from this machine or pod (kubectl port-forward)")
-		fs.Usage = func() {
-			fmt.Fprint(out, "Usage: clickrecon serve [flags]\n\nA read-only web server over the reports: / lists the runs, newest first,\nand links each run's report.html. It never writes or deletes.\n\nFlags (each also set by the variable named in brackets; a flag wins):\n")
-			printFlags(out, fs, true)
-		}
-		return fs
-	}
-	reportDirUsage := "folder or object-storage URL (s3://, file://; gs://, azblob:// in a build with -tags gcs, azblob) for the reports; each run writes DIR/<run_key>/ (RECON_REPORT_DIR)"
-	formatUsage := "what goes to stdout: text or json (RECON_FORMAT)"
-	failOnUsage := "exit 1 when a settled gap is at least this severe: none, warn or fail (RECON_FAIL_ON)"
-	if name == "repair" { // repair writes a local plan, prints text and has exit codes of its own
-		reportDirUsage = "local folder for the plan: repair writes DIR/repair-<run_key>/ (RECON_REPORT_DIR)"
-		formatUsage = "accepted, but repair always prints text (RECON_FORMAT)"
-		failOnUsage = "accepted, but repair exits with its own codes (RECON_FAIL_ON)"
-	}
-	fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, reportDirUsage)
-	fs.StringVar(&c.Format, "format", c.Format, formatUsage)
-	fs.StringVar(&c.FailOn, "fail-on", c.FailOn, failOnUsage)
-	if name != "merge" {
-		fs.StringVar(&c.TZ, "tz", c.TZ, "IANA time zone of the calendar days (RECON_TZ)")
-	}
-	if name == "run" || name == "repair" {
-		applyUsage := "insert the planned clicks through STORE_WRITE_DSN, one transaction per day (REPAIR_APPLY)"
-		if name == "run" {
-			applyUsage = "with --repair: " + applyUsage
-		}
-		fs.BoolVar(&c.Apply, "apply", c.Apply, applyUsage)
-		fs.StringVar(&c.Date, "date", c.Date, "reconcile one day, YYYY-MM-DD (RECON_DATE)")
-		fs.StringVar(&c.From, "from", c.From, "first day of an inclusive range, YYYY-MM-DD (RECON_FROM)")
-		fs.StringVar(&c.To, "to", c.To, "last day of an inclusive range, YYYY-MM-DD (RECON_TO)")
-	}
-	if name == "run" {
-		fs.BoolVar(&c.DryRun, "dry-run", c.DryRun, "post nothing and write no history; the report is still written (RECON_DRY_RUN)")
-		fs.StringVar(&c.Drilldown, "drilldown", c.Drilldown, "drill into days that differ: auto or off (RECON_DRILLDOWN)")
-		fs.StringVar(&c.Shard, "shard", c.Shard, "reconcile only the I-th (0-based) of N contiguous slices of the window, as I/N (RECON_SHARD)")
-		fs.Var(repairFlag{&c.Repair, &c.RepairFlagSet}, "repair", "plan the repair of the settled missing days found and write its files; with --apply, also insert the clicks (RECON_REPAIR)")
-	}
-	if name == "demo" {
-		fs.BoolVar(&c.Serve, "serve", false, "serve the simulated Elido API on 127.0.0.1 until SIGINT or SIGTERM, and print the variables that point clickrecon run at it")
-		fs.IntVar(&c.Port, "port", 0, "with --serve: the port to listen on (0: a free one)")
-		fs.StringVar(&c.ClicksFile, "clicks", "", "with --serve: a CSV file of the clicks Elido counts, with the header "+demo.ClicksHeader+" (ts RFC 3339; UTC without an offset); default: the demo's own")
-	}
-	fs.Usage = func() {
-		operands := ""
-		if name == "merge" {
-			operands = " REPORT..."
-		}
-		note := " (each also set by the variable named in brackets; a flag wins)"
-		if name == "demo" {
-			note = " (the demo reads no variable but LOG_LEVEL and LOG_FORMAT)"
-		}
-		fmt.Fprintf(out, "Usage: clickrecon %s [flags]%s\n\nFlags%s:\n", name, operands, note)
-		printFlags(out, fs, name != "demo")
-		if name == "run" || name == "repair" {
-			fmt.Fprint(out, variablesOf(name))
-		}
-	}
-	return fs
-}
-
-// notReadByRepair are the variables of run's help that repair does not
-// read: it posts nothing, pushes nothing and compares nothing but whole
-// hours.
-var notReadByRepair = []string{"SLACK_", "PUSHGATEWAY_URL", "HEALTHCHECK_URL", "RECON_TOLERANCE_", "RECON_FAIL_",
-	"RECON_DRILLDOWN_", "RECON_REPORT_URL", "RECON_REPORT_KEEP_DAYS", "STORE_QUERY_FILE", "STORE_TOTAL_QUERY_FILE"}
-
-// variablesOf is the help's list of the variables command name reads: an
-// entry is a line that starts with a variable's name, and the more
-// indented lines after it.
-func variablesOf(name string) string {
-	if name != "repair" {
-		return runVariables
-	}
-	var b strings.Builder
-	skip := false
-	for _, line := range strings.SplitAfter(runVariables, "\n") {
-		if entry, ok := strings.CutPrefix(line, "  "); ok && entry != "" && entry[0] != ' ' {
-			skip = slices.ContainsFunc(notReadByRepair, func(p string) bool { return strings.HasPrefix(entry, p) })
-		}
-		if !skip {
-			b.WriteString(line)
-		}
-	}
-	return b.String()
-}
-
-// printFlags lists fs's flags as the documentation writes them, --name
-// (the flag package accepts one dash or two, and prints one). Without
-// vars, the variable each flag names in brackets is left out: the demo
-// reads none of them.
-func printFlags(out io.Writer, fs *flag.FlagSet, vars bool) {
-	fs.VisitAll(func(f *flag.Flag) {
-		kind, usage := flag.UnquoteUsage(f)
-		if !vars {
-			usage = varInBrackets.ReplaceAllString(usage, "")
-		}
-		line := "  --" + f.Name
-		if kind != "" {
-			line += " " + kind
-		}
-		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
-			usage += fmt.Sprintf(" (default %q)", f.DefValue)
-		}
-		fmt.Fprintf(out, "%s\n    \t%s\n", line, usage)
-	})
-}
-
-// varInBrackets is the " (RECON_TZ)" a flag's usage ends with.
-var varInBrackets = regexp.MustCompile(` \((RECON|REPAIR)_[A-Z_]+\)`)
-
 // parseArgs loads the environment, then applies the flags over it. It
 // returns errFlagHelp after printing the help for -h. An error in the
 // environment comes with the config read from the rest of it, so that a
@@ -272,7 +134,7 @@ func parseArgsWithOperands(ctx context.Context, name string, args []string, env 
 	// and a bad flag is reported first; the environment's errors come
 	// after, with the config.
 	c, envErr := loadConfig(ctx, env)
-	fs := newFlagSet(name, &c, stdout)
+	fs := flagSets[name](&c, stdout)
 	help := fs.Usage
 	fs.Usage = func() {} // the flag package calls it on every error too
 	if err := fs.Parse(args); err != nil {
@@ -342,56 +204,4 @@ func flatten(err error) []error {
 		out = append(out, flatten(e)...)
 	}
 	return out
-}
-
-// newLogger builds the run's logger on stderr (through the progress bar,
-// which clears itself before each line). LOG_FORMAT unset: text on a
-// terminal, JSON anywhere else (a pod's log collector).
-func newLogger(bar *progressBar, format, level string) *slog.Logger {
-	terminal := format == "" && bar.Live()
-	opts := &slog.HandlerOptions{Level: logLevel(level, terminal)}
-	var w io.Writer = bar
-	if strings.EqualFold(format, "text") || terminal {
-		opts.ReplaceAttr = plainMaps
-		return slog.New(slog.NewTextHandler(w, opts))
-	}
-	return slog.New(slog.NewJSONHandler(w, opts))
-}
-
-// plainMaps writes a map attribute of a text log line as its pairs,
-// requests="summary:1 timeseries:1", not in Go's map[…] syntax. (The
-// JSON handler writes a map as an object.)
-func plainMaps(_ []string, a slog.Attr) slog.Attr {
-	if a.Value.Kind() != slog.KindAny {
-		return a
-	}
-	if v := a.Value.Any(); v != nil && reflect.TypeOf(v).Kind() == reflect.Map {
-		s := fmt.Sprint(v) // fmt sorts the keys
-		a.Value = slog.StringValue(strings.TrimSuffix(strings.TrimPrefix(s, "map["), "]"))
-	}
-	return a
-}
-
-// logLevel is LOG_LEVEL's level. Unset, it is info, but warn on a
-// terminal with LOG_FORMAT unset: there the table on stdout says what the
-// run's info lines would (its window, what each source read, where the
-// report is), and a person reads the table, not six lines before it.
-func logLevel(level string, terminal bool) slog.Level {
-	if level == "" && terminal {
-		return slog.LevelWarn
-	}
-	l, _ := parseLevel(level)
-	return l
-}
-
-// parseLevel reads LOG_LEVEL; "" is info.
-func parseLevel(s string) (slog.Level, error) {
-	if s == "" {
-		return slog.LevelInfo, nil
-	}
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(s)); err != nil {
-		return 0, fmt.Errorf("LOG_LEVEL must be debug, info, warn or error, got %q", s)
-	}
-	return l, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/console"
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/report"
@@ -18,11 +19,11 @@ import (
 	"github.com/clickrecon/clickrecon/sources/store"
 )
 
-// cmdRepair is "clickrecon repair": job.Repair plans the repair
-// of the window's settled missing days and, with --apply, inserts the
-// clicks through STORE_WRITE_DSN. Every check that needs no network comes
-// first, then the store's probe: a usage error, or a store the events
-// preset does not fit, exits 2 having sent no request.
+// cmdRepair is "clickrecon repair": job.Repair takes the run lock, plans
+// the repair of the window's settled missing days and, with --apply,
+// inserts the clicks through STORE_WRITE_DSN. Every check that needs no
+// network comes first, then the store's probe: a usage error, or a store
+// the events preset does not fit, exits 2 having sent no request.
 func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) int {
 	c, err := parseArgs(ctx, "repair", args, env, stdout, stderr)
 	if err != nil {
@@ -50,11 +51,11 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 	}
 	// As run does, the store is probed before Elido is asked anything; with
 	// --apply, job.Repair checks STORE_WRITE_DSN before its first request.
-	if err := probeStore(ctx, c, dsns.store, query, tsZone, window); err != nil {
+	if err := job.ProbeStore(ctx, c.Timeout, job.StoreProbe{Store: dsns.store, Query: query, QueryFile: c.StoreQueryFile, TimestampZone: tsZone, Window: window}); err != nil {
 		return usageExit(stderr, err)
 	}
 	runKey := report.RunKey(c.WorkspaceID, window, dsns.store.Redacted+" repair")
-	log := newLogger(newBar(stderr), c.LogFormat, c.LogLevel).With("run_key", runKey)
+	log := console.NewLogger(console.NewBar(stderr), c.LogFormat, c.LogLevel).With("run_key", runKey)
 	ec := c.elido()
 	ec.Logger = log
 	client, err := elido.New(ec, d.elido...)
@@ -63,49 +64,14 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
-
-	// Two repairs of one workspace, or a repair and a run, never overlap.
-	lock, err, refused := takeLock(ctx, log, c, dsns.lock(), stdout, "run or repair")
-	switch {
-	case refused:
-		return exitIncomplete
-	case err != nil:
-		log.Error("the run lock could not be taken: nothing is repaired without it", "err", err)
-		return exitIncomplete
-	}
-	defer releaseLock(log, lock)
-	jd := job.Deps{Elido: client, Log: log, Now: d.now}
-	if lock != nil {
-		jd.Held = lock.Held
-	}
-	return repairExit(job.Repair(ctx, job.RepairOptions{
+	out, _ := job.Repair(ctx, job.RepairOptions{
 		Window: window, Settle: c.Settle, Query: query,
 		Store: dsns.store, StoreWrite: storeWrite, Insert: insertSQL, Apply: c.Apply,
 		TimestampZone: tsZone,
 		Dir:           filepath.Join(c.ReportDir, "repair-"+runKey),
-	}, jd, stdout))
-}
-
-// repairExit maps a repair's outcome to its exit code. 0: every gap found
-// was repaired (or printed); 1: some hour was refused, or a day still
-// differs; 2: the store could not be opened, or written, as configured
-// (STORE_WRITE_DSN names another store, its role lacks a grant) and a
-// retry cannot help; 3: a source or a write failed, or the repair was
-// interrupted.
-func repairExit(out job.RepairOutcome, err error) int {
-	switch {
-	case needsFixing(err): // the store refused the DSN, or has not the events schema
-		return exitUsage
-	case err != nil:
-		return exitIncomplete
-	case needsFixing(out.Err): // a day's write refused by the role's grants
-		return exitUsage
-	case out.Err != nil:
-		return exitIncomplete
-	case out.Unrepaired:
-		return exitGaps
-	}
-	return exitOK
+		Lock:          dsns.lock(), WorkspaceID: c.WorkspaceID,
+	}, job.Deps{Elido: client, Log: log, Now: d.now}, stdout)
+	return out.Code
 }
 
 // validateRepair checks what repair needs beyond what run does, and

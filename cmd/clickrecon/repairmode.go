@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/clickrecon/clickrecon/job"
@@ -57,52 +55,8 @@ func isOldRepairValue(s string) bool {
 	return s == "print" || s == "apply"
 }
 
-// runRepair reads run's --repair and --apply (RECON_REPAIR, REPAIR_APPLY):
-// the one place they become the job's mode: plan the repair of the settled
-// missing days the run finds (RepairPrint), and insert the clicks it plans
-// too (RepairApply). An old spelling (print or apply) still works, with a
-// warning that says the new one. --apply alone is refused: it would write
-// a repair that nothing plans.
+// runRepair is run's repair mode, from --repair and --apply
+// (RECON_REPAIR, REPAIR_APPLY; job.ParseRepairMode).
 func (c config) runRepair() (mode job.RepairMode, warning string, err error) {
-	var on, apply bool
-	given := c.Repair
-	name := "RECON_REPAIR=" + given
-	if c.RepairFlagSet {
-		name = "--repair " + given
-	}
-	switch v := strings.ToLower(strings.TrimSpace(given)); v {
-	case "":
-	case "print", "apply":
-		on, apply = true, v == "apply"
-		warning = fmt.Sprintf("%s is the old spelling and goes in the next release: write %s", name, newRepairSpelling(c.RepairFlagSet, apply))
-	default:
-		var perr error
-		if on, perr = strconv.ParseBool(given); perr != nil {
-			return job.RepairOff, "", fmt.Errorf("--repair (RECON_REPAIR) must be true or false (--repair alone is true), got %q", given)
-		}
-	}
-	apply = apply || c.Apply
-	switch {
-	case apply && !on:
-		return job.RepairOff, warning, fmt.Errorf("--apply (REPAIR_APPLY) inserts the repair that --repair (RECON_REPAIR=true) plans: add --repair to plan and insert it, or drop --apply")
-	case apply:
-		return job.RepairApply, warning, nil
-	case on:
-		return job.RepairPrint, warning, nil
-	}
-	return job.RepairOff, warning, nil
-}
-
-// newRepairSpelling is how the new flags or variables ask for what an old
-// --repair value or RECON_REPAIR value asked.
-func newRepairSpelling(flag, apply bool) string {
-	switch {
-	case flag && apply:
-		return "--repair --apply"
-	case flag:
-		return "--repair"
-	case apply:
-		return "RECON_REPAIR=true and REPAIR_APPLY=true"
-	}
-	return "RECON_REPAIR=true"
+	return job.ParseRepairMode(c.Repair, c.RepairFlagSet, c.Apply)
 }

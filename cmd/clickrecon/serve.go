@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
-	"net/http"
-	"time"
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/console"
 	"github.com/clickrecon/clickrecon/report/storage"
 	"github.com/clickrecon/clickrecon/report/viewer"
 )
@@ -50,32 +48,18 @@ func cmdServe(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 	if ok, err := d.IsDir(); err != nil || !ok {
 		return usageExit(stderr, fmt.Errorf("RECON_REPORT_DIR %s is not a folder: give the folder the runs write to (--report-dir)", d.Base()))
 	}
-	log := newLogger(newBar(stderr), c.LogFormat, c.LogLevel)
+	log := console.NewLogger(console.NewBar(stderr), c.LogFormat, c.LogLevel)
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "clickrecon serve: %v\n", err)
 		return exitUsage
 	}
-	srv := &http.Server{
-		Handler:           viewer.New(d, log, viewer.IsLoopback(ln.Addr())),
-		ReadHeaderTimeout: 10 * time.Second,
-		WriteTimeout:      time.Minute,
-		IdleTimeout:       time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
 	addr := viewer.Address(c.Addr, ln.Addr())
 	log.Info("serving reports", "report_dir", d.Base(), "url", addr)
 	fmt.Fprintf(stdout, "clickrecon serve: the reports in %s are at %s (stop with Ctrl-C)\n", d.Base(), addr)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
+	if err := viewer.Serve(ctx, ln, viewer.New(d, log, viewer.IsLoopback(ln.Addr())), log); err != nil {
 		fmt.Fprintf(stderr, "clickrecon serve: %v\n", err)
 		return exitIncomplete
-	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	srv.Shutdown(shutdown)
 	return exitOK
 }

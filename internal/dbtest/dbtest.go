@@ -1,6 +1,7 @@
 // Package dbtest holds what the real-server test helpers (pgtest,
-// mysqltest) share: how a test meets a server that does not answer, and
-// how a test's own schema or database is named.
+// mysqltest) share: how a test meets a server that does not answer, how
+// a test's own schema or database is named, and how it is made and
+// dropped around the test (Fresh).
 package dbtest
 
 import (

@@ -47,7 +47,7 @@ func Load(ctx context.Context, env envconfig.Lookuper, target any, secretVars []
 		v.SetZero()
 		err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: target, Lookuper: lookup})
 		if err == nil {
-			return errors.Join(errs...)
+			return joined(errs, aside)
 		}
 		err = explain(err, v.Type(), env)
 		var ve *VarError
@@ -58,7 +58,7 @@ func Load(ctx context.Context, env envconfig.Lookuper, target any, secretVars []
 			if derr := envconfig.ProcessWith(ctx, &envconfig.Config{Target: target, Lookuper: envconfig.MapLookuper(nil)}); derr != nil {
 				v.SetZero()
 			}
-			return errors.Join(append(errs, err)...)
+			return joined(append(errs, err), aside)
 		}
 		errs = append(errs, err)
 		aside[ve.Name] = true
@@ -69,25 +69,30 @@ func Load(ctx context.Context, env envconfig.Lookuper, target any, secretVars []
 // set, but unusable. A check that a variable is set must not call these
 // "not set": the error already says what is wrong with them.
 func Unread(err error) map[string]bool {
-	out := map[string]bool{}
-	var walk func(error)
-	walk = func(err error) {
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				walk(e)
-			}
-			return
-		}
-		var ve *VarError
-		if errors.As(err, &ve) {
-			out[ve.Name] = true
-		}
+	var le *loadError
+	if errors.As(err, &le) {
+		return maps.Clone(le.unread)
 	}
-	if err != nil {
-		walk(err)
-	}
-	return out
+	return map[string]bool{}
 }
+
+// loadError is Load's error: its errors joined as errors.Join joins them,
+// with the variables Load set aside as unreadable, for Unread.
+type loadError struct {
+	errs   []error
+	unread map[string]bool
+}
+
+// joined returns errs as one loadError, nil when there are none.
+func joined(errs []error, unread map[string]bool) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return &loadError{errs: errs, unread: unread}
+}
+
+func (e *loadError) Error() string   { return errors.Join(e.errs...).Error() }
+func (e *loadError) Unwrap() []error { return e.errs }
 
 // masked is env without the variables in names.
 type masked struct {

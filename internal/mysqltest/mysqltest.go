@@ -35,32 +35,24 @@ const DefaultDSN = "mysql://root@127.0.0.1:3306/test"
 func New(t testing.TB) (*sqlx.DB, string) {
 	t.Helper()
 	base := dsnFromEnv()
-	admin, err := connect(base, "")
-	if err != nil {
-		unavailable(t, base, err)
-		return nil, "" // only reached when t's Skipf or Fatalf returns
-	}
-	name := dbtest.Name("mytest", t.Name())
-	if _, err := admin.Exec("CREATE DATABASE `" + name + "`"); err != nil {
-		admin.Close()
-		t.Fatalf("mysqltest: create database %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		defer admin.Close()
-		if _, err := admin.Exec("DROP DATABASE `" + name + "`"); err != nil {
-			t.Errorf("mysqltest: drop database %s: %v", name, err)
-		}
+	return dbtest.Fresh(t, dbtest.Server{
+		Helper: "mysqltest", Kind: "MySQL", EnvVar: "MYSQLTEST_DSN", Where: dsn.Redact(base),
+		What: "database", Prefix: "mytest",
+		Admin:  func() (*sqlx.DB, error) { return connect(base, "") },
+		Create: func(name string) string { return "CREATE DATABASE `" + name + "`" },
+		Drop:   func(name string) string { return "DROP DATABASE `" + name + "`" },
+		Open: func(name string) (*sqlx.DB, string, error) {
+			raw, err := withDatabase(base, name)
+			if err != nil {
+				return nil, "", err
+			}
+			db, err := connect(raw, name)
+			if err != nil {
+				return nil, "", fmt.Errorf("connect to %s: %w", name, err)
+			}
+			return db, raw, nil
+		},
 	})
-	raw, err := withDatabase(base, name)
-	if err != nil {
-		t.Fatalf("mysqltest: %v", err)
-	}
-	db, err := connect(raw, name)
-	if err != nil {
-		t.Fatalf("mysqltest: connect to %s: %v", name, err)
-	}
-	t.Cleanup(func() { db.Close() }) // runs before the database is dropped
-	return db, raw
 }
 
 // Admin returns a handle on the server with no database chosen, for a test

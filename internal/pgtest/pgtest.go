@@ -33,34 +33,24 @@ const DefaultDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 func New(t testing.TB) (*sqlx.DB, string) {
 	t.Helper()
 	base := dsnFromEnv()
-	admin, err := connect(base)
-	if err != nil {
-		unavailable(t, base, err)
-		return nil, "" // only reached when t's Skipf or Fatalf returns
-	}
-
-	schema := dbtest.Name("pgtest", t.Name())
-	if _, err := admin.Exec("CREATE SCHEMA " + pq.QuoteIdentifier(schema)); err != nil {
-		admin.Close()
-		t.Fatalf("pgtest: create schema %s: %v", schema, err)
-	}
-	t.Cleanup(func() {
-		defer admin.Close()
-		if _, err := admin.Exec("DROP SCHEMA " + pq.QuoteIdentifier(schema) + " CASCADE"); err != nil {
-			t.Errorf("pgtest: drop schema %s: %v", schema, err)
-		}
+	return dbtest.Fresh(t, dbtest.Server{
+		Helper: "pgtest", Kind: "PostgreSQL", EnvVar: "PGTEST_DSN", Where: redact(base),
+		What: "schema", Prefix: "pgtest",
+		Admin:  func() (*sqlx.DB, error) { return connect(base) },
+		Create: func(name string) string { return "CREATE SCHEMA " + pq.QuoteIdentifier(name) },
+		Drop:   func(name string) string { return "DROP SCHEMA " + pq.QuoteIdentifier(name) + " CASCADE" },
+		Open: func(schema string) (*sqlx.DB, string, error) {
+			dsn, err := withParam(base, "search_path", schema)
+			if err != nil {
+				return nil, "", err
+			}
+			db, err := connect(dsn)
+			if err != nil {
+				return nil, "", fmt.Errorf("connect with search_path %s: %w", schema, err)
+			}
+			return db, dsn, nil
+		},
 	})
-
-	dsn, err := withParam(base, "search_path", schema)
-	if err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
-	db, err := connect(dsn)
-	if err != nil {
-		t.Fatalf("pgtest: connect with search_path %s: %v", schema, err)
-	}
-	t.Cleanup(func() { db.Close() }) // runs before the schema is dropped
-	return db, dsn
 }
 
 // dsnFromEnv returns PGTEST_DSN, or DefaultDSN when it is not set.
@@ -89,11 +79,6 @@ func connect(dsn string) (*sqlx.DB, error) {
 		return nil, err
 	}
 	return db, nil
-}
-
-func unavailable(t testing.TB, dsn string, err error) {
-	t.Helper()
-	dbtest.Unavailable(t, "pgtest", "PostgreSQL", "PGTEST_DSN", redact(dsn), err)
 }
 
 // withParam returns the URL dsn with the query parameter key set to value.

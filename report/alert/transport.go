@@ -34,7 +34,15 @@ import (
 //     a duplicate only if Slack had in fact posted despite the error.
 //
 // Up to 4 attempts per call, the first included, 1 s, 2 s, 4 s apart.
-var slackRetry = backoff.Policy{Attempts: 4, Wait: time.Second, Doubling: true, MaxRetryAfter: 10 * time.Minute, RepeatUnsure: false}
+var slackRetry = backoff.Policy{
+	Attempts:      4,
+	Wait:          time.Second,
+	Doubling:      true,
+	MaxRetryAfter: 10 * time.Minute,
+	RateLimited:   true,
+	Unsure:        nil, // every 5xx
+	RepeatUnsure:  false,
+}
 
 const (
 	// defaultCallTimeout bounds one attempt of one call: a Slack that
@@ -162,12 +170,9 @@ func (n *Notifier) retryAfter(err error, c call, attempt int) (time.Duration, bo
 		return max(rl.RetryAfter, time.Second), true
 	}
 	var sc slack.StatusCodeError
-	if errors.As(err, &sc) {
-		switch {
-		case sc.Code == http.StatusTooManyRequests: // no Retry-After header
+	if errors.As(err, &sc) { // a 429 here came without Retry-After
+		if n.retry.RetryStatus(sc.Code, c.repeatable) {
 			return wait, true
-		case sc.Code >= 500:
-			return wait, unsure
 		}
 		return 0, false
 	}

@@ -67,13 +67,13 @@ type Message struct {
 	TS          string
 }
 
-// Alerts returns what was last alerted for each day from from to to
-// (YYYY-MM-DD, inclusive) of workspaceID's store storeID in zone tz,
-// healed days included, by date. Two stores of one workspace (a replica
-// and a warehouse, say) each have their own alerts.
-func (h *History) Alerts(ctx context.Context, workspaceID, storeID, tz, from, to string) (map[string]Alert, error) {
+// Alerts returns what was last alerted in scope s for each day from from
+// to to (YYYY-MM-DD, inclusive), healed days included, by date. Two
+// stores of one workspace (a replica and a warehouse, say) each have
+// their own alerts.
+func (h *History) Alerts(ctx context.Context, s Scope, from, to string) (map[string]Alert, error) {
 	var rows []Alert
-	if err := h.db.SelectContext(ctx, &rows, h.q.alertsInWindow, workspaceID, storeID, tz, from, to); err != nil {
+	if err := h.db.SelectContext(ctx, &rows, h.q.alertsInWindow, s.WorkspaceID, s.StoreID, s.TZ, from, to); err != nil {
 		return nil, fmt.Errorf("read alerts of %s to %s: %w", from, to, err)
 	}
 	byDay := make(map[string]Alert, len(rows))
@@ -83,12 +83,12 @@ func (h *History) Alerts(ctx context.Context, workspaceID, storeID, tz, from, to
 	return byDay, nil
 }
 
-// MessageAlerts returns the days of workspaceID's store storeID in zone tz
-// whose newest alert is the message ts in channel, by date: what an edit
-// of that message has to show.
-func (h *History) MessageAlerts(ctx context.Context, workspaceID, storeID, tz, channel, ts string) ([]Alert, error) {
+// MessageAlerts returns the days of scope s whose newest alert is the
+// message ts in channel, by date: what an edit of that message has to
+// show.
+func (h *History) MessageAlerts(ctx context.Context, s Scope, channel, ts string) ([]Alert, error) {
 	var rows []Alert
-	if err := h.db.SelectContext(ctx, &rows, h.q.alertsOfMessage, workspaceID, storeID, tz, channel, ts); err != nil {
+	if err := h.db.SelectContext(ctx, &rows, h.q.alertsOfMessage, s.WorkspaceID, s.StoreID, s.TZ, channel, ts); err != nil {
 		return nil, fmt.Errorf("read alerts of message %s in %s: %w", ts, channel, err)
 	}
 	return rows, nil
@@ -121,14 +121,14 @@ func (h *History) saveAlerts(ctx context.Context, tx *sqlx.Tx, m Message, alerts
 	return nil
 }
 
-// OtherZone returns the zone, other than tz, that days from from to to of
-// workspaceID's store storeID were last alerted under, and true, when none
-// of those days was alerted under tz yet: RECON_TZ changed since, so the
+// OtherZone returns the zone, other than s.TZ, that days from from to to
+// of s's workspace and store were last alerted under, and true, when none
+// of those days was alerted under s.TZ yet: RECON_TZ changed since, so the
 // same lost clicks may be alerted again under new dates, and the first
 // alert in the new zone says so.
-func (h *History) OtherZone(ctx context.Context, workspaceID, storeID, tz, from, to string) (string, bool, error) {
+func (h *History) OtherZone(ctx context.Context, s Scope, from, to string) (string, bool, error) {
 	var was string
-	err := h.db.GetContext(ctx, &was, h.q.otherZone, workspaceID, storeID, tz, from, to)
+	err := h.db.GetContext(ctx, &was, h.q.otherZone, s.WorkspaceID, s.StoreID, s.TZ, from, to)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}

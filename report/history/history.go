@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
 
 	"github.com/jmoiron/sqlx"
 
@@ -38,8 +39,10 @@ type History struct {
 //go:embed queries
 var queryFiles embed.FS
 
-// queries holds the SQL of one dialect, one statement per file of
-// queries/<dialect>/.
+// queries holds the SQL of one dialect, one statement per file: of
+// queries/<dialect>/ where the dialects' texts differ, else of
+// queries/shared/, written once with PostgreSQL's $1 placeholders, which
+// SQLite reads as ?1 (sharedFor).
 type queries struct {
 	migrateLock       string // PostgreSQL only
 	migrationsTable   string
@@ -97,12 +100,30 @@ func loadQueries(d dsn.Dialect) (queries, error) {
 	}
 	for name, dst := range files {
 		b, err := fs.ReadFile(queryFiles, "queries/"+d.String()+"/"+name+".sql")
+		if errors.Is(err, fs.ErrNotExist) {
+			if b, err = fs.ReadFile(queryFiles, "queries/shared/"+name+".sql"); err == nil {
+				b = sharedFor(d, b)
+			}
+		}
 		if err != nil {
 			return queries{}, fmt.Errorf("load query %s: %w", name, err)
 		}
 		*dst = string(b)
 	}
 	return q, nil
+}
+
+// placeholder is a positional parameter as PostgreSQL writes it: $1.
+var placeholder = regexp.MustCompile(`\$([0-9]+)`)
+
+// sharedFor returns a statement of queries/shared/ for dialect d: as it
+// is for PostgreSQL, with each $N made ?N for SQLite. A shared statement
+// holds no other $ (the test checks).
+func sharedFor(d dsn.Dialect, text []byte) []byte {
+	if d == dsn.SQLite {
+		return placeholder.ReplaceAll(text, []byte("?$1"))
+	}
+	return text
 }
 
 // Open connects to the history database at t, a HISTORY_DSN read by

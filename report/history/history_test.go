@@ -427,7 +427,7 @@ func TestSaveAlerts(t *testing.T) {
 		if err := h.SaveAlerts(ctx, msg, []Alert{a, b}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := h.Alerts(ctx, "48213", "st_a", "Europe/Warsaw", "2026-11-20", "2026-11-25")
+		got, err := h.Alerts(ctx, Scope{WorkspaceID: "48213", StoreID: "st_a", TZ: "Europe/Warsaw"}, "2026-11-20", "2026-11-25")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -442,7 +442,7 @@ func TestSaveAlerts(t *testing.T) {
 			Action: ActionUpdated, Transport: TransportBot, Channel: "C0ALERTS", TS: "1700000000.000100"}, []Alert{healed}); err != nil {
 			t.Fatal(err)
 		}
-		ofMessage, err := h.MessageAlerts(ctx, "48213", "st_a", "Europe/Warsaw", "C0ALERTS", "1700000000.000100")
+		ofMessage, err := h.MessageAlerts(ctx, Scope{WorkspaceID: "48213", StoreID: "st_a", TZ: "Europe/Warsaw"}, "C0ALERTS", "1700000000.000100")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -454,7 +454,7 @@ func TestSaveAlerts(t *testing.T) {
 		}
 		// Another zone, or another store of the workspace, is another key.
 		for _, key := range [][2]string{{"st_a", "UTC"}, {"st_b", "Europe/Warsaw"}} {
-			other, err := h.Alerts(ctx, "48213", key[0], key[1], "2026-11-20", "2026-11-30")
+			other, err := h.Alerts(ctx, Scope{WorkspaceID: "48213", StoreID: key[0], TZ: key[1]}, "2026-11-20", "2026-11-30")
 			if err != nil {
 				t.Fatal(err)
 			}

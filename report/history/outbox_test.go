@@ -55,14 +55,14 @@ func TestIntentMarkedPostedCountsAsAlerted(t *testing.T) {
 		if len(pending) == 1 && (pending[0].Created == "" || !strings.HasSuffix(pending[0].Created, "Z")) {
 			t.Errorf("Created = %q, want an RFC 3339 UTC instant", pending[0].Created)
 		}
-		if got, err := h.Alerts(ctx, scope.WorkspaceID, scope.StoreID, scope.TZ, "2026-11-20", "2026-11-30"); err != nil || len(got) != 0 {
+		if got, err := h.Alerts(ctx, scope, "2026-11-20", "2026-11-30"); err != nil || len(got) != 0 {
 			t.Errorf("Alerts while the post is pending = %v, %v; want none", got, err)
 		}
 
 		if err := h.MarkPosted(ctx, id, "C0ALERTS", "1700000000.000100"); err != nil {
 			t.Fatal(err)
 		}
-		got, err := h.Alerts(ctx, scope.WorkspaceID, scope.StoreID, scope.TZ, "2026-11-20", "2026-11-30")
+		got, err := h.Alerts(ctx, scope, "2026-11-20", "2026-11-30")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +144,7 @@ func TestIntendRefusesWhileAPostIsPending(t *testing.T) {
 		if len(pending) != 1 || pending[0].ID != id || pending[0].RepeatOf != first || pending[0].Transport != TransportWebhook {
 			t.Errorf("Pending = %+v, want only %d repeating %d by webhook", pending, id, first)
 		}
-		if got, err := h.Alerts(ctx, scope.WorkspaceID, scope.StoreID, scope.TZ, "2026-11-20", "2026-11-30"); err != nil || len(got) != 0 {
+		if got, err := h.Alerts(ctx, scope, "2026-11-20", "2026-11-30"); err != nil || len(got) != 0 {
 			t.Errorf("Alerts after an abandoned post = %v, %v; want none", got, err)
 		}
 	})
@@ -166,7 +166,7 @@ func TestIntendFailsOnAHistoryItCannotWrite(t *testing.T) {
 	ctx := context.Background()
 	check := func(t *testing.T, ro *History) {
 		t.Helper()
-		if _, err := ro.Alerts(ctx, scope.WorkspaceID, scope.StoreID, scope.TZ, "2026-11-20", "2026-11-30"); err != nil {
+		if _, err := ro.Alerts(ctx, scope, "2026-11-20", "2026-11-30"); err != nil {
 			t.Fatalf("the history is not readable: %v", err)
 		}
 		if _, err := ro.Pending(ctx, scope); err != nil {
@@ -305,14 +305,14 @@ func TestAdoptStoreID(t *testing.T) {
 		if moved != 3 { // two alerts and one outbox row
 			t.Errorf("AdoptStoreID moved %d rows, want 3", moved)
 		}
-		got, err := h.Alerts(ctx, "48213", "pg:cluster-1/db-16384", "Europe/Warsaw", "2026-11-20", "2026-11-30")
+		got, err := h.Alerts(ctx, Scope{WorkspaceID: "48213", StoreID: "pg:cluster-1/db-16384", TZ: "Europe/Warsaw"}, "2026-11-20", "2026-11-30")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(got) != 2 {
 			t.Errorf("alerts under the new identity = %v, want the 2 adopted", got)
 		}
-		if left, _ := h.Alerts(ctx, "48213", "st_legacy", "Europe/Warsaw", "2026-11-20", "2026-11-30"); len(left) != 0 {
+		if left, _ := h.Alerts(ctx, Scope{WorkspaceID: "48213", StoreID: "st_legacy", TZ: "Europe/Warsaw"}, "2026-11-20", "2026-11-30"); len(left) != 0 {
 			t.Errorf("alerts left under the legacy id: %v", left)
 		}
 		if p, err := h.Pending(ctx, Scope{WorkspaceID: "99999", StoreID: "st_legacy", TZ: "Europe/Warsaw"}); err != nil || len(p) != 1 {

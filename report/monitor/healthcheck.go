@@ -35,8 +35,14 @@ type Healthcheck struct {
 // pingRetry is how a ping is retried: a network error or a 5xx is tried
 // up to 3 times, 1 s apart, within the call's timeout. A ping the
 // healthcheck may already have taken is sent again: a check pinged twice
-// is harmless. It reads no Retry-After.
-var pingRetry = backoff.Policy{Attempts: 3, Wait: time.Second, RepeatUnsure: true}
+// is harmless. It reads no Retry-After, and a 429 is not retried.
+var pingRetry = backoff.Policy{
+	Attempts:     3,
+	Wait:         time.Second,
+	RateLimited:  false,
+	Unsure:       nil, // every 5xx
+	RepeatUnsure: true,
+}
 
 // Option adjusts a Healthcheck.
 type Option func(*Healthcheck)
@@ -162,10 +168,8 @@ func (h *Healthcheck) post(ctx context.Context, target, body string) (retry bool
 		return false, nil
 	case resp.StatusCode == http.StatusNotFound:
 		return false, errors.New("404 Not Found: no check has this ping URL (check HEALTHCHECK_URL)")
-	case resp.StatusCode >= 500:
-		return h.retry.RepeatUnsure, fmt.Errorf("server answered %s", resp.Status)
-	default:
-		return false, fmt.Errorf("server answered %s", resp.Status)
+	default: // a 5xx is retried, a 429 and any other refusal are not
+		return h.retry.RetryStatus(resp.StatusCode, false), fmt.Errorf("server answered %s", resp.Status)
 	}
 }
 

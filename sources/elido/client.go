@@ -19,7 +19,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -43,16 +42,6 @@ const (
 	// with other automation, so the client spreads its requests evenly.
 	limiterBurst = 1
 
-	// Retries of 5xx and network errors wait a random time up to
-	// backoffBase·2ⁿ⁻¹ (full jitter), at most backoffCap.
-	backoffBase = 500 * time.Millisecond
-	backoffCap  = 30 * time.Second
-
-	// maxServerWait bounds a wait the server asks for (Retry-After,
-	// X-RateLimit-Reset): a longer one, or a misread reset time, gives up
-	// instead of hanging a run that has no deadline.
-	maxServerWait = 15 * time.Minute
-
 	// maxMalformedRetries is how often a 2xx body that is not JSON or is cut
 	// short is retried. Such a body is usually a proxy's fault or a dropped
 	// connection, which a second try fixes; twice in a row it is not
@@ -63,6 +52,31 @@ const (
 	maxBodyBytes      = 32 << 20 // a 2xx answer
 	maxErrorBodyBytes = 64 << 10 // an error answer: only its message matters
 )
+
+// elidoRetry is how a request to Elido is retried (New sets Attempts from
+// Config.MaxAttempts, Sleep from the client's clock):
+//
+//   - 429: Elido did not act on it. Wait what it asks (Retry-After, else
+//     X-RateLimit-Reset, else the body's retry_after_seconds), up to 15
+//     minutes: a longer wait, or a misread reset time, gives up instead of
+//     hanging a run that has no deadline. Without such a request, back off.
+//   - 500, 502, 503, 504, a timeout of one attempt or a failed connection:
+//     every request is a GET, so a repeat is harmless. Back off a random
+//     time up to 500 ms·2ⁿ⁻¹ (full jitter), at most 30 s.
+//
+// A 2xx body that is not JSON or is cut short is retried too, at most
+// maxMalformedRetries times, under the same attempts and waits.
+var elidoRetry = backoff.Policy{
+	Attempts:      defaultMaxAttempts,
+	Wait:          500 * time.Millisecond,
+	Doubling:      true,
+	MaxWait:       30 * time.Second,
+	Jitter:        backoff.FullJitter,
+	MaxRetryAfter: 15 * time.Minute,
+	RateLimited:   true,
+	Unsure:        []int{http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout},
+	RepeatUnsure:  true,
+}
 
 // Config is what New needs to reach one workspace.
 type Config struct {
@@ -151,15 +165,14 @@ type Client struct {
 	apiKey      string
 	workspaceID string
 	timeout     time.Duration
-	maxAttempts int
+	retry       backoff.Policy // elidoRetry with the config's attempts and the client's clock
 	httpClient  *http.Client
 	log         *slog.Logger
 	limiter     *rate.Limiter
 	maxBody     int64
 
-	now    func() time.Time
-	sleep  func(ctx context.Context, d time.Duration) error
-	jitter func(ceiling time.Duration) time.Duration
+	now   func() time.Time
+	sleep func(ctx context.Context, d time.Duration) error
 
 	mu       sync.Mutex
 	requests map[string]int
@@ -214,19 +227,20 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		apiKey:      cfg.APIKey,
 		workspaceID: cfg.WorkspaceID,
 		timeout:     cfg.RequestTimeout,
-		maxAttempts: cfg.MaxAttempts,
+		retry:       elidoRetry,
 		httpClient:  cfg.HTTPClient,
 		log:         cfg.Logger,
 		limiter:     rate.NewLimiter(rate.Limit(float64(cfg.RatePerMinute)/60), limiterBurst),
 		maxBody:     maxBodyBytes,
 		now:         time.Now,
 		sleep:       backoff.Sleep,
-		jitter:      func(ceiling time.Duration) time.Duration { return rand.N(ceiling + 1) },
 		requests:    map[string]int{},
 	}
+	c.retry.Attempts = cfg.MaxAttempts
 	for _, opt := range opts {
 		opt(c)
 	}
+	c.retry.Sleep = c.sleep
 	return c, nil
 }
 
@@ -303,15 +317,15 @@ func (c *Client) get(ctx context.Context, op, endpoint string, q url.Values, dec
 		if !o.retry {
 			return c.final(op, o.err, attempt, "")
 		}
-		if attempt >= c.maxAttempts {
+		if !c.retry.Again(attempt) {
 			return c.final(op, o.err, attempt, "")
 		}
 		wait := o.wait
 		if !o.asked {
-			wait = c.backoff(attempt)
+			wait = c.retry.Backoff(attempt)
 		}
-		if o.asked && wait > maxServerWait {
-			return c.final(op, o.err, attempt, fmt.Sprintf("not retried: Elido asked to wait %s, over the %s the client waits", wait, maxServerWait))
+		if o.asked && !c.retry.Follows(wait) {
+			return c.final(op, o.err, attempt, fmt.Sprintf("not retried: Elido asked to wait %s, over the %s the client waits", wait, c.retry.MaxRetryAfter))
 		}
 		if deadline, ok := ctx.Deadline(); ok {
 			if left := deadline.Sub(c.now()); wait >= left {
@@ -326,7 +340,7 @@ func (c *Client) get(ctx context.Context, op, endpoint string, q url.Values, dec
 			slog.Duration("wait", wait),
 			slog.Bool("server_asked", o.asked),
 			slog.String("err", o.err.Error()))
-		if err := c.sleep(ctx, wait); err != nil {
+		if err := c.retry.Pause(ctx, wait); err != nil {
 			return fmt.Errorf("elido: %s: waiting %s to retry: %w (last error: %v)", op, wait, err, o.err)
 		}
 	}
@@ -432,12 +446,9 @@ func (c *Client) attempt(ctx context.Context, endpoint, u string) outcome {
 		Message:   f.message,
 		RequestID: o.requestID,
 	}
-	switch resp.StatusCode {
-	case http.StatusTooManyRequests:
-		o.retry = true
+	o.retry = c.retry.RetryStatus(resp.StatusCode, false)
+	if o.retry && resp.StatusCode == http.StatusTooManyRequests {
 		o.wait, o.asked = c.serverWait(resp.Header, bodyWait, bodyAsked)
-	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		o.retry = true
 	}
 	return o
 }
@@ -465,9 +476,9 @@ func (c *Client) transportFailure(ctx, actx context.Context, err error) outcome 
 	case ctx.Err() != nil:
 		return outcome{err: fmt.Errorf("the run was cancelled or reached its deadline: %w", err)}
 	case errors.Is(actx.Err(), context.DeadlineExceeded):
-		return outcome{err: fmt.Errorf("no answer within the request timeout of %s: %w", c.timeout, err), retry: true}
+		return outcome{err: fmt.Errorf("no answer within the request timeout of %s: %w", c.timeout, err), retry: c.retry.RepeatUnsure}
 	}
-	return outcome{err: err, retry: true}
+	return outcome{err: err, retry: c.retry.RepeatUnsure}
 }
 
 // serverWait is how long a 429 asks to wait: Retry-After, else
@@ -481,16 +492,6 @@ func (c *Client) serverWait(h http.Header, bodyWait time.Duration, bodyAsked boo
 		return d, true
 	}
 	return bodyWait, bodyAsked
-}
-
-// backoff is the wait before attempt n+1 after n failures: full jitter,
-// a random time up to min(backoffCap, backoffBase·2ⁿ⁻¹).
-func (c *Client) backoff(n int) time.Duration {
-	ceiling := backoffBase
-	for i := 1; i < n && ceiling < backoffCap; i++ {
-		ceiling *= 2
-	}
-	return c.jitter(min(ceiling, backoffCap))
 }
 
 func (c *Client) logAttempt(ctx context.Context, endpoint string, attempt int, o outcome, limited, took time.Duration) {

@@ -25,12 +25,15 @@ var (
 // (a PostgreSQL timestamp, a MySQL DATETIME read in STORE_TIMESTAMP_TZ),
 // the wall-clock time the row holds, at the millisecond (wallLayout), and
 // TS the instant the wall-clock rule reads it as (WallInstant); "" for a
-// column of instants.
+// column of instants. SkippedWall says the zone never shows Wall (the
+// spring DST day's missing hour), as WallInstant found when the row was
+// read: which click such a row stands for cannot be told.
 type Click struct {
 	TS          time.Time
 	LinkID      string
 	CountryCode string
 	Wall        string
+	SkippedWall bool
 }
 
 // Clicks returns every click of the events schema in [from, to), in no
@@ -73,7 +76,7 @@ func (s *Store) clicks(ctx context.Context, q Query, from, to time.Time) ([]Clic
 	err = s.readOnly(ctx, func(tx *sqlx.Tx) error {
 		return s.query(ctx, tx, nq, spanParams(s.dialect, s.wallZone, from, to), func(rows *sql.Rows) error {
 			var err error
-			out, err = scanClicks(s.dialect, s.wallZone, rows)
+			out, err = scanClicks(s.dialect, s.wallZone, s.tsZone, rows)
 			return err
 		})
 	})
@@ -100,7 +103,10 @@ func spanParams(d dsn.Dialect, wall *time.Location, from, to time.Time) map[stri
 	return map[string]any{"from": from.UTC(), "to": to.UTC()}
 }
 
-func scanClicks(d dsn.Dialect, wall *time.Location, rows *sql.Rows) ([]Click, error) {
+// scanClicks reads the rows of hourClicks: wall is the zone a MySQL
+// DATETIME is read in (nil for UTC), pinned the zone a PostgreSQL
+// timestamp's wall time is read in (the session's).
+func scanClicks(d dsn.Dialect, wall, pinned *time.Location, rows *sql.Rows) ([]Click, error) {
 	var out []Click
 	for rows.Next() {
 		var c Click
@@ -117,7 +123,7 @@ func scanClicks(d dsn.Dialect, wall *time.Location, rows *sql.Rows) ([]Click, er
 			c.TS = t
 			if wall != nil {
 				c.Wall = t.Truncate(time.Millisecond).Format(wallLayout)
-				c.TS, _ = WallInstant(t, wall)
+				c.TS, c.SkippedWall = WallInstant(t, wall)
 			}
 		} else if d == dsn.SQLite {
 			var ts sql.NullString
@@ -135,6 +141,9 @@ func scanClicks(d dsn.Dialect, wall *time.Location, rows *sql.Rows) ([]Click, er
 				return nil, err
 			}
 			c.Wall = w.String
+			if t, err := time.Parse(wallLayout, c.Wall); w.Valid && err == nil {
+				_, c.SkippedWall = WallInstant(t, pinned)
+			}
 		}
 		if !link.Valid {
 			return nil, errors.New("a click has a NULL link_id")

@@ -164,9 +164,11 @@ func (c Columns) Holds(link, country string) error {
 // anything is written. A column the catalog does not show is a zero
 // TextColumn, which holds anything.
 func (s *Store) EventColumns(ctx context.Context) (Columns, error) {
-	cols, err := s.textColumns(ctx, "clicks")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cols, err := s.columnsOf(ctx, "clicks")
 	if err != nil {
-		return Columns{}, fmt.Errorf("read the columns of table clicks: %w", err)
+		return Columns{}, err
 	}
 	return Columns{Link: cols["link_id"], Country: cols["country_code"]}, nil
 }
@@ -187,9 +189,9 @@ func (s *Store) linkCheck(ctx context.Context, q Query) error {
 	if q.name == PresetDaily {
 		table = "click_counts"
 	}
-	cols, err := s.textColumns(ctx, table)
+	cols, err := s.columnsOf(ctx, table)
 	if err != nil {
-		return fmt.Errorf("read the columns of table %s: %w", table, err)
+		return err
 	}
 	link, ok := cols["link_id"]
 	if ok {
@@ -200,6 +202,25 @@ func (s *Store) linkCheck(ctx context.Context, q Query) error {
 	}
 	s.linkChecked[q.name] = err
 	return err
+}
+
+// columnsOf returns table's text columns (textColumns), read from the
+// catalog once per Store: a repair asks for the clicks table's twice, for
+// the plan (EventColumns) and for its reads (linkCheck). A failed read is
+// not kept: the next call reads again. The caller holds s.mu.
+func (s *Store) columnsOf(ctx context.Context, table string) (map[string]TextColumn, error) {
+	if cols, ok := s.catalog[table]; ok {
+		return cols, nil
+	}
+	cols, err := s.textColumns(ctx, table)
+	if err != nil {
+		return nil, fmt.Errorf("read the columns of table %s: %w", table, err)
+	}
+	if s.catalog == nil {
+		s.catalog = map[string]map[string]TextColumn{}
+	}
+	s.catalog[table] = cols
+	return cols, nil
 }
 
 // textColumns reads table's link_id and country_code from the catalog; a

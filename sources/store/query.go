@@ -52,21 +52,25 @@ var (
 // query. The zero Query is not usable; get one from PresetQuery or
 // CustomQuery.
 type Query struct {
-	name     string
+	name string
+	dialects
+	total totalQuery
+}
+
+// dialects is one statement's text for each dialect: the one table that
+// Query, totalQuery and chunkQuery pick from (in).
+type dialects struct {
 	postgres namedQuery
 	sqlite   namedQuery
 	mysql    namedQuery
-	total    totalQuery
 }
 
 // totalQuery reads one day's total: one row, one column. The zero
 // totalQuery is none: the day's total is then the sum of the count query's
 // rows.
 type totalQuery struct {
-	name     string // the preset's name, or nameCustom
-	postgres namedQuery
-	sqlite   namedQuery
-	mysql    namedQuery
+	name string // the preset's name, or nameCustom
+	dialects
 	// chunk, when set (the daily preset), reads the totals of a run of
 	// days in one statement: rows (day, clicks) for the days from :first
 	// to :last that have clicks.
@@ -74,11 +78,7 @@ type totalQuery struct {
 }
 
 // chunkQuery is a totalQuery's statement for a run of days.
-type chunkQuery struct {
-	postgres namedQuery
-	sqlite   namedQuery
-	mysql    namedQuery
-}
+type chunkQuery = dialects
 
 // PresetQuery returns the preset count query called name: PresetEvents or
 // PresetDaily.
@@ -102,7 +102,7 @@ func PresetQuery(name string) (Query, error) {
 	if err != nil {
 		return Query{}, err
 	}
-	q.total = totalQuery{name: name, postgres: total.postgres, sqlite: total.sqlite, mysql: total.mysql}
+	q.total = totalQuery{name: name, dialects: total.dialects}
 	if name == PresetDaily {
 		// The events preset keeps its statement per day: counting a
 		// chunk of days in one statement measured no faster there.
@@ -143,7 +143,7 @@ func (q Query) WithTotal(sqlText string) (Query, error) {
 	if err != nil {
 		return Query{}, fmt.Errorf("custom total query: %w", err)
 	}
-	q.total = totalQuery{name: nameCustom, postgres: total.postgres, sqlite: total.sqlite, mysql: total.mysql}
+	q.total = totalQuery{name: nameCustom, dialects: total.dialects}
 	return q, nil
 }
 
@@ -198,7 +198,7 @@ func newQuery(name, postgresText, sqliteText, mysqlText string) (Query, error) {
 	if err != nil {
 		return Query{}, err
 	}
-	q := Query{name: name, postgres: pg, sqlite: lite}
+	q := Query{name: name, dialects: dialects{postgres: pg, sqlite: lite}}
 	if mysqlText != "" {
 		if q.mysql, err = parseNamedMySQL(mysqlText, allowedParam, useNamed); err != nil {
 			return Query{}, err
@@ -233,19 +233,8 @@ func (q Query) LinkSource() string {
 	return fmt.Sprintf("the per-link query of STORE_PRESET=%s", q.name)
 }
 
-// in returns q's text for dialect d.
-func (q Query) in(d dsn.Dialect) namedQuery {
-	switch d {
-	case dsn.SQLite:
-		return q.sqlite
-	case dsn.MySQL:
-		return q.mysql
-	}
-	return q.postgres
-}
-
-// in returns t's text for dialect d.
-func (t totalQuery) in(d dsn.Dialect) namedQuery {
+// in returns the text for dialect d.
+func (t dialects) in(d dsn.Dialect) namedQuery {
 	switch d {
 	case dsn.SQLite:
 		return t.sqlite
@@ -253,17 +242,6 @@ func (t totalQuery) in(d dsn.Dialect) namedQuery {
 		return t.mysql
 	}
 	return t.postgres
-}
-
-// in returns c's text for dialect d.
-func (c *chunkQuery) in(d dsn.Dialect) namedQuery {
-	switch d {
-	case dsn.SQLite:
-		return c.sqlite
-	case dsn.MySQL:
-		return c.mysql
-	}
-	return c.postgres
 }
 
 // spanQuery and countriesQuery return the events-schema queries behind

@@ -137,6 +137,10 @@ type Store struct {
 	// linkChecked holds, per preset, what linkCheck found: nil, or why
 	// the per-link counts cannot be byte for byte.
 	linkChecked map[string]error
+	// catalog holds, per table, its text columns as the catalog showed
+	// them (columnsOf): a repair's EventColumns and linkCheck read the
+	// clicks table's once.
+	catalog map[string]map[string]TextColumn
 }
 
 // Options say how a store is read. The zero Options is the default.

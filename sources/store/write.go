@@ -51,7 +51,8 @@ const lockedTable = "clicks"
 // next run rather than waited for.
 const DefaultLockWait = 10 * time.Second
 
-// insertParams are the named parameters of an insert statement.
+// useInsertNamed is the hint an error about an insert statement's
+// parameters gives; allowedInsertParam says which names it may use.
 const useInsertNamed = "an insert statement may use the named parameters :ts, :link_id and :country_code"
 
 func allowedInsertParam(name string) bool {

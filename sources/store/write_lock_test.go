@@ -213,7 +213,7 @@ func TestWriterBusyRefusesTheDay(t *testing.T) {
 				t.Fatal(err)
 			}
 			start := time.Now()
-			hour := []HourWrite{{From: repairHour, To: repairHour.Add(time.Hour), Clicks: []Click{{repairHour, "lnk_a", "PL", ""}}}}
+			hour := []HourWrite{{From: repairHour, To: repairHour.Add(time.Hour), Clicks: []Click{{TS: repairHour, LinkID: "lnk_a", CountryCode: "PL"}}}}
 			got, err := w.Insert(t.Context(), []HourCheck{{From: repairHour, To: repairHour.Add(time.Hour)}}, hour, nil)
 			if !errors.Is(err, ErrBusy) || got.Inserted != 0 || !strings.Contains(err.Error(), "run repair again") {
 				t.Fatalf("Insert = %+v, %v; want ErrBusy", got, err)
@@ -297,7 +297,7 @@ func TestWriterWithoutTheGrantsIsRefused(t *testing.T) {
 			}
 			t.Run("enough", func(t *testing.T) {
 				w := openWriter(t, e.grantee(t, db, dsn, e.enough), Options{})
-				got, err := w.Insert(t.Context(), []HourCheck{{From: repairHour, To: repairHour.Add(time.Hour)}}, []HourWrite{{From: repairHour, To: repairHour.Add(time.Hour), Clicks: []Click{{repairHour, "lnk_a", "PL", ""}}}}, nil)
+				got, err := w.Insert(t.Context(), []HourCheck{{From: repairHour, To: repairHour.Add(time.Hour)}}, []HourWrite{{From: repairHour, To: repairHour.Add(time.Hour), Clicks: []Click{{repairHour, "lnk_a", "PL", "", false}}}}, nil)
 				if err != nil || got.Inserted != 1 {
 					t.Errorf("Insert = %+v, %v", got, err)
 				}
@@ -315,8 +315,8 @@ func TestWriterRejectedClickRefusesItsHourOnly(t *testing.T) {
 			w := openWriter(t, dsn, Options{})
 			h2 := repairHour.Add(time.Hour)
 			hours := []HourWrite{
-				{From: repairHour, To: h2, Clicks: []Click{{repairHour, "lnk_ok", "PL", ""}, {repairHour.Add(time.Second), e.unholdable, "PL", ""}}},
-				{From: h2, To: h2.Add(time.Hour), Clicks: []Click{{h2, "lnk_b", "", ""}, {h2.Add(time.Second), "lnk_c", "DE", ""}}},
+				{From: repairHour, To: h2, Clicks: []Click{{repairHour, "lnk_ok", "PL", "", false}, {repairHour.Add(time.Second), e.unholdable, "PL", "", false}}},
+				{From: h2, To: h2.Add(time.Hour), Clicks: []Click{{h2, "lnk_b", "", "", false}, {h2.Add(time.Second), "lnk_c", "DE", "", false}}},
 			}
 			got, err := w.Insert(t.Context(), nil, hours, nil)
 			if err != nil {
@@ -348,7 +348,7 @@ func TestSQLiteWriterHoldsTheWriteLock(t *testing.T) {
 	}
 	defer other.Close()
 	var during error
-	hours := []HourWrite{{From: repairHour, To: repairHour.Add(time.Hour), Clicks: []Click{{repairHour, "lnk_a", "PL", ""}}}}
+	hours := []HourWrite{{From: repairHour, To: repairHour.Add(time.Hour), Clicks: []Click{{repairHour, "lnk_a", "PL", "", false}}}}
 	got, err := w.Insert(t.Context(), []HourCheck{{From: repairHour, To: repairHour.Add(time.Hour)}}, hours, func(int) {
 		_, during = other.Exec("INSERT INTO clicks (ts, link_id) VALUES ('2026-10-24T02:30:00.000Z', 'lnk_receiver')")
 	})

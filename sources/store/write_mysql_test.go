@@ -60,7 +60,7 @@ func TestMySQLReceiverAfterTheLockingReadWaitsForTheCommit(t *testing.T) {
 	landed := make(chan struct{})
 	var waited, landedEarly bool
 	checks := []HourCheck{{From: repairHour, To: repairHour.Add(time.Hour), Clicks: 0}}
-	hours := []HourWrite{{From: repairHour, To: repairHour.Add(time.Hour), Clicks: []Click{{repairHour.Add(time.Minute), "lnk_lost", "PL", ""}}}}
+	hours := []HourWrite{{From: repairHour, To: repairHour.Add(time.Hour), Clicks: []Click{{repairHour.Add(time.Minute), "lnk_lost", "PL", "", false}}}}
 	got, err := w.Insert(t.Context(), checks, hours, func(int) {
 		go func() {
 			_, err := receiver.ExecContext(context.Background(), "/* "+marker+" */ "+insertClick, repairHour.Add(30*time.Minute), "lnk_live", "DE")
@@ -100,13 +100,13 @@ func TestMySQLReceiverAfterTheLockingReadWaitsForTheCommit(t *testing.T) {
 func TestMySQLWriterKeepsHostileValues(t *testing.T) {
 	_, dsn := newMySQL(t)
 	w := openWriter(t, dsn, Options{})
-	hostile := Click{repairHour.Add(1500 * time.Millisecond), "x'); DROP TABLE clicks; -- \\ \x00 😀", "", ""}
+	hostile := Click{repairHour.Add(1500 * time.Millisecond), "x'); DROP TABLE clicks; -- \\ \x00 😀", "", "", false}
 	if got, err := w.Insert(t.Context(), nil, []HourWrite{{From: repairHour, To: repairHour.Add(time.Hour), Clicks: []Click{hostile}}}, nil); err != nil || got.Inserted != 1 {
 		t.Fatalf("Insert = %+v, %v", got, err)
 	}
 	got, err := openStore(t, dsn).Clicks(t.Context(), mustQuery(t)(PresetQuery(PresetEvents)), repairHour, repairHour.Add(time.Hour))
 	if err != nil || len(got) != 1 || got[0] != hostile {
-		t.Errorf("Clicks = %q, %v; want %q", got, err, hostile)
+		t.Errorf("Clicks = %#v, %v; want %#v", got, err, hostile)
 	}
 }
 

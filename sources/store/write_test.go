@@ -31,8 +31,8 @@ func TestClicksReadsAnHour(t *testing.T) {
 			}
 			slices.SortFunc(got, func(a, b Click) int { return a.TS.Compare(b.TS) })
 			want := []Click{
-				{from, "lnk_a", "PL", ""},
-				{from.Add(time.Hour - time.Millisecond), "lnk_b", "", ""},
+				{from, "lnk_a", "PL", "", false},
+				{from.Add(time.Hour - time.Millisecond), "lnk_b", "", "", false},
 			}
 			if diff := gocmp.Diff(want, got); diff != "" {
 				t.Errorf("Clicks (-want +got):\n%s", diff)
@@ -56,7 +56,7 @@ func TestWriterInsert(t *testing.T) {
 			insertClicks(t, db, []click{{"2026-10-24T02:00:00.000Z", "lnk_a", "PL"}})
 			from := time.Date(2026, 10, 24, 2, 0, 0, 0, time.UTC)
 			hour := []HourCheck{{From: from, To: from.Add(time.Hour), Clicks: 1}}
-			lost := []Click{{from.Add(1500 * time.Millisecond), "x'); DROP TABLE clicks; --", "", ""}, {from.Add(time.Second), "lnk_b", "DE", ""}}
+			lost := []Click{{from.Add(1500 * time.Millisecond), "x'); DROP TABLE clicks; --", "", "", false}, {from.Add(time.Second), "lnk_b", "DE", "", false}}
 
 			w, err := OpenWriter(t.Context(), storeWriteDSN(t, dsn), "INSERT INTO clicks (ts, link_id, country_code, source) VALUES (:ts, :link_id, :country_code, 'repair')", Options{})
 			if err != nil {

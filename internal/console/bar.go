@@ -1,4 +1,7 @@
-package main
+// Package console is what a command shows on stderr: the run's logger
+// (text on a terminal, JSON anywhere else) and, on a terminal, a progress
+// bar that the log lines go through.
+package console
 
 import (
 	"fmt"
@@ -10,11 +13,11 @@ import (
 	"github.com/mattn/go-isatty"
 )
 
-// progressBar draws a one-line progress bar on a terminal's stderr during a
+// Bar draws a one-line progress bar on a terminal's stderr during a
 // long run. Log lines go through it too (Writer), so that each one first
 // clears the bar and the bar is drawn again below it. On anything but a
 // terminal it draws nothing and passes log lines through untouched.
-type progressBar struct {
+type Bar struct {
 	mu    sync.Mutex
 	w     io.Writer
 	live  bool
@@ -22,17 +25,17 @@ type progressBar struct {
 	line  string
 }
 
-// newBar returns a Bar on w, live only when w is a terminal.
-func newBar(w io.Writer) *progressBar {
+// NewBar returns a Bar on w, live only when w is a terminal.
+func NewBar(w io.Writer) *Bar {
 	f, ok := w.(*os.File)
-	return &progressBar{w: w, live: ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))}
+	return &Bar{w: w, live: ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))}
 }
 
 // Live reports whether the bar is drawn: its writer is a terminal.
-func (p *progressBar) Live() bool { return p.live }
+func (p *Bar) Live() bool { return p.live }
 
 // Write writes a log line above the bar.
-func (p *progressBar) Write(b []byte) (int, error) {
+func (p *Bar) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.live && p.shown {
@@ -46,7 +49,7 @@ func (p *progressBar) Write(b []byte) (int, error) {
 }
 
 // Step shows that done of total steps of stage are over.
-func (p *progressBar) Step(stage string, done, total int) {
+func (p *Bar) Step(stage string, done, total int) {
 	if !p.live || total <= 0 {
 		return
 	}
@@ -58,7 +61,7 @@ func (p *progressBar) Step(stage string, done, total int) {
 }
 
 // Done clears the bar.
-func (p *progressBar) Done() {
+func (p *Bar) Done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.live && p.shown {

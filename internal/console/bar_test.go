@@ -1,4 +1,4 @@
-package main
+package console
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ func TestRenderBar(t *testing.T) {
 // it; anywhere else nothing but the log line is written.
 func TestProgressAroundLogLines(t *testing.T) {
 	var term bytes.Buffer
-	p := &progressBar{w: &term, live: true}
+	p := &Bar{w: &term, live: true}
 	p.Step("store", 1, 2)
 	p.Write([]byte("log line\n"))
 	p.Done()
@@ -35,7 +35,7 @@ func TestProgressAroundLogLines(t *testing.T) {
 	}
 
 	var plain bytes.Buffer
-	q := newBar(&plain)
+	q := NewBar(&plain)
 	q.Step("store", 1, 2)
 	q.Write([]byte("log line\n"))
 	q.Done()
