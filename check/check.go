@@ -23,10 +23,10 @@ import (
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/safehttp"
 	"github.com/clickrecon/clickrecon/reconcile"
-	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/history"
 	"github.com/clickrecon/clickrecon/report/monitor"
+	"github.com/clickrecon/clickrecon/report/storage"
 	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
@@ -53,7 +53,7 @@ type Spec struct {
 	RepairInsert string          // the text of REPAIR_INSERT_FILE; "": the events schema's
 	History      dsn.Target      // HISTORY_DSN
 	HistoryGone  error           // HISTORY_DSN names a SQLite file that does not exist
-	Reports      *report.Dest    // RECON_REPORT_DIR, opened
+	Reports      *storage.Dest   // RECON_REPORT_DIR, opened
 	ReportDir    string          // RECON_REPORT_DIR as given, for the lines
 	Slack        *alert.Notifier // nil: no Slack
 	Elido        *elido.Client   // nil: Elido is not probed (offline)
@@ -268,13 +268,13 @@ func History(ctx context.Context, t dsn.Target) (err error, retry bool) {
 }
 
 // Reports writes and removes a marker of clickrecon's own at the report
-// destination (report.Dest.Probe).
-func Reports(ctx context.Context, d *report.Dest) (err error, retry bool) {
+// destination (storage.Dest.Probe).
+func Reports(ctx context.Context, d *storage.Dest) (err error, retry bool) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	if err := d.Probe(ctx); err != nil {
 		return fmt.Errorf("--report-dir (RECON_REPORT_DIR) cannot be written: %w: give a folder the run may write (a writable volume) or a bucket the credentials may write to", err),
-			!errors.Is(err, report.ErrUnwritable)
+			!errors.Is(err, storage.ErrUnwritable)
 	}
 	return nil, false
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/history"
+	"github.com/clickrecon/clickrecon/report/storage"
 	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
@@ -98,7 +99,7 @@ type Options struct {
 type Deps struct {
 	Elido    *elido.Client
 	Notifier *alert.Notifier // nil: no Slack
-	Reports  *report.Dest    // where reports go; nil: Options.ReportDir, opened by Run
+	Reports  *storage.Dest   // where reports go; nil: Options.ReportDir, opened by Run
 	Log      *slog.Logger    // carries the run key
 	Now      func() time.Time
 	Progress Progress
@@ -427,7 +428,7 @@ func newReport(log *slog.Logger, res reconcile.Result, w reconcile.Window, meta 
 	if baseURL != "" {
 		// cmd checked the base URL; a run key is always one path segment.
 		var err error
-		if rep.Link, err = report.HTMLURL(baseURL, rep.RunKey); err != nil {
+		if rep.Link, err = storage.HTMLURL(baseURL, rep.RunKey); err != nil {
 			log.Warn("the report will not be linked", "err", err)
 		}
 	}
@@ -492,10 +493,10 @@ const reportGrace = 20 * time.Second
 // RECON_REPORT_DIR), under the run's deadline, or within reportGrace when
 // the run was stopped, then removes local reports older than keep (0:
 // none). A prune that fails is a warning: this run's report is written.
-func writeReport(ctx context.Context, log *slog.Logger, dest *report.Dest, dirOrURL string, keep time.Duration, now time.Time, rep report.Report) (string, error) {
+func writeReport(ctx context.Context, log *slog.Logger, dest *storage.Dest, dirOrURL string, keep time.Duration, now time.Time, rep report.Report) (string, error) {
 	if dest == nil {
 		var err error
-		if dest, err = report.Open(ctx, dirOrURL); err != nil {
+		if dest, err = storage.Open(ctx, dirOrURL); err != nil {
 			log.Error("report not stored", "err", err)
 			return "", err
 		}

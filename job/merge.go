@@ -9,6 +9,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/storage"
 )
 
 // MergeOptions are the validated settings of one "clickrecon merge".
@@ -31,7 +32,7 @@ type MergeOptions struct {
 func Merge(ctx context.Context, o MergeOptions, stdout io.Writer) (int, error) {
 	var shards []report.Report
 	for _, path := range o.Paths {
-		r, err := report.ReadReport(ctx, path)
+		r, err := storage.ReadReport(ctx, path)
 		if err != nil {
 			return ExitUsage, err
 		}
@@ -46,7 +47,7 @@ func Merge(ctx context.Context, o MergeOptions, stdout io.Writer) (int, error) {
 	if err != nil {
 		return ExitUsage, err
 	}
-	dir, err := report.Write(o.ReportDir, merged)
+	dir, err := storage.Write(o.ReportDir, merged)
 	if err != nil {
 		return ExitIncomplete, err
 	}

@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/clickrecon/clickrecon/internal/secret"
+	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/reconcile"
-	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/history"
 	"github.com/clickrecon/clickrecon/sources/elido"
@@ -82,7 +82,7 @@ func failures(out Outcome, secrets []string) []alert.Cause {
 			}
 		}
 		if len(reasons) > 0 {
-			cs = append(cs, alert.Cause{Key: "days:" + reasonsKey(reasons), What: report.Plural(len(reasons), "settled day", "settled days"),
+			cs = append(cs, alert.Cause{Key: "days:" + reasonsKey(reasons), What: words.Plural(len(reasons), "settled day", "settled days"),
 				Why: secret.Redact(strings.Join(distinct(reasons), "; "), "[redacted]", secrets...),
 				Do:  "read each day's reason in the report; they are never alerted as gaps"})
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
+	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/job/runlock"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/repair"
@@ -152,7 +153,7 @@ func repairWindow(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer
 			out.Unrepaired = out.Unrepaired || line.Refused
 		}
 	}
-	fmt.Fprintf(stdout, "%s to restore; the plan is in %s (repair.csv, surplus.csv, repair.sql), and this attempt's own copy in %s\n", reconcile.Plural(out.Planned, "click"), o.Dir, attempt)
+	fmt.Fprintf(stdout, "%s to restore; the plan is in %s (repair.csv, surplus.csv, repair.sql), and this attempt's own copy in %s\n", words.Plural(out.Planned, "click", "clicks"), o.Dir, attempt)
 	log.Info("repair planned", "days", len(plans), "clicks_to_add", out.Planned, "dir", o.Dir, "attempt", attempt)
 	if w == nil {
 		if out.Planned > 0 {
@@ -172,7 +173,7 @@ func repairWindow(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer
 		out.Err = firstErr(out.Err, r.Err)
 		out.Unrepaired = out.Unrepaired || !r.Matches()
 	}
-	fmt.Fprintf(stdout, "%s inserted\n", reconcile.Plural(out.Inserted, "click"))
+	fmt.Fprintf(stdout, "%s inserted\n", words.Plural(out.Inserted, "click", "clicks"))
 	log.Info("repair applied", "days", len(results), "clicks_inserted", out.Inserted)
 	return out, nil
 }

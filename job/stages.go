@@ -17,6 +17,7 @@ import (
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/history"
+	"github.com/clickrecon/clickrecon/report/storage"
 	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
@@ -84,7 +85,7 @@ func releaseLock(log *slog.Logger, lock *runlock.Lock) {
 // may mend (a refused or lost connection, a timeout) is not returned: the
 // run goes on, meets it where it reads or writes, and exits 3, as it
 // would without the probe.
-func probe(ctx context.Context, o Options, dest *report.Dest) []Failure {
+func probe(ctx context.Context, o Options, dest *storage.Dest) []Failure {
 	// The whole probe within RECON_TIMEOUT, as the run is: a shorter
 	// deadline than check's own bounds the history and report probes too.
 	ctx, cancel := context.WithTimeout(ctx, min(o.Timeout, check.Timeout))

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/report"
 )
 
@@ -33,14 +34,14 @@ func printSummary(w io.Writer, format string, rep report.Report, dir string) err
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "date\thours\telido\tlocal\tdelta\t status\t severity\t")
 		for _, r := range dayRuns(rep.Days, days) {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t %s\t %s\t\n", r.dates(), report.Hours(r.hours), optCount(r.api), optCount(r.local), optDelta(r.delta), r.first.Status, report.DaySeverity(r.first))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t %s\t %s\t\n", r.dates(), words.Hours(r.hours), optCount(r.api), optCount(r.local), optDelta(r.delta), r.first.Status, report.DaySeverity(r.first))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
 	if folded > 0 {
-		fmt.Fprintf(w, "and %s within tolerance (all %d days: days.csv)\n", report.Plural(folded, "more day matches", "more days match"), len(rep.Days))
+		fmt.Fprintf(w, "and %s within tolerance (all %d days: days.csv)\n", words.Plural(folded, "more day matches", "more days match"), len(rep.Days))
 	}
 	c := rep.Coverage
 	verified := c.Match + c.Missing + c.Surplus
@@ -51,9 +52,9 @@ func printSummary(w io.Writer, format string, rep report.Report, dir string) err
 		if rep.Totals.APISummary != nil {
 			summary = fmt.Sprint(*rep.Totals.APISummary)
 		}
-		over := report.Plural(verified, "verified day", "verified days")
+		over := words.Plural(verified, "verified day", "verified days")
 		if c.Provisional > 0 {
-			over += " and " + report.Plural(c.Provisional, "provisional day", "provisional days")
+			over += " and " + words.Plural(c.Provisional, "provisional day", "provisional days")
 		}
 		fmt.Fprintf(w, "\ntotals over %s: elido %d (summary for the window %s), local %d, delta %+d\n",
 			over, rep.Totals.API, summary, rep.Totals.Local, rep.Totals.Delta)

@@ -25,7 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"sigs.k8s.io/yaml"
 
-	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/storage"
 )
 
 // component is the part of a kustomize Component the components of
@@ -419,7 +419,7 @@ func TestReportsS3Component(t *testing.T) {
 	// The job opens it the same way: every query parameter is one
 	// clickrecon's S3 client knows.
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	d, err := report.Open(context.Background(), dir)
+	d, err := storage.Open(context.Background(), dir)
 	if err != nil {
 		t.Fatalf("RECON_REPORT_DIR %q does not open: %v", dir, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/clickrecon/clickrecon/internal/words"
 )
 
 // The kinds of diagnosis: each is a way an integration loses (or
@@ -181,7 +183,7 @@ func Diagnose(ev DayEvidence, loc *time.Location) DayDiagnosis {
 	out.Gap = d.gap
 	if d.gap < DiagMinClicks {
 		out.Diagnoses, out.Duplicates = nil, nil
-		out.Note = fmt.Sprintf("the gap of %s is too small to show a shape (fewer than %d)", Plural(int(d.gap), "click"), DiagMinClicks)
+		out.Note = fmt.Sprintf("the gap of %s is too small to show a shape (fewer than %d)", words.Plural(int(d.gap), "click", "clicks"), DiagMinClicks)
 		return out
 	}
 	d.remainder()
@@ -473,7 +475,7 @@ func (d *diagDay) outages(seq []flagged, busy busyBins) {
 		d.found = append(d.found, Diagnosis{Kind: DiagOutage, From: from, To: to, Clicks: int64(k), Links: &nl,
 			Evidence: []string{EvidenceRaw, EvidenceRows},
 			Message: fmt.Sprintf("the store recorded none of Elido's %d clicks on %s from %s to %s: an outage of %s, %s",
-				k, Plural(nl, "link"), clock(from, d.loc), clock(to, d.loc), span(dur), versusRetry(dur)),
+				k, words.Plural(nl, "link", "links"), clock(from, d.loc), clock(to, d.loc), span(dur), versusRetry(dur)),
 		})
 	}
 	d.lost = slices.DeleteFunc(d.lost, func(c Click) bool {
@@ -624,7 +626,7 @@ func (d *diagDay) busy() busyBins {
 	}
 	if sharing > 0 {
 		msg += fmt.Sprintf(" %s share their instant and link with a click the store recorded: a poller that resumes after the last (ts, link_id) it saw skips those too.",
-			Plural(sharing, "lost click"))
+			words.Plural(sharing, "lost click", "lost clicks"))
 	}
 	d.found = append(d.found, Diagnosis{Kind: DiagBusy, From: from.UTC(), To: to.UTC(), Clicks: explained, Links: &nl,
 		Evidence: []string{EvidenceRaw, EvidenceRows}, Message: msg, IntervalS: best.interval, Threshold: best.t})
@@ -734,14 +736,14 @@ func (d *diagDay) duplicates(dupes []Click) {
 		d.found = append(d.found, Diagnosis{Kind: DiagDuplicates, From: from, To: to, Clicks: int64(len(dupes)), Links: &nl,
 			Evidence: []string{EvidenceHourly, EvidenceRows},
 			Message: fmt.Sprintf("the store holds %d rows that repeat another row exactly (same instant, link and country) in %s, on %s, beyond Elido's hourly count: a handler that is not idempotent records a retried delivery twice? Use X-Webhook-Delivery as the idempotency key. Elido's raw clicks were not read, so the repeats are counted only up to each hour's surplus, and which of the twins Elido counted cannot be told",
-				len(dupes), HourSpan(from, to, d.loc), Plural(nl, "link")),
+				len(dupes), HourSpan(from, to, d.loc), words.Plural(nl, "link", "links")),
 		})
 		return
 	}
 	d.found = append(d.found, Diagnosis{Kind: DiagDuplicates, From: from, To: to, Clicks: int64(len(dupes)), Links: &nl,
 		Evidence: []string{EvidenceRows, EvidenceRaw},
 		Message: fmt.Sprintf("the store holds %d rows that repeat another row exactly (instant, link and country) beyond Elido's count, on %s, for clicks from %s to %s: a delivery recorded twice, as a handler that is not idempotent does when a delivery is retried (5 or 15 minutes after a failure); the rows keep no arrival time, so the delay to the twin cannot be measured",
-			len(dupes), Plural(nl, "link"), clock(from, d.loc), clock(to, d.loc)),
+			len(dupes), words.Plural(nl, "link", "links"), clock(from, d.loc), clock(to, d.loc)),
 	})
 }
 
@@ -1106,23 +1108,15 @@ func clock(t time.Time, loc *time.Location) string { return t.In(loc).Format("15
 func span(d time.Duration) string {
 	switch {
 	case d < time.Minute:
-		return Plural(int(d/time.Second), "second")
+		return words.Plural(int(d/time.Second), "second", "seconds")
 	case d < time.Hour:
-		return Plural(int(d.Round(time.Minute)/time.Minute), "minute")
+		return words.Plural(int(d.Round(time.Minute)/time.Minute), "minute", "minutes")
 	}
 	m := int(d.Round(time.Minute) / time.Minute)
 	if m%60 == 0 {
-		return Plural(m/60, "hour")
+		return words.Plural(m/60, "hour", "hours")
 	}
 	return fmt.Sprintf("%d h %d min", m/60, m%60)
-}
-
-// Plural writes n and its noun, in the plural unless n is 1.
-func Plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }

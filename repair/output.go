@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
+	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/reconcile"
 )
 
@@ -218,11 +219,11 @@ func Describe(p DayPlan, loc *time.Location) []Line {
 		case h.Refused != "":
 			out = append(out, Line{Text: fmt.Sprintf("not repaired: %s: %s", span, h.Refused), Refused: true})
 		case len(h.Add) > 0 && len(h.Surplus) > 0:
-			out = append(out, Line{Text: fmt.Sprintf("%s to restore on %s; %s listed, not deleted", reconcile.Plural(len(h.Add), "click"), span, reconcile.Plural(len(h.Surplus), "surplus row"))})
+			out = append(out, Line{Text: fmt.Sprintf("%s to restore on %s; %s listed, not deleted", words.Plural(len(h.Add), "click", "clicks"), span, words.Plural(len(h.Surplus), "surplus row", "surplus rows"))})
 		case len(h.Add) > 0:
-			out = append(out, Line{Text: fmt.Sprintf("%s to restore on %s", reconcile.Plural(len(h.Add), "click"), span)})
+			out = append(out, Line{Text: fmt.Sprintf("%s to restore on %s", words.Plural(len(h.Add), "click", "clicks"), span)})
 		case len(h.Surplus) > 0:
-			out = append(out, Line{Text: fmt.Sprintf("%s on %s: listed, not deleted", reconcile.Plural(len(h.Surplus), "surplus row"), span)})
+			out = append(out, Line{Text: fmt.Sprintf("%s on %s: listed, not deleted", words.Plural(len(h.Surplus), "surplus row", "surplus rows"), span)})
 		}
 	}
 	return out
@@ -251,13 +252,13 @@ func DescribeResult(p DayPlan, r DayResult, loc *time.Location) string {
 	var line string
 	switch {
 	case r.Err != nil:
-		return fmt.Sprintf("did not restore %s on %s: %v", reconcile.Plural(r.Planned, "click"), where, r.Err)
+		return fmt.Sprintf("did not restore %s on %s: %v", words.Plural(r.Planned, "click", "clicks"), where, r.Err)
 	case !r.Recounted:
-		line = fmt.Sprintf("restored %s on %s; the day could not be re-counted", reconcile.Plural(r.Inserted, "click"), where)
+		line = fmt.Sprintf("restored %s on %s; the day could not be re-counted", words.Plural(r.Inserted, "click", "clicks"), where)
 	case r.Matches():
-		line = fmt.Sprintf("restored %s on %s; the day now matches", reconcile.Plural(r.Inserted, "click"), where)
+		line = fmt.Sprintf("restored %s on %s; the day now matches", words.Plural(r.Inserted, "click", "clicks"), where)
 	default:
-		line = fmt.Sprintf("restored %s on %s; the day still differs: the store has %d, Elido %d", reconcile.Plural(r.Inserted, "click"), where, r.After, r.API)
+		line = fmt.Sprintf("restored %s on %s; the day still differs: the store has %d, Elido %d", words.Plural(r.Inserted, "click", "clicks"), where, r.After, r.API)
 	}
 	return line + strings.Join(notes, "")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/store"
@@ -120,7 +121,7 @@ func planDay(ctx context.Context, api Elido, st Store, o Options, cols store.Col
 	if p.Store >= p.API {
 		p.Skipped = "not missing: the store has every click Elido counts"
 		if p.Store > p.API {
-			p.Skipped = fmt.Sprintf("not missing: the store has %s more than Elido (surplus is never deleted)", reconcile.Plural(int(p.Store-p.API), "click"))
+			p.Skipped = fmt.Sprintf("not missing: the store has %s more than Elido (surplus is never deleted)", words.Plural(int(p.Store-p.API), "click", "clicks"))
 		}
 		return p, nil
 	}

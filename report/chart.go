@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/reconcile"
 )
 
@@ -140,7 +141,7 @@ func newChart(id string, days []Day, width float64) chart {
 		if x > c.Width/2 {
 			anchor = "end"
 		}
-		c.Callout = &chartLabel{X: round1(x), Y: c.Top - 10, Anchor: anchor, Text: d.Date + " " + Signed(*d.Delta)}
+		c.Callout = &chartLabel{X: round1(x), Y: c.Top - 10, Anchor: anchor, Text: d.Date + " " + words.Signed(*d.Delta)}
 		c.CalloutLineX, c.CalloutY1, c.CalloutY2 = round1(x), c.Top-7, c.Top
 		c.CalloutStatus = d.Status
 	}
@@ -336,7 +337,7 @@ func compactSigned(n int64) string {
 	case n == 0:
 		return "0"
 	case a < 10_000:
-		return sign + Num(abs(n))
+		return sign + words.Num(abs(n))
 	case a < 1e6:
 		return sign + trimZero(a/1e3) + "k"
 	case a < 1e9:

@@ -1,13 +1,8 @@
 package report
 
 import (
-	"bytes"
-	"encoding/xml"
 	"fmt"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report/internal/fixture"
 )
 
 // renderWithin renders report.html in a goroutine and fails the test if it
@@ -41,43 +37,6 @@ func renderWithin(t *testing.T, r Report, d time.Duration) []byte {
 		t.Fatalf("report.html was not rendered within %s", d)
 	}
 	return nil
-}
-
-// checkWellFormed parses page strictly as XML and checks that every
-// coordinate of the chart is a finite number and no shape has a negative
-// size.
-func checkWellFormed(t *testing.T, page []byte) {
-	t.Helper()
-	dec := xml.NewDecoder(bytes.NewReader(page))
-	dec.Strict = true
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return
-		}
-		if err != nil {
-			t.Fatalf("report.html does not parse: %v", err)
-		}
-		el, ok := tok.(xml.StartElement)
-		if !ok {
-			continue
-		}
-		for _, a := range el.Attr {
-			switch a.Name.Local {
-			case "x", "y", "x1", "x2", "y1", "y2", "width", "height":
-				if a.Value == "100%" {
-					continue
-				}
-				f, err := strconv.ParseFloat(a.Value, 64)
-				if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-					t.Errorf("<%s %s=%q>: not a finite number", el.Name.Local, a.Name.Local, a.Value)
-				}
-				if (a.Name.Local == "width" || a.Name.Local == "height") && f < 0 {
-					t.Errorf("<%s %s=%q>: a negative size", el.Name.Local, a.Name.Local, a.Value)
-				}
-			}
-		}
-	}
 }
 
 func chartReport(days ...Day) Report {
@@ -137,7 +96,7 @@ func TestHTMLChartIsBoundedForAnyCounts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			page := renderWithin(t, chartReport(tt.days...), 10*time.Second)
-			checkWellFormed(t, page)
+			fixture.CheckWellFormed(t, page)
 			if got := strings.Count(string(page), `<g class="day"`); got != len(tt.days) {
 				t.Errorf("%d day groups, want %d", got, len(tt.days))
 			}
@@ -181,27 +140,6 @@ func TestNiceCeil(t *testing.T) {
 	}
 }
 
-func TestNum(t *testing.T) {
-	tests := []struct {
-		n           int64
-		num, signed string
-	}{
-		{0, "0", "0"},
-		{7, "7", "+7"},
-		{-1234, "-1,234", "-1,234"},
-		{12345, "12,345", "+12,345"},
-		{math.MaxInt64, "9,223,372,036,854,775,807", "+9,223,372,036,854,775,807"},
-		{math.MinInt64, "-9,223,372,036,854,775,808", "-9,223,372,036,854,775,808"},
-	}
-	for _, tt := range tests {
-		t.Run(strconv.FormatInt(tt.n, 10), func(t *testing.T) {
-			if diff := cmp.Diff([]string{tt.num, tt.signed}, []string{Num(tt.n), Signed(tt.n)}); diff != "" {
-				t.Errorf("Num, Signed (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 // A delta of math.MinInt64 (whose magnitude does not fit an int64) still
 // sorts as the largest.
 func TestWorstLinksWithExtremeDeltas(t *testing.T) {
@@ -213,43 +151,6 @@ func TestWorstLinksWithExtremeDeltas(t *testing.T) {
 	if diff := cmp.Diff([]string{"min", "big", "small"}, got); diff != "" {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
-}
-
-// Issue 8, fault 3: a store count of 2^63−1 on one day. The day is
-// unverifiable, the totals do not wrap, and every report file is written
-// well within the run's deadline.
-func TestWriteWithACountAtInt64Max(t *testing.T) {
-	w := reconcile.Window{From: date("2026-11-26"), To: date("2026-11-28"), Loc: time.UTC}
-	res := reconcile.Compare(reconcile.Input{
-		Window: w, Now: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), Tolerance: reconcile.Tolerance{FailAbs: 10},
-		API: map[reconcile.Date]reconcile.Reading{
-			date("2026-11-26"): reconcile.Known(40), date("2026-11-27"): reconcile.Known(math.MaxInt64), date("2026-11-28"): reconcile.Known(40)},
-		Local: map[reconcile.Date]reconcile.Reading{
-			date("2026-11-26"): reconcile.Known(40), date("2026-11-27"): reconcile.Known(math.MaxInt64), date("2026-11-28"): reconcile.Known(40)},
-	})
-	r := New(res, w, Meta{RunKey: "k", WorkspaceID: "48213", GeneratedAt: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)})
-	if diff := cmp.Diff(Totals{API: 80, Local: 80}, r.Totals); diff != "" {
-		t.Errorf("totals (-want +got):\n%s", diff)
-	}
-	if r.Days[1].Status != "unverifiable" || r.Status != StatusIncomplete {
-		t.Errorf("day %s, report %s; want unverifiable, incomplete", r.Days[1].Status, r.Status)
-	}
-	dir := t.TempDir()
-	done := make(chan error, 1)
-	go func() { _, err := Write(dir, r); done <- err }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the report was not written within 10s")
-	}
-	page, err := os.ReadFile(filepath.Join(dir, "k", "report.html"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkWellFormed(t, page)
 }
 
 // An unverifiable day's misread delta does not set the chart's scale, so

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/reconcile"
 )
 
@@ -74,11 +75,11 @@ func AddDiagnoses(r *Report, days []reconcile.DayDiagnosis, loc *time.Location) 
 	}
 }
 
-// DiagnosesCSV renders diagnoses.csv: one row per diagnosis, with the
+// diagnosesCSV renders diagnoses.csv: one row per diagnosis, with the
 // header date,kind,from,to,clicks,share,links,evidence,interval_s,
 // threshold,message. Unknown links and the busy-interval columns of other
 // kinds are empty cells; evidence is its names joined by "+".
-func DiagnosesCSV(r Report) ([]byte, error) {
+func diagnosesCSV(r Report) ([]byte, error) {
 	rows := [][]string{{"date", "kind", "from", "to", "clicks", "share", "links", "evidence", "interval_s", "threshold", "message"}}
 	for _, d := range r.Diagnoses {
 		links, interval := "", ""
@@ -133,20 +134,20 @@ func DiagnosisLine(r Report, date string) string {
 		if d.Clicks == 1 {
 			noun = "click"
 		}
-		parts[i] = fmt.Sprintf("%s, %s %s (%s)", what, Num(d.Clicks), noun, sharePct(d.Share))
+		parts[i] = fmt.Sprintf("%s, %s %s (%s)", what, words.Num(d.Clicks), noun, sharePct(d.Share))
 		if d.Kind != reconcile.DiagUnexplained && (biggest.Kind == reconcile.DiagUnexplained || d.Share > biggest.Share) {
 			biggest = d
 		}
 	}
 	line := strings.Join(parts, " · ")
-	if h := Hint(biggest.Kind); h != "" {
+	if h := hint(biggest.Kind); h != "" {
 		line += ": " + h
 	}
 	return line
 }
 
-// Hint is what to do about a kind of loss.
-func Hint(kind string) string {
+// hint is what to do about a kind of loss.
+func hint(kind string) string {
 	switch kind {
 	case reconcile.DiagOutage:
 		return "Elido retries a failed delivery for ~20 minutes only; keep the receiver up, or re-read clicks/recent for the window"

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/clickrecon/clickrecon/report/internal/fixture"
 )
 
 // hostileIDs are link ids a store or Elido may hand over: formulas,
@@ -67,7 +69,7 @@ func TestCSVNeutralisesFormulas(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.ToValidUTF8(strings.NewReplacer("\t", "TAB", "\r", "CR").Replace(tt.id), "?"), func(t *testing.T) {
 			r := Report{Links: []Link{{Date: "2026-10-25", LinkID: tt.id, API: 5, Local: 1, Delta: -4, Status: "missing"}}}
-			b, err := LinksCSV(r)
+			b, err := linksCSV(r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +92,7 @@ func TestCSVNeutralisesFormulas(t *testing.T) {
 			Links:     []Link{{Date: "+1", LinkID: "x", Status: "-x", Delta: -3}},
 			Countries: []Country{{Date: "@d", CountryCode: "=C", API: -1}},
 		}
-		for name, render := range map[string]func(Report) ([]byte, error){"days": DaysCSV, "links": LinksCSV, "countries": CountriesCSV, "hours": HoursCSV} {
+		for name, render := range map[string]func(Report) ([]byte, error){"days": daysCSV, "links": linksCSV, "countries": countriesCSV, "hours": hoursCSV} {
 			b, err := render(r)
 			if err != nil {
 				t.Fatal(err)
@@ -178,7 +180,7 @@ func TestHTMLHostileIDs(t *testing.T) {
 	r.Findings = append(r.Findings, Finding{Kind: "<b>", Message: "<script>alert(1)</script>\x01"})
 	r.Days[3].Reason = "\x02<img src=x onerror=alert(1)>"
 	page := renderWithin(t, r, 10e9)
-	checkWellFormed(t, page)
+	fixture.CheckWellFormed(t, page)
 	if bytes.Contains(bytes.ToLower(page), []byte("<script")) || bytes.Contains(page, []byte("<img")) {
 		t.Error("report.html holds an unescaped tag from the data")
 	}

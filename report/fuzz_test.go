@@ -50,7 +50,7 @@ func FuzzCSV(f *testing.F) {
 		for _, tt := range []struct {
 			render func(Report) ([]byte, error)
 			n      int
-		}{{DaysCSV, len(r.Days)}, {LinksCSV, len(r.Links)}, {CountriesCSV, len(r.Countries)}} {
+		}{{daysCSV, len(r.Days)}, {linksCSV, len(r.Links)}, {countriesCSV, len(r.Countries)}} {
 			b, err := tt.render(r)
 			if err != nil {
 				t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/reconcile"
 )
 
@@ -165,17 +166,17 @@ func headline(r Report, gaps []Day) lead {
 		if len(gaps) == 1 {
 			verb = "differs"
 		}
-		after := fmt.Sprintf(": %s clicks", Signed(*w.Delta))
-		if p := DeltaPct(w); p != "" {
+		after := fmt.Sprintf(": %s clicks", words.Signed(*w.Delta))
+		if p := deltaPct(w); p != "" {
 			after += " (" + p + " of Elido's count)"
 		}
-		return lead{fmt.Sprintf("%s %s. The worst is ", Plural(len(gaps), "day", "days"), verb), w.Date, after + fmt.Sprintf(", %s, %s.", w.Status, w.Severity)}
+		return lead{fmt.Sprintf("%s %s. The worst is ", words.Plural(len(gaps), "day", "days"), verb), w.Date, after + fmt.Sprintf(", %s, %s.", w.Status, w.Severity)}
 	case read == 0 && c.Days > 0:
-		return lead{Before: unreadSide(r.Days) + fmt.Sprintf(": none of the %s was verified.", Plural(c.Days, "day", "days"))}
+		return lead{Before: unreadSide(r.Days) + fmt.Sprintf(": none of the %s was verified.", words.Plural(c.Days, "day", "days"))}
 	case c.Unverifiable > 0:
-		return lead{Before: fmt.Sprintf("No gap among the days read, but %s could not be verified.", Plural(c.Unverifiable, "day", "days"))}
+		return lead{Before: fmt.Sprintf("No gap among the days read, but %s could not be verified.", words.Plural(c.Unverifiable, "day", "days"))}
 	}
-	return lead{Before: fmt.Sprintf("Every day matches: %s, %s clicks on both sides.", Plural(c.Days, "day", "days"), Num(r.Totals.API))}
+	return lead{Before: fmt.Sprintf("Every day matches: %s, %s clicks on both sides.", words.Plural(c.Days, "day", "days"), words.Num(r.Totals.API))}
 }
 
 // unreadSide names the side that could not be read when no day was
@@ -248,21 +249,13 @@ func RecheckRange(from, to, tz string) []string {
 
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_/+.:-]+$`)
 
-// DeltaPct writes a day's delta as a share of Elido's count: −11.6%; ""
+// deltaPct writes a day's delta as a share of Elido's count: −11.6%; ""
 // when it has none.
-func DeltaPct(d Day) string {
+func deltaPct(d Day) string {
 	if d.Delta == nil || d.API == nil || *d.API <= 0 {
 		return ""
 	}
 	return fmt.Sprintf("%+.1f%%", 100*float64(*d.Delta)/float64(*d.API))
-}
-
-// Plural writes a count and its noun: 1 gap, 2 gaps.
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // xmlSafe returns r with every text the page shows made fit for XML 1.0
@@ -346,15 +339,15 @@ func round1(f float64) float64 { return math.Round(f*10) / 10 }
 var htmlSource string
 
 var htmlTmpl = template.Must(template.New("report.html").Funcs(template.FuncMap{
-	"num":      Num,
-	"signed":   Signed,
-	"optnum":   OptNum,
-	"optsign":  OptSigned,
-	"hours":    Hours,
+	"num":      words.Num,
+	"signed":   words.Signed,
+	"optnum":   words.OptNum,
+	"optsign":  words.OptSigned,
+	"hours":    words.Hours,
 	"severity": DaySeverity,
-	"pct":      DeltaPct,
-	"country":  CountryName,
-	"plural":   Plural,
+	"pct":      deltaPct,
+	"country":  countryName,
+	"plural":   words.Plural,
 	"status":   StatusText,
 	"f":        func(v float64) string { return fmt.Sprintf("%g", v) },
 	"deref":    func(p *int64) int64 { return *p },

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/reconcile"
 )
 
@@ -23,11 +24,11 @@ func Markdown(r Report) ([]byte, error) {
 
 	summary := "not read"
 	if r.Totals.APISummary != nil {
-		summary = Num(*r.Totals.APISummary)
+		summary = words.Num(*r.Totals.APISummary)
 	}
 	api, local, delta := "-", "-", "-" // no day was read on both sides
 	if !r.Totals.Unknown {
-		api, local, delta = Num(r.Totals.API), Num(r.Totals.Local), Signed(r.Totals.Delta)
+		api, local, delta = words.Num(r.Totals.API), words.Num(r.Totals.Local), words.Signed(r.Totals.Delta)
 	}
 	p("\n| | clicks |\n|---|---:|\n")
 	p("| Elido (daily buckets) | %s |\n", api)
@@ -42,10 +43,10 @@ func Markdown(r Report) ([]byte, error) {
 		p("\n## Gaps\n\n")
 		for _, d := range gaps {
 			share := ""
-			if pct := DeltaPct(d); pct != "" {
+			if pct := deltaPct(d); pct != "" {
 				share = ", " + pct
 			}
-			p("- **%s**: %s clicks (%s%s, %s)\n", mdLine(d.Date), Signed(*d.Delta), mdLine(string(d.Status)), share, mdLine(string(d.Severity)))
+			p("- **%s**: %s clicks (%s%s, %s)\n", mdLine(d.Date), words.Signed(*d.Delta), mdLine(string(d.Status)), share, mdLine(string(d.Severity)))
 		}
 	}
 	if cmds := RecheckCommands(r); len(cmds) == 1 {
@@ -61,17 +62,17 @@ func Markdown(r Report) ([]byte, error) {
 	days, folded := FoldMatches(r.Days, maxMarkdownDays)
 	p("\n## Days\n\n| date | hours | Elido | local | delta | status | severity |\n|---|---:|---:|---:|---:|---|---|\n")
 	for _, d := range days {
-		p("| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(d.Date), Hours(d.Hours), OptNum(d.API), OptNum(d.Local),
-			OptSigned(d.Delta), mdEscape(string(d.Status)), mdEscape(DaySeverity(d)))
+		p("| %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(d.Date), words.Hours(d.Hours), words.OptNum(d.API), words.OptNum(d.Local),
+			words.OptSigned(d.Delta), mdEscape(string(d.Status)), mdEscape(DaySeverity(d)))
 	}
 	if folded > 0 {
-		p("\nAnd %s within tolerance: see days.csv.\n", Plural(folded, "more day that matches", "more days that match"))
+		p("\nAnd %s within tolerance: see days.csv.\n", words.Plural(folded, "more day that matches", "more days that match"))
 	}
 
 	if len(r.Links) > 0 {
 		p("\n## Links that differ most\n\n| date | link | Elido | local | delta | status |\n|---|---|---:|---:|---:|---|\n")
 		for _, l := range worstLinks(r.Links, maxMarkdownLinks) {
-			p("| %s | `%s` | %s | %s | %s | %s |\n", mdEscape(l.Date), mdEscape(l.LinkID), Num(l.API), Num(l.Local), Signed(l.Delta), mdEscape(string(l.Status)))
+			p("| %s | `%s` | %s | %s | %s | %s |\n", mdEscape(l.Date), mdEscape(l.LinkID), words.Num(l.API), words.Num(l.Local), words.Signed(l.Delta), mdEscape(string(l.Status)))
 		}
 		if more := len(r.Links) - maxMarkdownLinks; more > 0 {
 			p("\nAnd %d more links: see links.csv.\n", more)
@@ -88,7 +89,7 @@ func Markdown(r Report) ([]byte, error) {
 				links = strconv.Itoa(*d.Links)
 			}
 			p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(d.Date), mdEscape(d.Kind), mdEscape(d.From), mdEscape(d.To),
-				Num(d.Clicks), sharePct(d.Share), links, mdEscape(d.Evidence))
+				words.Num(d.Clicks), sharePct(d.Share), links, mdEscape(d.Evidence))
 		}
 		p("\n")
 		for _, d := range r.Diagnoses {
@@ -178,51 +179,6 @@ func mdEscape(s string) string {
 	return b.String()
 }
 
-// Num writes n with thousands grouped: 12,345.
-func Num(n int64) string {
-	s := strings.TrimPrefix(strconv.FormatInt(n, 10), "-") // abs(math.MinInt64) does not fit an int64
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if n < 0 {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
-// Signed writes n grouped, with a + when it is positive.
-func Signed(n int64) string {
-	if n > 0 {
-		return "+" + Num(n)
-	}
-	return Num(n)
-}
-
-// OptNum writes a count that may not be known as - when it is not.
-func OptNum(n *int64) string {
-	if n == nil {
-		return "-"
-	}
-	return Num(*n)
-}
-
-// OptSigned writes a delta that may not be known as - when it is not.
-func OptSigned(n *int64) string {
-	if n == nil {
-		return "-"
-	}
-	return Signed(*n)
-}
-
-// Hours writes a day's length: 24, 23, 25, or 24.5 on Lord Howe Island.
-func Hours(h float64) string {
-	return strings.TrimSuffix(fmt.Sprintf("%.1f", h), ".0")
-}
-
 // DaySeverity is the severity a person reads: - for a day that could not
 // be verified, whose severity means nothing.
 func DaySeverity(d Day) string {
@@ -232,9 +188,9 @@ func DaySeverity(d Day) string {
 	return string(d.Severity)
 }
 
-// CountryName writes a country code as text shows it: - when the country
+// countryName writes a country code as text shows it: - when the country
 // is not known.
-func CountryName(code string) string {
+func countryName(code string) string {
 	if code == "" {
 		return "-"
 	}

@@ -1,9 +1,10 @@
 // Package report turns a reconciliation result into the files operators
 // read and scripts parse: report.json (schema version 1), days.csv,
-// links.csv, countries.csv, hours.csv, report.md and report.html, written to RECON_REPORT_DIR/<run_key>/ as a
-// whole before anything is sent anywhere. Its subpackages send what the
-// report says (alert: Slack; monitor: Pushgateway and healthcheck) and
-// remember it between runs (history).
+// links.csv, countries.csv, hours.csv, report.md and report.html. Its
+// subpackages keep them (storage: written to RECON_REPORT_DIR/<run_key>/
+// as a whole before anything is sent anywhere, and read back), send what
+// the report says (alert: Slack; monitor: Pushgateway and healthcheck),
+// remember it between runs (history) and serve it (viewer).
 package report
 
 import (
@@ -66,7 +67,7 @@ type Report struct {
 	// part of report.json.
 	Timelines []Timeline `json:"-"`
 
-	// Link is where this run's report.html is served (HTMLURL of
+	// Link is where this run's report.html is served (storage.HTMLURL of
 	// RECON_REPORT_URL), for Slack and the healthcheck to link to; "" when
 	// RECON_REPORT_URL is unset. It is not part of report.json: the
 	// files do not know where they will be served.

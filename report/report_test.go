@@ -5,11 +5,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
-	"errors"
 	"html"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,73 +15,20 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report/internal/fixture"
 )
 
-func date(s string) reconcile.Date {
-	d, err := reconcile.ParseDate(s)
-	if err != nil {
-		panic(err)
-	}
-	return d
-}
+func date(s string) reconcile.Date { return fixture.Date(s) }
 
 // sample is a report with a gap of each kind, an unverifiable day and a
-// provisional one, over a DST day.
+// provisional one, over a DST day (see fixture.Sample).
 func sample(t *testing.T) Report {
 	t.Helper()
-	loc, err := time.LoadLocation("Europe/Warsaw")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := reconcile.Window{From: date("2026-10-24"), To: date("2026-10-28"), Loc: loc}
-	res := reconcile.Compare(reconcile.Input{
-		Window:    w,
-		Now:       time.Date(2026, 10, 28, 23, 30, 0, 0, time.UTC),
-		Settle:    2 * time.Hour,
-		Tolerance: reconcile.Tolerance{Abs: 1, FailAbs: 100, FailPct: 1},
-		API: map[reconcile.Date]reconcile.Reading{
-			date("2026-10-24"): reconcile.Known(1710),
-			date("2026-10-25"): reconcile.Known(12345),
-			date("2026-10-26"): reconcile.Known(900),
-			date("2026-10-27"): reconcile.Unknown(errors.New("GET timeseries: 503 Service Unavailable after 5 attempts (request req_42)")),
-			date("2026-10-28"): reconcile.Known(40),
-		},
-		Local: map[reconcile.Date]reconcile.Reading{
-			date("2026-10-24"): reconcile.Known(1709),
-			date("2026-10-25"): reconcile.Known(11933),
-			date("2026-10-26"): reconcile.Known(907),
-			date("2026-10-27"): reconcile.Known(800),
-			date("2026-10-28"): reconcile.Known(12),
-		},
-	})
-	// The drill-down of the DST day: two links lost clicks between 02:00
-	// CET and 03:00 CET, one link only Elido knows.
-	dstHour := time.Date(2026, 10, 25, 1, 0, 0, 0, time.UTC) // 02:00 CET, the second 02:00
-	res = reconcile.Explain(res, map[reconcile.Date]reconcile.DayDetail{
-		date("2026-10-25"): {
-			APILinks:       map[string]int64{"lnk_spring_sale": 9000, "lnk_docs": 3000, "lnk_only_elido": 12, "lnk_same": 333},
-			LinksComplete:  true,
-			LocalLinks:     map[string]int64{"lnk_spring_sale": 8602, "lnk_docs": 2998, "lnk_same": 333},
-			APIHours:       []reconcile.HourCount{{Start: dstHour.Add(-time.Hour), Clicks: 500}, {Start: dstHour, Clicks: 900}},
-			LocalHours:     []reconcile.HourCount{{Start: dstHour.Add(-time.Hour), Clicks: 500}, {Start: dstHour, Clicks: 488}},
-			APICountries:   map[string]int64{"PL": 10000, "DE": 2345},
-			LocalCountries: map[string]int64{"PL": 9600, "DE": 2333},
-		},
-		date("2026-10-26"): {
-			APILinks:      map[string]int64{"lnk_docs": 900},
-			LinksComplete: true,
-			LocalLinks:    map[string]int64{"lnk_docs": 900, "lnk_only_store": 7},
-		},
-	}, loc)
-	return New(res, w, Meta{
-		RunKey:      RunKey("48213", w, "postgres://recon@db/clicks events"),
-		WorkspaceID: "48213",
-		StoreID:     StoreID("postgres://recon@db/clicks events"),
-		GeneratedAt: time.Date(2026, 10, 28, 23, 30, 12, 345, time.UTC),
-		Requests:    map[string]int{"summary": 1, "timeseries": 3, "breakdown/link": 2, "breakdown/country": 1},
-		Drilldown:   Drilldown{Mode: "breakdown", Requests: 4},
-	})
+	res, w, m := fixture.Sample(t)
+	return New(res, w, Meta{RunKey: RunKey(m.WorkspaceID, w, m.Store), WorkspaceID: m.WorkspaceID, StoreID: StoreID(m.Store),
+		GeneratedAt: m.GeneratedAt, Requests: m.Requests, Drilldown: Drilldown{Mode: m.DrillMode, Requests: m.DrillRequests}})
 }
 
 // The fields docs/contract.md lists are all there, under their names, and a count
@@ -180,7 +124,7 @@ func TestCSV(t *testing.T) {
 		{"2026-10-27", "24", "", "800", "", "unverifiable", "", "GET timeseries: 503 Service Unavailable after 5 attempts (request req_42)"},
 		{"2026-10-28", "24", "40", "12", "-28", "provisional", "ok", "the day ended less than 2h0m0s ago"},
 	}
-	got := read(DaysCSV)
+	got := read(daysCSV)
 	if diff := cmp.Diff(want[:4], got[:4]); diff != "" {
 		t.Errorf("days.csv (-want +got):\n%s", diff)
 	}
@@ -195,14 +139,14 @@ func TestCSV(t *testing.T) {
 		{"2026-10-26", "lnk_only_store", "0", "7", "7", "surplus", "warn"},
 		{"2026-10-25", "'=HYPERLINK(\"x\")", "500", "88", "-412", "missing", "fail"},
 	}
-	if diff := cmp.Diff(wantLinks, read(LinksCSV)); diff != "" {
+	if diff := cmp.Diff(wantLinks, read(linksCSV)); diff != "" {
 		t.Errorf("links.csv (-want +got):\n%s", diff)
 	}
-	countries := read(CountriesCSV)
+	countries := read(countriesCSV)
 	if last := countries[len(countries)-1]; last[1] != "" {
 		t.Errorf("countries.csv: an unknown country is %q, want an empty cell", last[1])
 	}
-	hours := read(HoursCSV)
+	hours := read(hoursCSV)
 	if diff := cmp.Diff([]string{"date", "start", "api", "local", "delta", "severity"}, hours[0]); diff != "" {
 		t.Errorf("hours.csv header (-want +got):\n%s", diff)
 	}
@@ -238,11 +182,11 @@ func TestCSVDeltasSum(t *testing.T) {
 		}
 		return byDate, total
 	}
-	days, total := sums(DaysCSV)
+	days, total := sums(daysCSV)
 	if total != r.Totals.Delta {
 		t.Errorf("days.csv deltas sum to %d, the report's totals say %d", total, r.Totals.Delta)
 	}
-	for name, render := range map[string]func(Report) ([]byte, error){"links": LinksCSV, "countries": CountriesCSV, "hours": HoursCSV} {
+	for name, render := range map[string]func(Report) ([]byte, error){"links": linksCSV, "countries": countriesCSV, "hours": hoursCSV} {
 		byDate, _ := sums(render)
 		if len(byDate) == 0 {
 			t.Errorf("%s.csv has no rows", name)
@@ -252,35 +196,6 @@ func TestCSVDeltasSum(t *testing.T) {
 				t.Errorf("%s.csv: %s sums to %d, days.csv says %d", name, date, sum, days[date])
 			}
 		}
-	}
-}
-
-func TestWriteReplacesWholeFiles(t *testing.T) {
-	dir := t.TempDir()
-	r := sample(t)
-	out, err := Write(dir, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out != filepath.Join(dir, r.RunKey) {
-		t.Errorf("folder %s, want %s", out, filepath.Join(dir, r.RunKey))
-	}
-	r.Status = StatusOK
-	if _, err := Write(dir, r); err != nil {
-		t.Fatal(err)
-	}
-	entries, _ := os.ReadDir(out)
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	if diff := cmp.Diff([]string{"countries.csv", "days.csv", "diagnoses.csv", "hours.csv", "links.csv", "report.html", "report.json", "report.md"}, names); diff != "" {
-		t.Errorf("files (-want +got):\n%s", diff)
-	}
-	var back Report
-	b, _ := os.ReadFile(filepath.Join(out, "report.json"))
-	if err := json.Unmarshal(b, &back); err != nil || back.Status != StatusOK {
-		t.Errorf("rewritten report: status %q, err %v", back.Status, err)
 	}
 }
 
@@ -372,8 +287,8 @@ func TestHTMLParsesAndHoldsTheChart(t *testing.T) {
 // is in the CSV, and every gap day and worst link in the Markdown.
 func TestReportsAgree(t *testing.T) {
 	r := sample(t)
-	csvBytes, _ := DaysCSV(r)
-	linksCSV, _ := LinksCSV(r)
+	csvBytes, _ := daysCSV(r)
+	linksBytes, _ := linksCSV(r)
 	md, _ := Markdown(r)
 	escaped, _ := HTML(r)
 	page := []byte(html.UnescapeString(string(escaped))) // html/template writes + as &#43;
@@ -384,20 +299,20 @@ func TestReportsAgree(t *testing.T) {
 	if len(rows) != 1+len(r.Days) {
 		t.Errorf("days.csv has %d rows, want %d", len(rows), 1+len(r.Days))
 	}
-	if n := bytes.Count(linksCSV, []byte("\n")); n != 1+len(r.Links) {
+	if n := bytes.Count(linksBytes, []byte("\n")); n != 1+len(r.Links) {
 		t.Errorf("links.csv has %d lines, want %d", n, 1+len(r.Links))
 	}
 	for _, l := range r.Links {
 		for name, doc := range map[string][]byte{"md": md, "html": page} {
-			if !bytes.Contains(doc, []byte(l.LinkID)) || !bytes.Contains(doc, []byte(Signed(l.Delta))) {
-				t.Errorf("report.%s lacks link %s with delta %s", name, l.LinkID, Signed(l.Delta))
+			if !bytes.Contains(doc, []byte(l.LinkID)) || !bytes.Contains(doc, []byte(words.Signed(l.Delta))) {
+				t.Errorf("report.%s lacks link %s with delta %s", name, l.LinkID, words.Signed(l.Delta))
 			}
 		}
 	}
 	for _, d := range r.Days {
 		for name, doc := range map[string][]byte{"md": md, "html": page} {
-			if !bytes.Contains(doc, []byte(d.Date)) || !bytes.Contains(doc, []byte(OptSigned(d.Delta))) {
-				t.Errorf("report.%s lacks day %s with delta %s", name, d.Date, OptSigned(d.Delta))
+			if !bytes.Contains(doc, []byte(d.Date)) || !bytes.Contains(doc, []byte(words.OptSigned(d.Delta))) {
+				t.Errorf("report.%s lacks day %s with delta %s", name, d.Date, words.OptSigned(d.Delta))
 			}
 		}
 	}

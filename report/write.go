@@ -2,44 +2,36 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/reconcile"
 )
 
-// Files written by Write, in the order they are rendered: the JSON, one
+// Files written by storage.Write, in the order they are rendered: the JSON, one
 // CSV per table (each sums on its own: a spreadsheet can total any column),
 // the Markdown and the page.
 var Files = []string{"report.json", "days.csv", "links.csv", "countries.csv", "hours.csv", "diagnoses.csv", "report.md", "report.html"}
 
-// Write writes every report file as dir/<run key>/ and returns where that
-// folder is. dir is a folder or an object store URL (see Open). A local
-// folder is replaced as a whole, never left a mix of two runs; in an
-// object store report.json is written last (see Dest.Write).
-func Write(dir string, r Report) (string, error) {
-	ctx := context.Background()
-	d, err := Open(ctx, dir)
-	if err != nil {
-		return "", err
-	}
-	defer d.Close()
-	return d.WriteReport(ctx, r)
+// File is one rendered report file.
+type File struct {
+	Name string // a plain file name: report.json
+	Data []byte
 }
 
 // Render renders every report file of r, in the order of Files.
 func Render(r Report) ([]File, error) {
 	renderers := map[string]func(Report) ([]byte, error){
 		"report.json":   JSON,
-		"days.csv":      DaysCSV,
-		"links.csv":     LinksCSV,
-		"countries.csv": CountriesCSV,
-		"hours.csv":     HoursCSV,
-		"diagnoses.csv": DiagnosesCSV,
+		"days.csv":      daysCSV,
+		"links.csv":     linksCSV,
+		"countries.csv": countriesCSV,
+		"hours.csv":     hoursCSV,
+		"diagnoses.csv": diagnosesCSV,
 		"report.md":     Markdown,
 		"report.html":   HTML,
 	}
@@ -55,7 +47,7 @@ func Render(r Report) ([]File, error) {
 }
 
 // JSON renders report.json, indented, with a final newline. Its "tool" is
-// always Tool: the mark Prune looks for before it removes a folder.
+// always Tool: the mark storage.Dest.Prune looks for before it removes a folder.
 func JSON(r Report) ([]byte, error) {
 	r.Tool = Tool
 	b, err := json.MarshalIndent(r, "", "  ")
@@ -65,24 +57,24 @@ func JSON(r Report) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// DaysCSV renders days.csv: one row per day of the window, with the
+// daysCSV renders days.csv: one row per day of the window, with the
 // header date,hours,api,local,delta,status,severity,reason. A count that is
 // not known is an empty cell, and so is the severity of a day that could
 // not be verified; the delta column sums to the report's totals.
-func DaysCSV(r Report) ([]byte, error) {
+func daysCSV(r Report) ([]byte, error) {
 	rows := [][]string{{"date", "hours", "api", "local", "delta", "status", "severity", "reason"}}
 	for _, d := range r.Days {
-		rows = append(rows, []string{csvSafe(d.Date), Hours(d.Hours), optInt(d.API), optInt(d.Local), optInt(d.Delta),
+		rows = append(rows, []string{csvSafe(d.Date), words.Hours(d.Hours), optInt(d.API), optInt(d.Local), optInt(d.Delta),
 			csvSafe(string(d.Status)), csvSafe(csvSeverity(d)), csvSafe(d.Reason)})
 	}
 	return writeCSV(rows)
 }
 
-// LinksCSV renders links.csv: one row per link of a day that differs, with
+// linksCSV renders links.csv: one row per link of a day that differs, with
 // the header date,link_id,api,local,delta,status,severity (the day's
 // severity). Each day's deltas sum to that day's delta when its links were
 // all read.
-func LinksCSV(r Report) ([]byte, error) {
+func linksCSV(r Report) ([]byte, error) {
 	sev := daySeverities(r.Days)
 	rows := [][]string{{"date", "link_id", "api", "local", "delta", "status", "severity"}}
 	for _, l := range r.Links {
@@ -91,11 +83,11 @@ func LinksCSV(r Report) ([]byte, error) {
 	return writeCSV(rows)
 }
 
-// CountriesCSV renders countries.csv: one row per country of a day that
+// countriesCSV renders countries.csv: one row per country of a day that
 // differs, with the header date,country_code,api,local,delta,severity. An
 // unknown country is an empty cell, and so are local and delta when the
 // store has no country column.
-func CountriesCSV(r Report) ([]byte, error) {
+func countriesCSV(r Report) ([]byte, error) {
 	sev := daySeverities(r.Days)
 	rows := [][]string{{"date", "country_code", "api", "local", "delta", "severity"}}
 	for _, c := range r.Countries {
@@ -104,11 +96,11 @@ func CountriesCSV(r Report) ([]byte, error) {
 	return writeCSV(rows)
 }
 
-// HoursCSV renders hours.csv: one row per hour whose counts differ on a
+// hoursCSV renders hours.csv: one row per hour whose counts differ on a
 // day that was drilled into, with the header date,start,api,local,delta,
 // severity. start is the hour's first instant with its offset, so the two
 // 02:00 hours of an autumn DST day are two rows that can be told apart.
-func HoursCSV(r Report) ([]byte, error) {
+func hoursCSV(r Report) ([]byte, error) {
 	rows := [][]string{{"date", "start", "api", "local", "delta", "severity"}}
 	for _, d := range r.Days {
 		for _, h := range d.HoursWithGap {
@@ -122,10 +114,10 @@ func HoursCSV(r Report) ([]byte, error) {
 // drill-down found links that differ, else days.csv.
 func SlackCSV(r Report) (name string, data []byte, err error) {
 	if len(r.Links) > 0 {
-		b, err := LinksCSV(r)
+		b, err := linksCSV(r)
 		return "links.csv", b, err
 	}
-	b, err := DaysCSV(r)
+	b, err := daysCSV(r)
 	return "days.csv", b, err
 }
 

@@ -27,6 +27,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/storage"
 )
 
 func main() {
@@ -179,7 +180,7 @@ func writeReports(dir string, runs, mib int) ([]string, int64, error) {
 			r.Links = append(r.Links, report.Link{Date: from.AddDate(0, 0, n%7).Format(time.DateOnly),
 				LinkID: fmt.Sprintf("lnk_%012d", n), API: 1, Local: 0, Delta: -1, Status: reconcile.Missing})
 		}
-		if _, err := report.Write(dir, r); err != nil {
+		if _, err := storage.Write(dir, r); err != nil {
 			return nil, 0, err
 		}
 	}

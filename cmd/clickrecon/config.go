@@ -16,9 +16,9 @@ import (
 	"github.com/clickrecon/clickrecon/internal/envload"
 	"github.com/clickrecon/clickrecon/job/runlock"
 	"github.com/clickrecon/clickrecon/reconcile"
-	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/history"
+	"github.com/clickrecon/clickrecon/report/storage"
 	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
@@ -160,7 +160,7 @@ func (c config) validateCommon() error {
 	add(err)
 	if c.ReportURL != "" {
 		// Any run key will do: this checks the base URL alone.
-		_, err := report.HTMLURL(c.ReportURL, "run")
+		_, err := storage.HTMLURL(c.ReportURL, "run")
 		add(err)
 	}
 	add(checkReportDir(c.ReportDir))
@@ -201,17 +201,17 @@ func (c config) checkLogging() error {
 // URL but is not one, such as s3:/bucket or gs:bucket: taken as a folder,
 // it would quietly write the reports to ./s3:/bucket on the pod's disk.
 // It also refuses a gs:// or azblob:// URL in a build without that driver
-// (report.CheckDriver), before any command reads or writes anything.
+// (storage.CheckDriver), before any command reads or writes anything.
 func checkReportDir(dir string) error {
 	if dir == "" {
 		return fmt.Errorf("--report-dir (RECON_REPORT_DIR) must not be empty")
 	}
-	if err := report.CheckDriver(dir); err != nil {
+	if err := storage.CheckDriver(dir); err != nil {
 		return fmt.Errorf("--report-dir (RECON_REPORT_DIR): %w", err)
 	}
 	scheme, _, ok := strings.Cut(dir, ":")
 	if !ok || strings.Contains(dir, "://") || len(scheme) < 2 || strings.ContainsAny(scheme, `/\.`) {
-		return nil // a folder (C:\reports has a one-letter drive), or a URL report.Open checks
+		return nil // a folder (C:\reports has a one-letter drive), or a URL storage.Open checks
 	}
 	for _, r := range scheme {
 		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '+' || r == '-') {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
@@ -106,7 +107,7 @@ func TestDemoServeFindsTheGapInYourStore(t *testing.T) {
 	}
 	var got []string
 	for _, d := range rep.Days {
-		got = append(got, fmt.Sprintf("%s %s %s", d.Date, d.Status, report.OptSigned(d.Delta)))
+		got = append(got, fmt.Sprintf("%s %s %s", d.Date, d.Status, words.OptSigned(d.Delta)))
 	}
 	want := []string{"2026-10-20 match 0", "2026-10-21 missing -4", "2026-10-22 match 0"}
 	if strings.Join(got, "; ") != strings.Join(want, "; ") {

@@ -20,6 +20,7 @@ import (
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/storage"
 )
 
 func runMerge(t *testing.T, args ...string) (int, string, string) {
@@ -103,7 +104,7 @@ func shard(t *testing.T, dir, from, to string) string {
 	res := reconcile.Compare(reconcile.Input{Window: w, Now: testNow, Tolerance: reconcile.Tolerance{FailAbs: 5}, API: api, Local: local})
 	r := report.New(res, w, report.Meta{RunKey: report.RunKey("48213", w, "store"), WorkspaceID: "48213",
 		StoreID: report.StoreID("store"), GeneratedAt: testNow, Drilldown: report.Drilldown{Mode: report.DrillOff}})
-	out, err := report.Write(dir, r)
+	out, err := storage.Write(dir, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func shard(t *testing.T, dir, from, to string) string {
 // editShard rewrites the report.json in folder after edit.
 func editShard(t *testing.T, folder string, edit func(*report.Report)) {
 	t.Helper()
-	r, err := report.ReadReport(t.Context(), folder)
+	r, err := storage.ReadReport(t.Context(), folder)
 	if err != nil {
 		t.Fatal(err)
 	}

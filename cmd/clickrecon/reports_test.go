@@ -9,6 +9,7 @@ import (
 	"github.com/clickrecon/clickrecon/internal/s3test"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert/slacktest"
+	"github.com/clickrecon/clickrecon/report/storage"
 )
 
 // newS3 starts an in-process S3 (gofakes3, in memory) with the bucket
@@ -48,7 +49,7 @@ func TestRunWritesToS3AndSlackLinksToIt(t *testing.T) {
 		t.Fatalf("objects written %q, want the %d report files, report.json last", puts, len(report.Files))
 	}
 	runKey := strings.TrimPrefix(filepath.Dir(puts[0]), "/reports/clickrecon/nightly/")
-	rep, err := report.ReadReport(t.Context(), strings.Replace(dir, "clickrecon/nightly", "clickrecon/nightly/"+runKey, 1))
+	rep, err := storage.ReadReport(t.Context(), strings.Replace(dir, "clickrecon/nightly", "clickrecon/nightly/"+runKey, 1))
 	if err != nil {
 		t.Fatalf("read the report back from S3: %v", err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/internal/console"
-	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/storage"
 	"github.com/clickrecon/clickrecon/report/viewer"
 )
 
@@ -40,7 +40,7 @@ func cmdServe(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 	if err != nil {
 		return usageExit(stderr, err)
 	}
-	d, err := report.Open(ctx, c.ReportDir)
+	d, err := storage.Open(ctx, c.ReportDir)
 	if err != nil {
 		return usageExit(stderr, fmt.Errorf("RECON_REPORT_DIR: %w", err))
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/reconcile"
-	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/reporttest"
+	"github.com/clickrecon/clickrecon/report/storage"
 )
 
 // clickrecon serve listens on 127.0.0.1 unless told otherwise, serves
@@ -25,7 +25,7 @@ import (
 func TestServeCommand(t *testing.T) {
 	dir := t.TempDir()
 	rep := reporttest.New(reporttest.Day("2026-11-24", 100, 100, reconcile.Match, reconcile.OK))
-	if _, err := report.Write(dir, rep); err != nil {
+	if _, err := storage.Write(dir, rep); err != nil {
 		t.Fatal(err)
 	}
 	t.Run("bad_settings", func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/reconcile"
-	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/storage"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
 
@@ -24,7 +24,7 @@ type runSetup struct {
 	query        store.Query
 	tsZone       *time.Location
 	mon          job.Monitors
-	dest         *report.Dest
+	dest         *storage.Dest
 	repair       job.RepairMode
 	repairInsert string
 }
@@ -69,7 +69,7 @@ func configureRun(ctx context.Context, name string, args []string, env envconfig
 	if err := errors.Join(errs...); err != nil {
 		return c, s, err
 	}
-	if s.dest, err = report.Open(ctx, c.ReportDir); err != nil {
+	if s.dest, err = storage.Open(ctx, c.ReportDir); err != nil {
 		return c, s, fmt.Errorf("--report-dir (RECON_REPORT_DIR): %w", err)
 	}
 	return c, s, nil

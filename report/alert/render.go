@@ -10,6 +10,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 )
@@ -136,7 +137,7 @@ func RenderWith(rep report.Report, since []Change, cv Caveats) Message {
 		lines := make([]string, len(gaps))
 		for i, d := range gaps {
 			lines[i] = fmt.Sprintf("• *%s* %s *%s* (Elido %s · store %s) · %s",
-				plain(d.Date), plain(d.Status), report.Signed(*d.Delta), report.Num(*d.API), report.Num(*d.Local), plain(d.Severity))
+				plain(d.Date), plain(d.Status), words.Signed(*d.Delta), words.Num(*d.API), words.Num(*d.Local), plain(d.Severity))
 			if why := report.DiagnosisLine(rep, d.Date); why != "" {
 				lines[i] += "\n      ↳ _why:_ " + plain(clipRunes(why, 400))
 			}
@@ -147,7 +148,7 @@ func RenderWith(rep report.Report, since []Change, cv Caveats) Message {
 		lines := make([]string, len(links))
 		for i, l := range links {
 			lines[i] = fmt.Sprintf("• %s on %s: *%s* (Elido %s · store %s) · %s",
-				code(clipRunes(l.LinkID, 100)), plain(l.Date), report.Signed(l.Delta), report.Num(l.API), report.Num(l.Local), plain(l.Status))
+				code(clipRunes(l.LinkID, 100)), plain(l.Date), words.Signed(l.Delta), words.Num(l.API), words.Num(l.Local), plain(l.Status))
 		}
 		blocks = append(blocks, section(list("*Links with gaps*, worst first", lines, mostLinks, "link", "links")))
 	}
@@ -366,10 +367,10 @@ func gapSummary(gaps []report.Day) string {
 	}
 	s := fmt.Sprintf("%d %s", len(gaps), noun)
 	if missing > 0 {
-		s += fmt.Sprintf(", %s clicks missing from the store", report.Num(missing))
+		s += fmt.Sprintf(", %s clicks missing from the store", words.Num(missing))
 	}
 	if surplus > 0 {
-		s += fmt.Sprintf(", %s clicks too many", report.Num(surplus))
+		s += fmt.Sprintf(", %s clicks too many", words.Num(surplus))
 	}
 	return s + ", worst " + gaps[0].Date
 }
@@ -382,15 +383,15 @@ func summary(rep report.Report) string {
 	if rep.Totals.Unknown || verified+c.Provisional == 0 {
 		b.WriteString("*Elido* - · *store* - · *delta* - (no day could be read)")
 	} else {
-		over := report.Plural(verified, "verified day", "verified days")
+		over := words.Plural(verified, "verified day", "verified days")
 		if c.Provisional > 0 {
-			over += " and " + report.Plural(c.Provisional, "provisional day", "provisional days")
+			over += " and " + words.Plural(c.Provisional, "provisional day", "provisional days")
 		}
 		fmt.Fprintf(&b, "*Elido* %s · *store* %s · *delta* %s clicks (store − Elido, over %s)",
-			report.Num(rep.Totals.API), report.Num(rep.Totals.Local), report.Signed(rep.Totals.Delta), over)
+			words.Num(rep.Totals.API), words.Num(rep.Totals.Local), words.Signed(rep.Totals.Delta), over)
 	}
 	if s := rep.Totals.APISummary; s != nil && *s != rep.Totals.API {
-		fmt.Fprintf(&b, " · Elido /summary %s", report.Num(*s))
+		fmt.Fprintf(&b, " · Elido /summary %s", words.Num(*s))
 	}
 	if rep.Interrupted != "" {
 		fmt.Fprintf(&b, "\n:warning: The run stopped before it finished: %s", plain(clipRunes(rep.Interrupted, 300)))
@@ -414,19 +415,19 @@ func changeLines(cs []Change) []string {
 			now.Status, now.Severity = plain(now.Status), plain(now.Severity)
 			c.Now = &now
 		}
-		was := fmt.Sprintf("alerted as %s %s", c.Was.Status, report.Signed(c.Was.Delta))
+		was := fmt.Sprintf("alerted as %s %s", c.Was.Status, words.Signed(c.Was.Delta))
 		switch {
 		case c.Kind == ChangeHealed && c.Now != nil:
 			lines[i] = fmt.Sprintf("• ✅ *%s* healed: %s now (Elido %s · store %s); %s",
-				c.Date, c.Now.Status, report.Num(c.Now.API), report.Num(c.Now.Local), was)
+				c.Date, c.Now.Status, words.Num(c.Now.API), words.Num(c.Now.Local), was)
 		case c.Kind == ChangeHealed:
 			lines[i] = fmt.Sprintf("• ✅ *%s* healed; %s", c.Date, was)
 		case c.Kind == ChangeChanged && c.Now != nil:
 			lines[i] = fmt.Sprintf("• 🔄 *%s* %s *%s* now (Elido %s · store %s) · %s; %s",
-				c.Date, c.Now.Status, report.Signed(c.Now.Delta), report.Num(c.Now.API), report.Num(c.Now.Local), c.Now.Severity, was)
+				c.Date, c.Now.Status, words.Signed(c.Now.Delta), words.Num(c.Now.API), words.Num(c.Now.Local), c.Now.Severity, was)
 		default:
 			lines[i] = fmt.Sprintf("• 🔴 *%s* still %s *%s* (Elido %s · store %s), as alerted",
-				c.Date, c.Was.Status, report.Signed(c.Was.Delta), report.Num(c.Was.API), report.Num(c.Was.Local))
+				c.Date, c.Was.Status, words.Signed(c.Was.Delta), words.Num(c.Was.API), words.Num(c.Was.Local))
 		}
 	}
 	return lines
@@ -470,7 +471,7 @@ func list(title string, lines []string, most int, one, many string) string {
 }
 
 func more(n int, one, many string) string {
-	return fmt.Sprintf("_…and %s more %s; see the report_", report.Num(int64(n)), plural(n, one, many))
+	return fmt.Sprintf("_…and %s more %s; see the report_", words.Num(int64(n)), plural(n, one, many))
 }
 
 func plural(n int, one, many string) string {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/internal/s3test"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/storage"
 )
 
 // A file is sent with its length, as it is on disk; HEAD sends the
@@ -209,7 +210,7 @@ func TestServeBucketFileChangedWhileSent(t *testing.T) {
 	})
 	d := writeRuns(t, dir)
 	rewrite = func() {
-		other, err := report.Open(context.Background(), dir)
+		other, err := storage.Open(context.Background(), dir)
 		if err != nil {
 			t.Error(err)
 			return

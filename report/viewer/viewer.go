@@ -19,7 +19,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/storage"
 )
 
 // The headers of every answer. The report page is self-contained: its
@@ -40,15 +42,15 @@ var headers = map[string]string{
 
 // New returns the handler that answers GET / with the index of d's runs,
 // GET /<run key>/<file> with one file of a run, as
-// report.Dest.OpenRunFile allows (a report.html with a bar of links to
+// storage.Dest.OpenRunFile allows (a report.html with a bar of links to
 // the index and to the run's other files), GET /repair-<run key>/ with
 // the files of a run's repair plan and GET /repair-<run key>/<file> with
-// one of them, as report.Dest.OpenRepairFile allows; anything else is
+// one of them, as storage.Dest.OpenRepairFile allows; anything else is
 // 404 (no run folder is ever listed) or 405. With loopback, it answers
 // only a request addressed to a loopback host: a web page elsewhere that
 // makes its own name resolve to 127.0.0.1 (DNS rebinding) must not read
 // the reports through the visitor's browser.
-func New(d *report.Dest, log *slog.Logger, loopback bool) http.Handler {
+func New(d *storage.Dest, log *slog.Logger, loopback bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for k, v := range headers {
 			w.Header().Set(k, v)
@@ -71,7 +73,7 @@ func New(d *report.Dest, log *slog.Logger, loopback bool) http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		if key, isRepair := strings.CutPrefix(segs[0], repairPrefix); isRepair {
+		if key, isRepair := strings.CutPrefix(segs[0], storage.RepairPrefix); isRepair {
 			if len(segs) == 2 && segs[1] == "" {
 				serveRepair(w, r, d, key, log)
 				return
@@ -94,18 +96,15 @@ func New(d *report.Dest, log *slog.Logger, loopback bool) http.Handler {
 	})
 }
 
-// repairPrefix begins the name of a run's repair plan folder.
-const repairPrefix = "repair-"
-
 // serveFile answers with the file f (err when it could not be opened):
 // its length and type, then its bytes as they are read, never the whole
 // file in memory. bar, when not nil, is put right after the page's
 // <body>. A file that turns out to have changed while it was sent (an
 // object rewritten meanwhile) is cut off, the connection dropped, so that
 // no client takes it for whole.
-func serveFile(w http.ResponseWriter, r *http.Request, f *report.RunFile, err error, bar []byte, log *slog.Logger) {
+func serveFile(w http.ResponseWriter, r *http.Request, f *storage.RunFile, err error, bar []byte, log *slog.Logger) {
 	switch {
-	case errors.Is(err, report.ErrNoReport):
+	case errors.Is(err, storage.ErrNoReport):
 		http.NotFound(w, r)
 		return
 	case err != nil:
@@ -249,10 +248,10 @@ var templates = template.Must(template.New("pages").Funcs(template.FuncMap{
 	"gap":    indexDelta,
 	"status": report.StatusText,
 	"path":   func(key string) string { return "/" + url.PathEscape(key) + "/report.html" },
-	"repair": func(key string) string { return "/" + repairPrefix + url.PathEscape(key) + "/" },
-	"file":   func(key, name string) string { return "/" + repairPrefix + url.PathEscape(key) + "/" + name },
+	"repair": func(key string) string { return "/" + storage.RepairPrefix + url.PathEscape(key) + "/" },
+	"file":   func(key, name string) string { return "/" + storage.RepairPrefix + url.PathEscape(key) + "/" + name },
 	"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
-	"size":   func(n int64) string { return report.Num(n) + " B" },
+	"size":   func(n int64) string { return words.Num(n) + " B" },
 }).Parse(pages))
 
 // indexDelta is a run's delta in the index, signed as the summary table
@@ -262,11 +261,11 @@ func indexDelta(r report.Report) string {
 	if r.Totals.Unknown {
 		return "unknown"
 	}
-	return report.Signed(r.Totals.Delta)
+	return words.Signed(r.Totals.Delta)
 }
 
 // serveIndex writes the index of d's runs, newest first.
-func serveIndex(w http.ResponseWriter, r *http.Request, d *report.Dest, log *slog.Logger) {
+func serveIndex(w http.ResponseWriter, r *http.Request, d *storage.Dest, log *slog.Logger) {
 	runs, err := d.Runs(r.Context())
 	if err != nil {
 		log.Error("list the reports", "err", err)
@@ -275,15 +274,15 @@ func serveIndex(w http.ResponseWriter, r *http.Request, d *report.Dest, log *slo
 	}
 	servePage(w, "index", struct {
 		Base string
-		Runs []report.Run
+		Runs []storage.Run
 	}{d.Base(), runs}, log)
 }
 
 // serveRepair writes the page of the run runKey's repair plan: its files.
-func serveRepair(w http.ResponseWriter, r *http.Request, d *report.Dest, runKey string, log *slog.Logger) {
+func serveRepair(w http.ResponseWriter, r *http.Request, d *storage.Dest, runKey string, log *slog.Logger) {
 	files, err := d.RepairFiles(runKey)
 	switch {
-	case errors.Is(err, report.ErrNoReport):
+	case errors.Is(err, storage.ErrNoReport):
 		http.NotFound(w, r)
 		return
 	case err != nil:
@@ -299,7 +298,7 @@ func serveRepair(w http.ResponseWriter, r *http.Request, d *report.Dest, runKey 
 	servePage(w, "repair", struct {
 		Key    string
 		Report bool
-		Files  []report.RepairFile
+		Files  []storage.RepairFile
 	}{runKey, err == nil, files}, log)
 }
 
@@ -318,7 +317,7 @@ func servePage(w http.ResponseWriter, name string, data any, log *slog.Logger) {
 
 // runBar is the bar of links put at the top of a served report.html: back
 // to the index, and to the run's other files and its repair plan.
-func runBar(d *report.Dest, runKey string) []byte {
+func runBar(d *storage.Dest, runKey string) []byte {
 	_, err := d.RepairFiles(runKey)
 	var b bytes.Buffer
 	if err := templates.ExecuteTemplate(&b, "bar", struct {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/internal/s3test"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/storage"
 )
 
 const (
@@ -50,10 +51,10 @@ func serveReport(key string, made time.Time, status report.Status, delta int64) 
 }
 
 // writeRuns writes two runs of clickrecon's to dest and returns d.
-func writeRuns(t *testing.T, dest string) *report.Dest {
+func writeRuns(t *testing.T, dest string) *storage.Dest {
 	t.Helper()
 	ctx := context.Background()
-	d, err := report.Open(ctx, dest)
+	d, err := storage.Open(ctx, dest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func writeRuns(t *testing.T, dest string) *report.Dest {
 // never be served: another tool's report.json in a folder named as a run
 // key, a folder without a report.json, a link to a run folder, and a
 // report.html that is a link to a file outside the folder.
-func localServeDir(t *testing.T) (string, *report.Dest) {
+func localServeDir(t *testing.T) (string, *storage.Dest) {
 	t.Helper()
 	dir := t.TempDir()
 	d := writeRuns(t, dir)
@@ -105,7 +106,7 @@ func localServeDir(t *testing.T) (string, *report.Dest) {
 }
 
 // startServe serves d with the real handler.
-func startServe(t *testing.T, d *report.Dest) (*httptest.Server, *logBuffer) {
+func startServe(t *testing.T, d *storage.Dest) (*httptest.Server, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
 	srv := httptest.NewServer(New(d, slog.New(slog.NewTextHandler(logs, nil)), true))
@@ -175,9 +176,9 @@ func checkHeaders(t *testing.T, resp *http.Response) {
 }
 
 func TestServeIndexListsRunsNewestFirst(t *testing.T) {
-	for name, dest := range map[string]func(t *testing.T) *report.Dest{
-		"folder": func(t *testing.T) *report.Dest { _, d := localServeDir(t); return d },
-		"s3": func(t *testing.T) *report.Dest {
+	for name, dest := range map[string]func(t *testing.T) *storage.Dest{
+		"folder": func(t *testing.T) *storage.Dest { _, d := localServeDir(t); return d },
+		"s3": func(t *testing.T) *storage.Dest {
 			dir, _ := newS3(t, "nightly")
 			return writeRuns(t, dir)
 		},
@@ -293,7 +294,7 @@ func TestServeNeverWrites(t *testing.T) {
 	s3dest := writeRuns(t, s3dir)
 	before := tree(t, dir)
 	written := len(puts())
-	for _, d := range []*report.Dest{d, s3dest} {
+	for _, d := range []*storage.Dest{d, s3dest} {
 		srv, _ := startServe(t, d)
 		for _, method := range []string{http.MethodPut, http.MethodPost, http.MethodDelete, http.MethodPatch} {
 			for _, target := range []string{"/", "/" + serveNew + "/report.html", "/" + serveNew + "/new.txt"} {
@@ -396,7 +397,7 @@ func TestServeBucketThatRefuses(t *testing.T) {
 			refusing := httptest.NewServer(tt.answer)
 			t.Cleanup(refusing.Close)
 			q := url.Values{"endpoint": {refusing.URL}, "use_path_style": {"true"}, "region": {"eu-central-1"}}
-			d, err := report.Open(context.Background(), "s3://reports/nightly?"+q.Encode())
+			d, err := storage.Open(context.Background(), "s3://reports/nightly?"+q.Encode())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package report
+package storage
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func (d *Dest) Probe(ctx context.Context) error {
 	if _, err := d.bucket.Attributes(ctx, name); err != nil && !isNotFound(err) {
 		return fmt.Errorf("read %s/%s: %w", d.base, name, bucketRefusal(err))
 	}
-	if err := d.bucket.WriteAll(ctx, name, data, nil); err != nil {
+	if err := d.bucket.WriteAll(ctx, name, data, "", nil); err != nil {
 		return fmt.Errorf("write %s/%s: %w", d.base, name, bucketRefusal(err))
 	}
 	if err := d.bucket.Delete(ctx, name); err != nil {

@@ -1,4 +1,4 @@
-package report
+package storage
 
 import (
 	"fmt"
@@ -9,13 +9,14 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/clickrecon/clickrecon/internal/durable"
+	"github.com/clickrecon/clickrecon/report"
 )
 
 // replaceFolder writes files into a new folder beside dir/name, syncs them
 // to disk, and puts the new folder in place of dir/name, whose previous
 // content is then removed. A failure before the swap leaves dir/name as it
 // was.
-func replaceFolder(dir, name string, files []File) (err error) {
+func replaceFolder(dir, name string, files []report.File) (err error) {
 	final := filepath.Join(dir, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create report folder: %w", err)

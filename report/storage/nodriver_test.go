@@ -1,6 +1,6 @@
 //go:build !gcs && !azblob
 
-package report
+package storage
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package report
+package storage
 
 import (
 	"bytes"
@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/clickrecon/clickrecon/report"
 )
 
 // runOf returns sample's report as the run key, made at generated.
-func runOf(t *testing.T, key string, generated time.Time) Report {
+func runOf(t *testing.T, key string, generated time.Time) report.Report {
 	t.Helper()
 	r := sample(t)
 	r.RunKey, r.GeneratedAt = key, generated
@@ -65,7 +67,7 @@ func localReports(t *testing.T) (string, *Dest) {
 	dir := t.TempDir()
 	d := openDest(t, dir)
 	ctx := context.Background()
-	for _, r := range []Report{
+	for _, r := range []report.Report{
 		runOf(t, keyOld, time.Date(2026, 10, 23, 1, 0, 0, 0, time.UTC)),
 		runOf(t, keyNew, time.Date(2026, 10, 29, 1, 0, 0, 0, time.UTC)),
 	} {
@@ -170,7 +172,7 @@ func TestRunsOfABucket(t *testing.T) {
 	s := newS3(t)
 	d := openDest(t, s.dest("nightly"))
 	ctx := context.Background()
-	for _, r := range []Report{
+	for _, r := range []report.Report{
 		runOf(t, keyOld, time.Date(2026, 10, 23, 1, 0, 0, 0, time.UTC)),
 		runOf(t, keyNew, time.Date(2026, 10, 29, 1, 0, 0, 0, time.UTC)),
 		runOf(t, keyWriting, time.Date(2026, 11, 3, 1, 0, 0, 0, time.UTC)),
@@ -181,7 +183,7 @@ func TestRunsOfABucket(t *testing.T) {
 	}
 	put := func(key, data string, meta map[string]string) {
 		t.Helper()
-		if err := d.bucket.WriteAll(ctx, key, []byte(data), &writerOptions{Metadata: meta}); err != nil {
+		if err := d.bucket.WriteAll(ctx, key, []byte(data), "", meta); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -228,9 +230,9 @@ func (failingReader) Read([]byte) (int, error) { return 0, errPastHead }
 
 // headOf returns r's report.json cut right after the last field the
 // index lists (coverage), before its tables.
-func headOf(t *testing.T, r Report) []byte {
+func headOf(t *testing.T, r report.Report) []byte {
 	t.Helper()
-	b, err := JSON(r)
+	b, err := report.JSON(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +253,7 @@ func TestReadHeadStopsBeforeTheTables(t *testing.T) {
 	if err != nil {
 		t.Fatalf("readHead read past the fields it lists: %v", err)
 	}
-	want := Report{SchemaVersion: r.SchemaVersion, Tool: Tool, RunKey: r.RunKey, WorkspaceID: r.WorkspaceID, StoreID: r.StoreID,
+	want := report.Report{SchemaVersion: r.SchemaVersion, Tool: report.Tool, RunKey: r.RunKey, WorkspaceID: r.WorkspaceID, StoreID: r.StoreID,
 		Window: r.Window, GeneratedAt: r.GeneratedAt, Status: r.Status, Interrupted: r.Interrupted, Totals: r.Totals, Coverage: r.Coverage}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the head of report.json (-want +got):\n%s", diff)
@@ -313,7 +315,7 @@ func TestRunsListAReportCutInItsTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := bucket.bucket.WriteAll(ctx, keyNew+"/"+manifest, []byte(cut), &writerOptions{Metadata: a.Metadata}); err != nil {
+	if err := bucket.bucket.WriteAll(ctx, keyNew+"/"+manifest, []byte(cut), "", a.Metadata); err != nil {
 		t.Fatal(err)
 	}
 

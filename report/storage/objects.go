@@ -1,4 +1,4 @@
-package report
+package storage
 
 import (
 	"context"
@@ -118,36 +118,20 @@ type bucket struct {
 	prefix string // "" or ending in "/"
 }
 
-// listOptions chooses what a listing returns: the keys under Prefix, and
-// with a Delimiter the "folders" below it as one entry each.
-type listOptions struct {
-	Prefix    string
-	Delimiter string
-}
-
-// writerOptions are the content type and metadata an object is written
-// with.
-type writerOptions struct {
-	ContentType string
-	Metadata    map[string]string
-}
-
 // listIterator walks a listing page by page.
 type listIterator struct {
-	b     *bucket
-	opts  listOptions
-	page  []listObject
-	token string
-	done  bool
+	b         *bucket
+	prefix    string
+	delimiter string
+	page      []listObject
+	token     string
+	done      bool
 }
 
-// List lists the objects under opts.Prefix; call Next until io.EOF.
-func (b *bucket) List(opts *listOptions) *listIterator {
-	it := &listIterator{b: b}
-	if opts != nil {
-		it.opts = *opts
-	}
-	return it
+// List lists the objects under prefix, and with a delimiter the "folders"
+// below it as one entry each; call Next until io.EOF.
+func (b *bucket) List(prefix, delimiter string) *listIterator {
+	return &listIterator{b: b, prefix: prefix, delimiter: delimiter}
 }
 
 // Next returns the next object of the listing, or io.EOF after the last.
@@ -156,7 +140,7 @@ func (it *listIterator) Next(ctx context.Context) (*listObject, error) {
 		if it.done {
 			return nil, io.EOF
 		}
-		page, next, err := it.b.store.list(ctx, it.b.prefix+it.opts.Prefix, it.opts.Delimiter, it.token)
+		page, next, err := it.b.store.list(ctx, it.b.prefix+it.prefix, it.delimiter, it.token)
 		if err != nil {
 			return nil, err
 		}
@@ -182,26 +166,13 @@ func (b *bucket) NewReader(ctx context.Context, key string) (io.ReadCloser, erro
 	return b.store.get(ctx, b.prefix+key)
 }
 
-// ReadAll reads the object key whole.
-func (b *bucket) ReadAll(ctx context.Context, key string) ([]byte, error) {
-	r, err := b.NewReader(ctx, key)
-	if err != nil {
-		return nil, err
+// WriteAll writes the object key whole, with its content type
+// (application/octet-stream when it is "") and metadata.
+func (b *bucket) WriteAll(ctx context.Context, key string, data []byte, contentType string, metadata map[string]string) error {
+	if contentType == "" {
+		contentType = "application/octet-stream"
 	}
-	defer r.Close()
-	return io.ReadAll(r)
-}
-
-// WriteAll writes the object key whole.
-func (b *bucket) WriteAll(ctx context.Context, key string, data []byte, opts *writerOptions) error {
-	if opts == nil {
-		opts = &writerOptions{}
-	}
-	ct := opts.ContentType
-	if ct == "" {
-		ct = "application/octet-stream"
-	}
-	return b.store.put(ctx, b.prefix+key, data, ct, opts.Metadata)
+	return b.store.put(ctx, b.prefix+key, data, contentType, metadata)
 }
 
 // Delete removes the object key.

@@ -1,8 +1,9 @@
-package report
+package storage
 
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clickrecon/clickrecon/internal/safehttp"
+	"github.com/clickrecon/clickrecon/report"
 )
 
 // objectsUnder returns the objects under prefix/ in the fake S3's bucket,
@@ -24,13 +26,18 @@ func objectsUnder(t *testing.T, d *Dest, prefix string) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	got := map[string]string{}
-	it := d.bucket.List(&listOptions{Prefix: prefix + "/"})
+	it := d.bucket.List(prefix+"/", "")
 	for {
 		obj, err := it.Next(ctx)
 		if err != nil {
 			break
 		}
-		b, err := d.bucket.ReadAll(ctx, obj.Key)
+		r, err := d.bucket.NewReader(ctx, obj.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(r)
+		r.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,10 +46,10 @@ func objectsUnder(t *testing.T, d *Dest, prefix string) map[string]string {
 	return got
 }
 
-func files(v string, names ...string) []File {
-	var out []File
+func files(v string, names ...string) []report.File {
+	var out []report.File
 	for _, n := range names {
-		out = append(out, File{n, []byte(`{"run_key":"` + v + `"}`)})
+		out = append(out, report.File{Name: n, Data: []byte(`{"run_key":"` + v + `"}`)})
 	}
 	return out
 }
@@ -63,10 +70,10 @@ func TestS3RewriteThatDiesMidway(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Someone else's objects beside and below the report.
-			if err := d.bucket.WriteAll(ctx, "key/notes.txt", []byte("mine"), nil); err != nil {
+			if err := d.bucket.WriteAll(ctx, "key/notes.txt", []byte("mine"), "", nil); err != nil {
 				t.Fatal(err)
 			}
-			if err := d.bucket.WriteAll(ctx, "key/sub/x", []byte("mine too"), nil); err != nil {
+			if err := d.bucket.WriteAll(ctx, "key/sub/x", []byte("mine too"), "", nil); err != nil {
 				t.Fatal(err)
 			}
 			s.failSuffix = "/" + failing

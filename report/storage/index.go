@@ -1,4 +1,4 @@
-package report
+package storage
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/clickrecon/clickrecon/report"
 )
 
 // Run is one run folder of a destination, as an index of its runs shows
@@ -28,7 +30,7 @@ type Run struct {
 	// readHead): its days, links, countries, findings, requests and
 	// drill-down are left empty. A run whose folder is gone (pruned) but
 	// whose repair plan is still there has no Report and is not Partial.
-	Report   Report
+	Report   report.Report
 	Modified time.Time // when the folder (or its newest object) last changed
 	// Repair says that the run's repair plan, a folder repair-<run key>
 	// beside it, is there (see RepairFiles).
@@ -115,7 +117,7 @@ func (d *Dest) localRuns() ([]Run, error) {
 				byKey[key] = Run{Key: key, Partial: true, Modified: fi.ModTime()}
 			}
 		case isRepairFolder(name):
-			repairs[name[len(repairPrefix):]] = fi.ModTime()
+			repairs[name[len(RepairPrefix):]] = fi.ModTime()
 		}
 	}
 	for key, mod := range repairs {
@@ -146,7 +148,7 @@ func holdsOurs(dir string) bool {
 		return false
 	}
 	for _, e := range entries {
-		if slices.Contains(Files, e.Name()) {
+		if slices.Contains(report.Files, e.Name()) {
 			return true
 		}
 	}
@@ -158,10 +160,10 @@ func holdsOurs(dir string) bool {
 // for that run. A folder without one is fs.ErrNotExist; a folder or file
 // that is a symbolic link, or a report.json of another tool or run, is
 // ErrNoReport.
-func (d *Dest) localReport(runKey string) (Report, error) {
+func (d *Dest) localReport(runKey string) (report.Report, error) {
 	f, err := d.openLocal(runKey, manifest)
 	if err != nil {
-		return Report{}, err
+		return report.Report{}, err
 	}
 	defer f.Close()
 	return readHead(f, runKey)
@@ -202,7 +204,7 @@ func (d *Dest) openLocal(elems ...string) (*os.File, error) {
 // headFields are the fields of report.json the index lists: each written
 // before the report's tables (days, links, ...). required counts the
 // ones every report.json holds.
-func headFields(r *Report) (fields map[string]any, required int) {
+func headFields(r *report.Report) (fields map[string]any, required int) {
 	fields = map[string]any{
 		"schema_version": &r.SchemaVersion, "tool": &r.Tool, "run_key": &r.RunKey,
 		"workspace_id": &r.WorkspaceID, "store_id": &r.StoreID, "window": &r.Window,
@@ -219,37 +221,37 @@ func headFields(r *Report) (fields map[string]any, required int) {
 // let alone held: a report.json is listed by its first few hundred
 // bytes. A field it does not list, placed before them, is skipped token by
 // token.
-func readHead(r io.Reader, runKey string) (Report, error) {
-	var rep Report
+func readHead(r io.Reader, runKey string) (report.Report, error) {
+	var rep report.Report
 	fields, required := headFields(&rep)
 	dec := json.NewDecoder(r)
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return Report{}, errNotOurs
+		return report.Report{}, errNotOurs
 	}
 	seen := map[string]bool{}
 	for required > 0 && dec.More() {
 		t, err := dec.Token()
 		if err != nil {
-			return Report{}, errNotOurs
+			return report.Report{}, errNotOurs
 		}
 		key, _ := t.(string)
 		target, ok := fields[key]
 		if !ok {
 			if err := skipValue(dec); err != nil {
-				return Report{}, errNotOurs
+				return report.Report{}, errNotOurs
 			}
 			continue
 		}
 		if err := dec.Decode(target); err != nil {
-			return Report{}, errNotOurs
+			return report.Report{}, errNotOurs
 		}
 		if !seen[key] && key != "interrupted" {
 			required--
 		}
 		seen[key] = true
 	}
-	if rep.Tool != Tool || rep.SchemaVersion < 1 || rep.SchemaVersion > SchemaVersion || rep.RunKey != runKey {
-		return Report{}, errNotOurs
+	if rep.Tool != report.Tool || rep.SchemaVersion < 1 || rep.SchemaVersion > report.SchemaVersion || rep.RunKey != runKey {
+		return report.Report{}, errNotOurs
 	}
 	return rep, nil
 }
@@ -279,7 +281,7 @@ func skipValue(dec *json.Decoder) error {
 // whole report.json is Partial.
 func (d *Dest) objectRuns(ctx context.Context) ([]Run, error) {
 	var runs []Run
-	it := d.bucket.List(&listOptions{Delimiter: "/"})
+	it := d.bucket.List("", "/")
 	for {
 		obj, err := it.Next(ctx)
 		if err == io.EOF {
@@ -317,11 +319,7 @@ func (d *Dest) newestObject(ctx context.Context, runKey string) (time.Time, bool
 		return time.Time{}, false, err
 	}
 	var newest time.Time
-	for name := range objs {
-		a, err := d.bucket.Attributes(ctx, runKey+"/"+name)
-		if err != nil {
-			continue
-		}
+	for _, a := range objs {
 		if a.ModTime.After(newest) {
 			newest = a.ModTime
 		}
@@ -334,21 +332,21 @@ func (d *Dest) newestObject(ctx context.Context, runKey string) (time.Time, bool
 // clickrecon's for that run and its folder is whole (every other file of
 // clickrecon's there is of the same write), and returns its write id. A
 // folder without one is ErrNoReport.
-func (d *Dest) objectReport(ctx context.Context, runKey string) (Report, string, error) {
+func (d *Dest) objectReport(ctx context.Context, runKey string) (report.Report, string, error) {
 	f, id, err := d.openObject(ctx, runKey+"/"+manifest, "")
 	if err != nil {
-		return Report{}, "", err
+		return report.Report{}, "", err
 	}
 	r, err := readHead(f, runKey)
 	if err := f.Close(); err != nil {
-		return Report{}, "", err
+		return report.Report{}, "", err
 	}
 	if err != nil {
-		return Report{}, "", err
+		return report.Report{}, "", err
 	}
 	if id != "" {
 		if err := d.checkWhole(ctx, runKey+"/", id); err != nil {
-			return Report{}, "", err
+			return report.Report{}, "", err
 		}
 	}
 	return r, id, nil
@@ -371,12 +369,24 @@ func (d *Dest) openObject(ctx context.Context, key, id string) (*RunFile, string
 	if id != "" && got != id {
 		return nil, "", fmt.Errorf("%s/%s is of another write than %s: %w", d.base, key, manifest, ErrConcurrentWrite)
 	}
-	r, err := d.bucket.NewReader(ctx, key)
+	f, err := d.streamObject(ctx, key, a)
 	if isNotFound(err) {
 		return nil, "", ErrNoReport
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("read %s/%s: %w", d.base, key, err)
+	}
+	return f, got, nil
+}
+
+// streamObject opens the object key, whose attributes a were read just
+// before, as a RunFile whose Close says ErrConcurrentWrite when the object
+// is no longer the one a describes (its ETag changed while it was read).
+// An error is the store's own.
+func (d *Dest) streamObject(ctx context.Context, key string, a *objectAttributes) (*RunFile, error) {
+	r, err := d.bucket.NewReader(ctx, key)
+	if err != nil {
+		return nil, err
 	}
 	return &RunFile{Reader: r, Size: a.Size, ContentType: contentType(key), close: func() error {
 		r.Close()
@@ -384,7 +394,7 @@ func (d *Dest) openObject(ctx context.Context, key, id string) (*RunFile, string
 			return fmt.Errorf("%s/%s changed while it was read: %w", d.base, key, ErrConcurrentWrite)
 		}
 		return nil
-	}}, got, nil
+	}}, nil
 }
 
 // RunFile is one file of a run, open for reading: read it, then Close
@@ -419,7 +429,7 @@ func localFile(f *os.File) (*RunFile, error) {
 // and holds no more than a buffer of the file at a time: the caller
 // copies it out and closes it.
 func (d *Dest) OpenRunFile(ctx context.Context, runKey, name string) (*RunFile, error) {
-	if !isRunKey(runKey) || !slices.Contains(Files, name) {
+	if !isRunKey(runKey) || !slices.Contains(report.Files, name) {
 		return nil, ErrNoReport
 	}
 	if d.bucket == nil {

@@ -1,4 +1,4 @@
-package report
+package storage
 
 import (
 	"context"
@@ -125,7 +125,7 @@ func TestProbeConcurrent(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	it := d.bucket.List(nil)
+	it := d.bucket.List("", "")
 	for {
 		obj, err := it.Next(ctx)
 		if err != nil {

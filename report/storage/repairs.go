@@ -1,4 +1,4 @@
-package report
+package storage
 
 import (
 	"io/fs"
@@ -9,13 +9,14 @@ import (
 	"time"
 )
 
-// repairPrefix names the folder a repair writes its plan to, beside the
-// run folders: repair-<run key>.
-const repairPrefix = "repair-"
+// RepairPrefix begins the name of the folder a repair writes a run's plan
+// to, beside the run folders: repair-<run key>. The viewer serves it
+// under the same name.
+const RepairPrefix = "repair-"
 
 // isRepairFolder reports whether name is exactly repair- and a run key.
 func isRepairFolder(name string) bool {
-	key, ok := strings.CutPrefix(name, repairPrefix)
+	key, ok := strings.CutPrefix(name, RepairPrefix)
 	return ok && isRunKey(key)
 }
 
@@ -51,7 +52,7 @@ func (d *Dest) RepairFiles(runKey string) ([]RepairFile, error) {
 		return nil, err
 	}
 	defer root.Close()
-	dir := repairPrefix + runKey
+	dir := RepairPrefix + runKey
 	if fi, err := root.Lstat(dir); err != nil || !fi.IsDir() {
 		return nil, ErrNoReport
 	}
@@ -103,7 +104,7 @@ func (d *Dest) OpenRepairFile(runKey, name string) (*RunFile, error) {
 			return nil, ErrNoReport
 		}
 	}
-	f, err := d.openLocal(append([]string{repairPrefix + runKey}, elems...)...)
+	f, err := d.openLocal(append([]string{RepairPrefix + runKey}, elems...)...)
 	if err != nil {
 		return nil, noReport(err)
 	}

@@ -1,4 +1,4 @@
-package report
+package storage
 
 import (
 	"bytes"
@@ -18,6 +18,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/clickrecon/clickrecon/report"
 )
 
 // folder returns the names and contents of the files in dir.
@@ -68,11 +70,11 @@ func TestWriteReplacesTheFolderAsAWhole(t *testing.T) {
 	dir := t.TempDir()
 	d := openDest(t, dir)
 	ctx := context.Background()
-	v1 := []File{{"report.json", []byte(`{"v":1}`)}, {"report.html", []byte("v1")}, {"report.old.csv", []byte("v1")}}
+	v1 := []report.File{{Name: "report.json", Data: []byte(`{"v":1}`)}, {Name: "report.html", Data: []byte("v1")}, {Name: "report.old.csv", Data: []byte("v1")}}
 	if err := d.Write(ctx, "key", v1); err != nil {
 		t.Fatal(err)
 	}
-	v2 := []File{{"report.json", []byte(`{"v":2}`)}, {"report.html", []byte("v2")}}
+	v2 := []report.File{{Name: "report.json", Data: []byte(`{"v":2}`)}, {Name: "report.html", Data: []byte("v2")}}
 	if err := d.Write(ctx, "key", v2); err != nil {
 		t.Fatal(err)
 	}
@@ -98,13 +100,13 @@ func TestFailedWriteLeavesThePreviousReport(t *testing.T) {
 	dir := t.TempDir()
 	d := openDest(t, dir)
 	ctx := context.Background()
-	v1 := []File{{"report.json", []byte(`{"v":1}`)}, {"report.html", []byte("v1")}}
+	v1 := []report.File{{Name: "report.json", Data: []byte(`{"v":1}`)}, {Name: "report.html", Data: []byte("v1")}}
 	if err := d.Write(ctx, "key", v1); err != nil {
 		t.Fatal(err)
 	}
 	// The second report.html cannot be created: the write fails after
 	// report.json and the first report.html were written.
-	broken := []File{{"report.json", []byte(`{"v":2}`)}, {"report.html", []byte("v2")}, {"report.html", []byte("v2")}}
+	broken := []report.File{{Name: "report.json", Data: []byte(`{"v":2}`)}, {Name: "report.html", Data: []byte("v2")}, {Name: "report.html", Data: []byte("v2")}}
 	if err := d.Write(ctx, "key", broken); err == nil {
 		t.Fatal("the write did not fail")
 	}
@@ -124,9 +126,9 @@ func TestFailedWriteLeavesThePreviousReport(t *testing.T) {
 func TestConcurrentWritesOfOneFolder(t *testing.T) {
 	dir := t.TempDir()
 	d := openDest(t, dir)
-	sets := map[string][]File{
-		"A": {{"report.json", []byte("A")}, {"a.csv", []byte("A")}},
-		"B": {{"report.json", []byte("B")}, {"b.csv", []byte("B")}, {"report.html", []byte("B")}},
+	sets := map[string][]report.File{
+		"A": {{Name: "report.json", Data: []byte("A")}, {Name: "a.csv", Data: []byte("A")}},
+		"B": {{Name: "report.json", Data: []byte("B")}, {Name: "b.csv", Data: []byte("B")}, {Name: "report.html", Data: []byte("B")}},
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 40)
@@ -198,7 +200,7 @@ func TestWriteRefusesNamesOutsideTheFolder(t *testing.T) {
 		{"../up", "report.json"}, {"a/b", "report.json"}, {"", "report.json"}, {".hidden", "report.json"},
 		{"key", "../report.json"}, {"key", ""},
 	} {
-		if err := d.Write(context.Background(), tt.key, []File{{tt.name, nil}}); err == nil {
+		if err := d.Write(context.Background(), tt.key, []report.File{{Name: tt.name, Data: nil}}); err == nil {
 			t.Errorf("Write(%q, %q) succeeded", tt.key, tt.name)
 		}
 	}
@@ -437,7 +439,7 @@ func TestWriteToS3(t *testing.T) {
 	}
 	puts := s.putKeys()
 	var want []string
-	for _, name := range Files {
+	for _, name := range report.Files {
 		want = append(want, "/reports/clickrecon/nightly/"+r.RunKey+"/"+name)
 	}
 	if diff := cmp.Diff(want, puts, cmpSorted); diff != "" {
@@ -508,9 +510,9 @@ var cmpSorted = cmp.Transformer("sorted", func(s []string) []string {
 // that syncs for real it is mostly the syncs.
 func BenchmarkReplaceFolder(b *testing.B) {
 	dir := b.TempDir()
-	files := make([]File, 8)
+	files := make([]report.File, 8)
 	for i := range files {
-		files[i] = File{Name: fmt.Sprintf("file%d", i), Data: bytes.Repeat([]byte("x"), 20_000)}
+		files[i] = report.File{Name: fmt.Sprintf("file%d", i), Data: bytes.Repeat([]byte("x"), 20_000)}
 	}
 	for b.Loop() {
 		if err := replaceFolder(dir, "run", files); err != nil {

@@ -1,6 +1,6 @@
 //go:build gcs
 
-package report
+package storage
 
 import (
 	"bytes"

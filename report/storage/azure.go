@@ -1,6 +1,6 @@
 //go:build azblob
 
-package report
+package storage
 
 import (
 	"bytes"

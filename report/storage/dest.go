@@ -1,4 +1,11 @@
-package report
+// Package storage keeps clickrecon's reports where RECON_REPORT_DIR says:
+// a local folder, whose run folders are replaced as a whole, or a prefix
+// in an object store (s3://, and gs:// and azblob:// behind build tags),
+// where a reader tells a whole report from a partial one. It writes the
+// files report renders, reads a report.json back, lists the runs and
+// their repair plans for the viewer, prunes old runs and probes that the
+// destination takes writes.
+package storage
 
 import (
 	"context"
@@ -16,13 +23,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-)
 
-// File is one rendered report file.
-type File struct {
-	Name string // a plain file name: report.json
-	Data []byte
-}
+	"github.com/clickrecon/clickrecon/report"
+)
 
 // manifest is the file a reader trusts: on object storage it is written
 // after every other file of the run.
@@ -156,7 +159,7 @@ func (d *Dest) URL(runKey, name string) string {
 // mid-write leaves the previous report as it was. In an object store,
 // where nothing renames a prefix, see writeObjects. A failure is a
 // *NotStoredError.
-func (d *Dest) Write(ctx context.Context, runKey string, files []File) error {
+func (d *Dest) Write(ctx context.Context, runKey string, files []report.File) error {
 	if err := checkName(runKey); err != nil {
 		return fmt.Errorf("write report: run key: %w", err)
 	}
@@ -200,7 +203,7 @@ const htmlPage = "report.html"
 // report), and the next write gives a whole one. Two writers at once are
 // told apart by the id: the one whose files were overwritten fails, and
 // ReadReport refuses a report.json whose folder mixes two writes.
-func (d *Dest) writeObjects(ctx context.Context, runKey string, files []File) error {
+func (d *Dest) writeObjects(ctx context.Context, runKey string, files []report.File) error {
 	id, err := newWriteID()
 	if err != nil {
 		return err
@@ -212,7 +215,7 @@ func (d *Dest) writeObjects(ctx context.Context, runKey string, files []File) er
 		}
 	}
 	ordered := slices.Clone(files)
-	rank := func(f File) int {
+	rank := func(f report.File) int {
 		switch f.Name {
 		case manifest:
 			return 2
@@ -221,7 +224,7 @@ func (d *Dest) writeObjects(ctx context.Context, runKey string, files []File) er
 		}
 		return 0
 	}
-	slices.SortStableFunc(ordered, func(a, b File) int { return rank(a) - rank(b) })
+	slices.SortStableFunc(ordered, func(a, b report.File) int { return rank(a) - rank(b) })
 	written := map[string]bool{}
 	for i, f := range ordered {
 		if f.Name == manifest {
@@ -229,8 +232,7 @@ func (d *Dest) writeObjects(ctx context.Context, runKey string, files []File) er
 				return err
 			}
 		}
-		opts := &writerOptions{ContentType: contentType(f.Name), Metadata: map[string]string{attemptKey: id}}
-		if err := d.bucket.WriteAll(ctx, dir+f.Name, f.Data, opts); err != nil {
+		if err := d.bucket.WriteAll(ctx, dir+f.Name, f.Data, contentType(f.Name), map[string]string{attemptKey: id}); err != nil {
 			return fmt.Errorf("write %s (%d of %d files written): %w", d.URL(runKey, f.Name), i, len(ordered), err)
 		}
 		written[f.Name] = true
@@ -251,12 +253,13 @@ func newWriteID() (string, error) {
 }
 
 // objects lists the objects directly under dir (runKey/) that clickrecon wrote
-// (a name it writes, or its write id in their metadata), with that id ("")
-// when they have none: an object that is not clickrecon's is not listed,
-// so it is never removed nor taken for part of a report.
-func (d *Dest) objects(ctx context.Context, dir string) (map[string]string, error) {
-	out := map[string]string{}
-	it := d.bucket.List(&listOptions{Prefix: dir, Delimiter: "/"})
+// (a name it writes, or its write id in their metadata), with their
+// attributes: the write id is their Metadata[attemptKey] ("" when they
+// have none). An object that is not clickrecon's is not listed, so it is
+// never removed nor taken for part of a report.
+func (d *Dest) objects(ctx context.Context, dir string) (map[string]*objectAttributes, error) {
+	out := map[string]*objectAttributes{}
+	it := d.bucket.List(dir, "/")
 	for {
 		obj, err := it.Next(ctx)
 		if err == io.EOF {
@@ -276,9 +279,8 @@ func (d *Dest) objects(ctx context.Context, dir string) (map[string]string, erro
 		if err != nil {
 			return nil, fmt.Errorf("read the attributes of %s/%s: %w", d.base, obj.Key, err)
 		}
-		id, ours := a.Metadata[attemptKey]
-		if ours || slices.Contains(Files, name) {
-			out[name] = id
+		if _, ours := a.Metadata[attemptKey]; ours || slices.Contains(report.Files, name) {
+			out[name] = a
 		}
 	}
 }
@@ -319,7 +321,7 @@ func (d *Dest) checkWhole(ctx context.Context, dir, id string) error {
 		return err
 	}
 	for _, name := range slices.Sorted(maps.Keys(objs)) {
-		if objs[name] != id {
+		if objs[name].Metadata[attemptKey] != id {
 			return fmt.Errorf("%s/%s%s is of another write than %s: %w (run the report again once it has finished)",
 				d.base, dir, name, manifest, ErrConcurrentWrite)
 		}
@@ -351,8 +353,8 @@ func contentType(name string) string {
 
 // WriteReport renders r and writes it as the run r.RunKey's folder; it
 // returns the folder's Location.
-func (d *Dest) WriteReport(ctx context.Context, r Report) (string, error) {
-	files, err := Render(r)
+func (d *Dest) WriteReport(ctx context.Context, r report.Report) (string, error) {
+	files, err := report.Render(r)
 	if err != nil {
 		return "", err
 	}
@@ -360,6 +362,20 @@ func (d *Dest) WriteReport(ctx context.Context, r Report) (string, error) {
 		return "", err
 	}
 	return d.Location(r.RunKey), nil
+}
+
+// Write writes every report file as dir/<run key>/ and returns where that
+// folder is. dir is a folder or an object store URL (see Open). A local
+// folder is replaced as a whole, never left a mix of two runs; in an
+// object store report.json is written last (see Dest.Write).
+func Write(dir string, r report.Report) (string, error) {
+	ctx := context.Background()
+	d, err := Open(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	defer d.Close()
+	return d.WriteReport(ctx, r)
 }
 
 // Prune removes the local report folders of clickrecon's runs last
@@ -441,7 +457,7 @@ func isOwnReport(dir, runKey string) bool {
 	if json.Unmarshal(b, &mark) != nil {
 		return false
 	}
-	return mark.Tool == Tool && mark.SchemaVersion >= 1 && mark.SchemaVersion <= SchemaVersion && mark.RunKey == runKey
+	return mark.Tool == report.Tool && mark.SchemaVersion >= 1 && mark.SchemaVersion <= report.SchemaVersion && mark.RunKey == runKey
 }
 
 // maxReportJSON bounds the report.json Prune reads to recognise a folder:
@@ -473,7 +489,7 @@ func isRunKey(name string) bool {
 // ReadReport reads a report.json: a file, the folder holding one, or
 // their object store URL (s3://bucket/prefix/<run key> or
 // …/<run key>/report.json).
-func ReadReport(ctx context.Context, pathOrURL string) (Report, error) {
+func ReadReport(ctx context.Context, pathOrURL string) (report.Report, error) {
 	scheme, _, hasScheme := strings.Cut(pathOrURL, "://")
 	var b []byte
 	where := pathOrURL
@@ -481,7 +497,7 @@ func ReadReport(ctx context.Context, pathOrURL string) (Report, error) {
 	case hasScheme && scheme != "file":
 		u, err := url.Parse(pathOrURL)
 		if err != nil {
-			return Report{}, fmt.Errorf("read report %s: %w", redactURL(pathOrURL), err)
+			return report.Report{}, fmt.Errorf("read report %s: %w", redactURL(pathOrURL), err)
 		}
 		key := strings.Trim(u.Path, "/")
 		if path.Base(key) != manifest {
@@ -491,19 +507,19 @@ func ReadReport(ctx context.Context, pathOrURL string) (Report, error) {
 		u.Path = dir
 		d, err := Open(ctx, u.String())
 		if err != nil {
-			return Report{}, err
+			return report.Report{}, err
 		}
 		defer d.Close()
 		where = d.base + "/" + name
 		if b, err = d.readWhole(ctx, name); err != nil {
-			return Report{}, fmt.Errorf("read report %s: %w", where, err)
+			return report.Report{}, fmt.Errorf("read report %s: %w", where, err)
 		}
 	default:
 		p := pathOrURL
 		if hasScheme {
 			d, err := Open(ctx, pathOrURL)
 			if err != nil {
-				return Report{}, err
+				return report.Report{}, err
 			}
 			p = d.dir
 		}
@@ -513,12 +529,12 @@ func ReadReport(ctx context.Context, pathOrURL string) (Report, error) {
 		where = p
 		var err error
 		if b, err = os.ReadFile(p); err != nil {
-			return Report{}, fmt.Errorf("read report: %w", err)
+			return report.Report{}, fmt.Errorf("read report: %w", err)
 		}
 	}
-	var r Report
+	var r report.Report
 	if err := json.Unmarshal(b, &r); err != nil {
-		return Report{}, fmt.Errorf("%s is not a clickrecon report.json: %w", where, err)
+		return report.Report{}, fmt.Errorf("%s is not a clickrecon report.json: %w", where, err)
 	}
 	return r, nil
 }
@@ -532,12 +548,16 @@ func (d *Dest) readWhole(ctx context.Context, name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := d.bucket.ReadAll(ctx, name)
+	f, err := d.streamObject(ctx, name, a)
 	if err != nil {
 		return nil, err
 	}
-	if again, err := d.bucket.Attributes(ctx, name); err != nil || again.ETag != a.ETag {
-		return nil, fmt.Errorf("%s/%s changed while it was read: %w", d.base, name, ErrConcurrentWrite)
+	b, err := io.ReadAll(f)
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return nil, err
 	}
 	if id, ok := a.Metadata[attemptKey]; ok {
 		if err := d.checkWhole(ctx, "", id); err != nil {
