@@ -24,16 +24,16 @@ func cmdCheck(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 	defer setup.dest.Close()
 	spec := check.Spec{
 		Offline:      c.Offline,
-		Store:        setup.dsns.store,
+		Store:        setup.dsns.Store,
 		StoreOptions: store.Options{TimestampZone: setup.tsZone},
 		Query:        setup.query,
 		QueryFile:    c.StoreQueryFile,
 		Day:          setup.window.To,
 		Loc:          setup.window.Loc,
-		StoreWrite:   setup.dsns.storeWrite,
+		StoreWrite:   setup.dsns.StoreWrite,
 		RepairInsert: setup.repairInsert,
-		History:      setup.dsns.history,
-		HistoryGone:  setup.dsns.historyMissing,
+		History:      setup.dsns.History,
+		HistoryGone:  setup.dsns.HistoryMissing,
 		Reports:      setup.dest,
 		ReportDir:    c.ReportDir,
 		Workspace:    c.WorkspaceID,
@@ -45,11 +45,11 @@ func cmdCheck(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 			return usageExit(stderr, err)
 		}
 	}
-	if spec.Slack, err = alert.New(c.slack(), d.alert...); err != nil {
+	if spec.Slack, err = alert.New(c.Slack(), d.alert...); err != nil {
 		return usageExit(stderr, err)
 	}
 	if !c.Offline {
-		ec := c.elido()
+		ec := c.Elido()
 		ec.MaxAttempts = 1 // a check asks once: a retry is the user's
 		if spec.Elido, err = elido.New(ec, d.elido...); err != nil {
 			return usageExit(stderr, err)

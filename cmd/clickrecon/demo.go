@@ -48,7 +48,7 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 			return usageExit(stderr, err)
 		}
 	}
-	if err := c.validateCommon(); err != nil {
+	if err := c.ValidateCommon(); err != nil {
 		return usageExit(stderr, err)
 	}
 	loc, err := reconcile.LoadZone(c.TZ)
@@ -68,7 +68,7 @@ func cmdDemo(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 		return usageExit(stderr, errors.New("--port and --clicks go with --serve"))
 	}
 	bar := console.NewBar(stderr)
-	code, err := tour.Run(ctx, tour.Options{Run: c.options(reconcile.Window{}), Loc: loc,
+	code, err := tour.Run(ctx, tour.Options{Run: options(c, reconcile.Window{}), Loc: loc,
 		Log: console.NewLogger(bar, c.LogFormat, c.LogLevel), Progress: bar, Elido: d.elido, Now: d.now}, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "clickrecon demo: %v\n", err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/clickrecon/clickrecon/internal/config"
 	"github.com/clickrecon/clickrecon/internal/demo"
 	"github.com/clickrecon/clickrecon/internal/flaghelp"
 )
@@ -13,7 +14,7 @@ import (
 // one of its own). Each flag's default is the value its variable already
 // set, so a flag wins over the variable. A FlagSet's Usage prints the
 // command's help on out.
-var flagSets = map[string]func(c *config, out io.Writer) *flag.FlagSet{
+var flagSets = map[string]func(c *config.Config, out io.Writer) *flag.FlagSet{
 	"run": runFlags, "check": checkFlags, "repair": repairFlags, "demo": demoFlags,
 	"merge": mergeFlags, "serve": serveFlags, "migrate": migrateFlags,
 }
@@ -36,19 +37,19 @@ const (
 
 // outputFlags declares --report-dir, --format and --fail-on, with their
 // usage.
-func outputFlags(fs *flag.FlagSet, c *config, reportDir, format, failOn string) {
+func outputFlags(fs *flag.FlagSet, c *config.Config, reportDir, format, failOn string) {
 	fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, reportDir)
 	fs.StringVar(&c.Format, "format", c.Format, format)
 	fs.StringVar(&c.FailOn, "fail-on", c.FailOn, failOn)
 }
 
 // tzFlag declares --tz.
-func tzFlag(fs *flag.FlagSet, c *config) {
+func tzFlag(fs *flag.FlagSet, c *config.Config) {
 	fs.StringVar(&c.TZ, "tz", c.TZ, "IANA time zone of the calendar days (RECON_TZ)")
 }
 
 // windowFlags declares --date, --from and --to.
-func windowFlags(fs *flag.FlagSet, c *config) {
+func windowFlags(fs *flag.FlagSet, c *config.Config) {
 	fs.StringVar(&c.Date, "date", c.Date, "reconcile one day, YYYY-MM-DD (RECON_DATE)")
 	fs.StringVar(&c.From, "from", c.From, "first day of an inclusive range, YYYY-MM-DD (RECON_FROM)")
 	fs.StringVar(&c.To, "to", c.To, "last day of an inclusive range, YYYY-MM-DD (RECON_TO)")
@@ -67,7 +68,7 @@ func usageOf(out io.Writer, fs *flag.FlagSet, name, operands, note string, vars 
 	}
 }
 
-func runFlags(c *config, out io.Writer) *flag.FlagSet {
+func runFlags(c *config.Config, out io.Writer) *flag.FlagSet {
 	fs := newFlags("run")
 	outputFlags(fs, c, reportDirUsage, formatUsage, failOnUsage)
 	tzFlag(fs, c)
@@ -83,7 +84,7 @@ func runFlags(c *config, out io.Writer) *flag.FlagSet {
 
 // checkFlags are run's flags, to check what that run would meet, and
 // --offline.
-func checkFlags(c *config, out io.Writer) *flag.FlagSet {
+func checkFlags(c *config.Config, out io.Writer) *flag.FlagSet {
 	fs := runFlags(c, out)
 	fs.BoolVar(&c.Offline, "offline", false, "check the configuration and the files it names (secret files, a local report folder) only: nothing over the network")
 	fs.Usage = func() {
@@ -96,7 +97,7 @@ func checkFlags(c *config, out io.Writer) *flag.FlagSet {
 
 // repairFlags are run's window flags; repair writes a local plan, prints
 // text and has exit codes of its own.
-func repairFlags(c *config, out io.Writer) *flag.FlagSet {
+func repairFlags(c *config.Config, out io.Writer) *flag.FlagSet {
 	fs := newFlags("repair")
 	outputFlags(fs, c, "local folder for the plan: repair writes DIR/repair-<run_key>/ (RECON_REPORT_DIR)",
 		"accepted, but repair always prints text (RECON_FORMAT)", "accepted, but repair exits with its own codes (RECON_FAIL_ON)")
@@ -107,7 +108,7 @@ func repairFlags(c *config, out io.Writer) *flag.FlagSet {
 	return fs
 }
 
-func demoFlags(c *config, out io.Writer) *flag.FlagSet {
+func demoFlags(c *config.Config, out io.Writer) *flag.FlagSet {
 	fs := newFlags("demo")
 	outputFlags(fs, c, reportDirUsage, formatUsage, failOnUsage)
 	tzFlag(fs, c)
@@ -118,14 +119,14 @@ func demoFlags(c *config, out io.Writer) *flag.FlagSet {
 	return fs
 }
 
-func mergeFlags(c *config, out io.Writer) *flag.FlagSet {
+func mergeFlags(c *config.Config, out io.Writer) *flag.FlagSet {
 	fs := newFlags("merge")
 	outputFlags(fs, c, reportDirUsage, formatUsage, failOnUsage)
 	fs.Usage = usageOf(out, fs, "merge", " REPORT...", varsNote, true, "")
 	return fs
 }
 
-func serveFlags(c *config, out io.Writer) *flag.FlagSet {
+func serveFlags(c *config.Config, out io.Writer) *flag.FlagSet {
 	fs := newFlags("serve")
 	fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, "folder or object-storage URL (s3://, file://; gs://, azblob:// in a build with -tags gcs, azblob) the runs write their reports to; serve only reads it (RECON_REPORT_DIR)")
 	fs.StringVar(&c.Addr, "addr", serveAddr, "HOST:PORT to listen on; the default is reached only from this machine or pod (kubectl port-forward)")
@@ -137,7 +138,7 @@ func serveFlags(c *config, out io.Writer) *flag.FlagSet {
 }
 
 // migrateFlags has no flag: only its help.
-func migrateFlags(_ *config, out io.Writer) *flag.FlagSet {
+func migrateFlags(_ *config.Config, out io.Writer) *flag.FlagSet {
 	fs := newFlags("migrate")
 	fs.Usage = func() { fmt.Fprint(out, migrateUsage) }
 	return fs

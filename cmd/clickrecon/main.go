@@ -17,6 +17,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/config"
 	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/monitor"
@@ -113,10 +114,10 @@ var (
 // returns errFlagHelp after printing the help for -h. An error in the
 // environment comes with the config read from the rest of it, so that a
 // caller can join it to the errors of its own checks (flagStop).
-func parseArgs(ctx context.Context, name string, args []string, env envconfig.Lookuper, stdout, stderr io.Writer) (config, error) {
+func parseArgs(ctx context.Context, name string, args []string, env envconfig.Lookuper, stdout, stderr io.Writer) (config.Config, error) {
 	c, rest, err := parseArgsWithOperands(ctx, name, args, env, stdout, stderr)
 	if !flagStop(err) && len(rest) > 0 {
-		return config{}, errors.Join(unexpectedArg(name, rest), err)
+		return config.Config{}, errors.Join(unexpectedArg(name, rest), err)
 	}
 	return c, err
 }
@@ -128,22 +129,22 @@ func unexpectedArg(name string, rest []string) error {
 
 // parseArgsWithOperands is parseArgs for a command that takes operands
 // after its flags (merge); it returns them.
-func parseArgsWithOperands(ctx context.Context, name string, args []string, env envconfig.Lookuper, stdout, stderr io.Writer) (config, []string, error) {
+func parseArgsWithOperands(ctx context.Context, name string, args []string, env envconfig.Lookuper, stdout, stderr io.Writer) (config.Config, []string, error) {
 	// The flags are parsed even when the environment does not load, over
 	// what did load (a bad variable keeps its default), so that -h works
 	// and a bad flag is reported first; the environment's errors come
 	// after, with the config.
-	c, envErr := loadConfig(ctx, env)
+	c, envErr := config.Load(ctx, env)
 	fs := flagSets[name](&c, stdout)
 	help := fs.Usage
 	fs.Usage = func() {} // the flag package calls it on every error too
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			help()
-			return config{}, nil, errFlagHelp
+			return config.Config{}, nil, errFlagHelp
 		}
 		fmt.Fprintf(stderr, "clickrecon %s: %v (run 'clickrecon %s --help')\n", name, err, name)
-		return config{}, nil, errFlagReported
+		return config.Config{}, nil, errFlagReported
 	}
 	// A window given by flags replaces one given by variables whole:
 	// --date over RECON_FROM/RECON_TO, --from/--to over RECON_DATE.

@@ -20,13 +20,13 @@ func cmdMerge(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 	if err != nil {
 		return usageExit(stderr, err)
 	}
-	if err := c.validateCommon(); err != nil {
+	if err := c.ValidateCommon(); err != nil {
 		return usageExit(stderr, err)
 	}
 	if len(paths) < 2 {
 		return usageExit(stderr, errors.New("merge needs the reports of at least two shards: clickrecon merge DIR/KEY1 DIR/KEY2 [DIR/KEY3 ...]"))
 	}
-	code, err := job.Merge(ctx, job.MergeOptions{Paths: paths, ReportDir: c.ReportDir, Format: c.Format, FailOn: c.failOn(), Now: d.now()}, stdout)
+	code, err := job.Merge(ctx, job.MergeOptions{Paths: paths, ReportDir: c.ReportDir, Format: c.Format, FailOn: c.FailOnSeverity(), Now: d.now()}, stdout)
 	switch {
 	case code == exitUsage:
 		return usageExit(stderr, err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/config"
 	"github.com/clickrecon/clickrecon/internal/console"
 	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/reconcile"
@@ -24,31 +25,31 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 		return usageExit(stderr, err)
 	}
 	defer setup.dest.Close()
-	storeID := setup.dsns.store.Redacted + " " + setup.query.Name()
+	storeID := setup.dsns.Store.Redacted + " " + setup.query.Name()
 	runKey := report.RunKey(c.WorkspaceID, setup.window, storeID)
 	bar := console.NewBar(stderr)
 	log := console.NewLogger(bar, c.LogFormat, c.LogLevel).With("run_key", runKey)
-	slackCfg := c.slack()
+	slackCfg := c.Slack()
 	slackCfg.Logger = log
 	notifier, err := alert.New(slackCfg, d.alert...)
 	if err != nil {
 		return usageExit(stderr, err)
 	}
-	elidoCfg := c.elido()
+	elidoCfg := c.Elido()
 	elidoCfg.Logger = log
-	client, err := elido.New(elidoCfg, d.elido...) // validateRun checked its configuration
+	client, err := elido.New(elidoCfg, d.elido...) // ValidateRun checked its configuration
 	if err != nil {
 		return usageExit(stderr, err)
 	}
-	o := c.options(setup.window)
+	o := options(c, setup.window)
 	o.WorkspaceID, o.RunKey, o.LegacyStoreID = c.WorkspaceID, runKey, report.StoreID(storeID)
-	o.Store, o.Query, o.History = setup.dsns.store, setup.query, setup.dsns.history
+	o.Store, o.Query, o.History = setup.dsns.Store, setup.query, setup.dsns.History
 	o.TimestampZone = setup.tsZone
 	o.DryRun = c.DryRun
-	o.Secrets = c.secrets(setup.dsns)
-	o.Lock = setup.dsns.lock()
-	o.Probe, o.QueryFile, o.HistoryMissing = true, c.StoreQueryFile, setup.dsns.historyMissing
-	o.Repair, o.StoreWrite, o.RepairInsert = setup.repair, setup.dsns.storeWrite, setup.repairInsert
+	o.Secrets = c.Secrets(setup.dsns)
+	o.Lock = setup.dsns.Lock()
+	o.Probe, o.QueryFile, o.HistoryMissing = true, c.StoreQueryFile, setup.dsns.HistoryMissing
+	o.Repair, o.StoreWrite, o.RepairInsert = setup.repair, setup.dsns.StoreWrite, setup.repairInsert
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
 	defer cancel()
 	out, _ := job.Run(ctx, o, job.Deps{Elido: client, Notifier: notifier, Reports: setup.dest, Log: log, Now: d.now,
@@ -59,11 +60,11 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 
 // options are the job's settings that run and demo share; the caller adds
 // its sources, its key and where results go.
-func (c config) options(w reconcile.Window) job.Options {
+func options(c config.Config, w reconcile.Window) job.Options {
 	return job.Options{
 		Window:    w,
 		Settle:    c.Settle,
-		Tolerance: c.tolerance(),
+		Tolerance: c.Tolerance(),
 		Timeout:   c.Timeout,
 		Drilldown: c.Drilldown == "auto",
 		DrillMax:  c.DrillMax,
@@ -73,6 +74,6 @@ func (c config) options(w reconcile.Window) job.Options {
 		ReportURL: c.ReportURL,
 		KeepDays:  c.ReportKeepDays,
 		Format:    c.Format,
-		FailOn:    c.failOn(),
+		FailOn:    c.FailOnSeverity(),
 	}
 }

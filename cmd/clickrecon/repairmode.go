@@ -2,8 +2,6 @@ package main
 
 import (
 	"strings"
-
-	"github.com/clickrecon/clickrecon/job"
 )
 
 // repairFlag is run's --repair: a bool flag, so that --repair alone is
@@ -53,10 +51,4 @@ func joinRepairValue(args []string) []string {
 func isOldRepairValue(s string) bool {
 	s = strings.ToLower(s)
 	return s == "print" || s == "apply"
-}
-
-// runRepair is run's repair mode, from --repair and --apply
-// (RECON_REPAIR, REPAIR_APPLY; job.ParseRepairMode).
-func (c config) runRepair() (mode job.RepairMode, warning string, err error) {
-	return job.ParseRepairMode(c.Repair, c.RepairFlagSet, c.Apply)
 }

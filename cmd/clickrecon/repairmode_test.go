@@ -49,7 +49,7 @@ func TestRunRepairSpellings(t *testing.T) {
 			if err != nil {
 				t.Fatalf("parseArgs: %v", err)
 			}
-			got, warning, err := c.runRepair()
+			got, warning, err := c.RunRepair()
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error %v, want one with %q", err, tt.err)

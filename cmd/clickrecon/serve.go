@@ -33,7 +33,7 @@ func cmdServe(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 	}
 	// Only the variables serve reads count: a bad one of run's is not
 	// serve's to refuse.
-	err = c.checkLogging()
+	err = c.CheckLogging()
 	if _, _, splitErr := net.SplitHostPort(c.Addr); splitErr != nil {
 		err = errors.Join(fmt.Errorf("--addr %q is not HOST:PORT (e.g. %s): %v", c.Addr, serveAddr, splitErr), err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/config"
 	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report/storage"
@@ -20,7 +21,7 @@ import (
 // zone, the monitors, the report destination and the repair's insert.
 type runSetup struct {
 	window       reconcile.Window
-	dsns         dsns
+	dsns         config.DSNs
 	query        store.Query
 	tsZone       *time.Location
 	mon          job.Monitors
@@ -36,7 +37,7 @@ type runSetup struct {
 // nothing. The caller closes setup.dest.
 //
 // name is the command: run, or check, which checks what run would.
-func configureRun(ctx context.Context, name string, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) (config, runSetup, error) {
+func configureRun(ctx context.Context, name string, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) (config.Config, runSetup, error) {
 	var s runSetup
 	c, envErr := parseArgs(ctx, name, joinRepairValue(args), env, stdout, stderr)
 	if flagStop(envErr) {
@@ -44,26 +45,26 @@ func configureRun(ctx context.Context, name string, args []string, env envconfig
 	}
 	errs := []error{envErr}
 	var err error
-	s.window, s.dsns, err = c.validateRun(d.now())
+	s.window, s.dsns, err = c.ValidateRun(d.now())
 	errs = append(errs, err)
 	s.query, err = store.LoadQuery(c.StorePreset, c.StoreQueryFile, c.StoreTotalFile)
 	errs = append(errs, err)
 	s.tsZone, err = store.TimestampZone(c.StoreTSZone)
 	errs = append(errs, err)
-	if err == nil && !s.dsns.store.IsZero() {
-		errs = append(errs, store.CheckZone(s.dsns.store, s.query, s.tsZone, false))
+	if err == nil && !s.dsns.Store.IsZero() {
+		errs = append(errs, store.CheckZone(s.dsns.Store, s.query, s.tsZone, false))
 	}
 	s.mon, err = job.NewMonitors(c.PushgatewayURL, c.HealthcheckURL, d.monitor...)
 	errs = append(errs, err)
-	errs = append(errs, c.checkSlack())
+	errs = append(errs, c.CheckSlack())
 	var warning string
-	s.repair, warning, err = c.runRepair()
+	s.repair, warning, err = c.RunRepair()
 	if warning != "" {
 		fmt.Fprintf(stderr, "clickrecon: warning: %s\n", warning)
 	}
 	errs = append(errs, err)
 	if err == nil {
-		s.repairInsert, s.dsns.storeWrite, err = c.validateRunRepair(s.repair)
+		s.repairInsert, s.dsns.StoreWrite, err = c.ValidateRunRepair(s.repair)
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -1,4 +1,8 @@
-package main
+// Package config is what a clickrecon command reads from its environment
+// (and its flags, which cmd/clickrecon binds to the same fields), and the
+// checks that need no network or database: every mistake listed at once,
+// each naming the flag or variable to fix.
+package config
 
 import (
 	"context"
@@ -6,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -14,6 +19,7 @@ import (
 	"github.com/clickrecon/clickrecon/internal/console"
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/envload"
+	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/job/runlock"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report/alert"
@@ -23,9 +29,9 @@ import (
 	"github.com/clickrecon/clickrecon/sources/store"
 )
 
-// config is everything the environment can set. Flags override the fields
-// they share with it (see parseArgs).
-type config struct {
+// Config is everything the environment can set. Flags override the fields
+// they share with it (cmd/clickrecon binds them after Load).
+type Config struct {
 	APIKey      string `env:"ELIDO_API_KEY"`
 	WorkspaceID string `env:"ELIDO_WORKSPACE_ID"`
 	APIBase     string `env:"ELIDO_API_BASE, default=https://api.elido.app/v1"`
@@ -98,7 +104,7 @@ type config struct {
 
 	// unread are the variables given but unreadable (envload.Unread): a
 	// NAME_FILE that cannot be read, NAME and NAME_FILE both set, a value
-	// of the wrong type. Their errors come from loadConfig.
+	// of the wrong type. Their errors come from Load.
 	unread map[string]bool
 }
 
@@ -106,14 +112,14 @@ type config struct {
 // Kubernetes Secret). A file's trailing line break is dropped.
 var secretVars = []string{"ELIDO_API_KEY", "STORE_DSN", "STORE_WRITE_DSN", "HISTORY_DSN", "SLACK_WEBHOOK_URL", "SLACK_BOT_TOKEN", "PUSHGATEWAY_URL", "HEALTHCHECK_URL"}
 
-// loadConfig reads the environment. An error names the variable. Each
+// Load reads the environment. An error names the variable. Each
 // variable is judged on its own (envload.Load): one whose value cannot be
 // read is set aside (its default stands, and unread names it) and the rest
 // are read, so that the error lists every bad variable at once, and the
-// config returned with it is still fit for the checks of validateRun,
+// config returned with it is still fit for the checks of ValidateRun,
 // which then add theirs and never call a variable set aside "not set".
-func loadConfig(ctx context.Context, env envconfig.Lookuper) (config, error) {
-	var c config
+func Load(ctx context.Context, env envconfig.Lookuper) (Config, error) {
+	var c Config
 	err := envload.Load(ctx, env, &c, secretVars)
 	c.unread = envload.Unread(err)
 	return c, err
@@ -122,19 +128,19 @@ func loadConfig(ctx context.Context, env envconfig.Lookuper) (config, error) {
 // isSet reports whether the variable name was given: value is what it
 // holds, "" when it was set aside as unreadable (its error already says
 // what is wrong with it, so it is not also "not set").
-func (c config) isSet(name, value string) bool { return value != "" || c.unread[name] }
+func (c Config) isSet(name, value string) bool { return value != "" || c.unread[name] }
 
-// validateCommon checks what run and demo share: the tolerances, the
+// ValidateCommon checks what run and demo share: the tolerances, the
 // output flags and the logging variables. It returns every mistake it
 // finds, joined (errors.Join), not only the first.
-func (c config) validateCommon() error {
+func (c Config) ValidateCommon() error {
 	var errs []error
 	add := func(err error) {
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
-	add(c.tolerance().Validate())
+	add(c.Tolerance().Validate())
 	switch c.FailOn {
 	case "none", "warn", "fail":
 	default:
@@ -155,7 +161,7 @@ func (c config) validateCommon() error {
 	default:
 		add(fmt.Errorf("--format (RECON_FORMAT) must be text or json, got %q", c.Format))
 	}
-	add(c.checkLogging())
+	add(c.CheckLogging())
 	_, err := alert.ParseNotify(c.SlackNotify)
 	add(err)
 	if c.ReportURL != "" {
@@ -163,7 +169,7 @@ func (c config) validateCommon() error {
 		_, err := storage.HTMLURL(c.ReportURL, "run")
 		add(err)
 	}
-	add(checkReportDir(c.ReportDir))
+	add(CheckReportDir(c.ReportDir))
 	if c.Settle < 0 {
 		add(fmt.Errorf("RECON_SETTLE must not be negative, got %s", c.Settle))
 	}
@@ -182,9 +188,9 @@ func (c config) validateCommon() error {
 	return errors.Join(errs...)
 }
 
-// checkLogging checks LOG_LEVEL and LOG_FORMAT, which every command that
+// CheckLogging checks LOG_LEVEL and LOG_FORMAT, which every command that
 // logs reads; it returns both mistakes, joined.
-func (c config) checkLogging() error {
+func (c Config) CheckLogging() error {
 	var errs []error
 	switch strings.ToLower(c.LogFormat) {
 	case "", "json", "text":
@@ -197,12 +203,12 @@ func (c config) checkLogging() error {
 	return errors.Join(errs...)
 }
 
-// checkReportDir refuses a --report-dir that is meant as an object-storage
+// CheckReportDir refuses a --report-dir that is meant as an object-storage
 // URL but is not one, such as s3:/bucket or gs:bucket: taken as a folder,
 // it would quietly write the reports to ./s3:/bucket on the pod's disk.
 // It also refuses a gs:// or azblob:// URL in a build without that driver
 // (storage.CheckDriver), before any command reads or writes anything.
-func checkReportDir(dir string) error {
+func CheckReportDir(dir string) error {
 	if dir == "" {
 		return fmt.Errorf("--report-dir (RECON_REPORT_DIR) must not be empty")
 	}
@@ -222,28 +228,28 @@ func checkReportDir(dir string) error {
 		dir, strings.ToLower(scheme), dir)
 }
 
-// dsns are a command's DSNs, each parsed once, where it is validated:
+// DSNs are a command's DSNs, each parsed once, where it is validated:
 // what opens a database takes its parsed DSN from here.
-type dsns struct {
-	store      dsn.Target // STORE_DSN (store.ParseDSN)
-	history    dsn.Target // HISTORY_DSN (history.ParseDSN); zero when unset
-	storeWrite dsn.Target // STORE_WRITE_DSN (store.ParseWriteDSN); zero when unset
-	// historyMissing says HISTORY_DSN names a SQLite file that does not
+type DSNs struct {
+	Store      dsn.Target // STORE_DSN (store.ParseDSN)
+	History    dsn.Target // HISTORY_DSN (history.ParseDSN); zero when unset
+	StoreWrite dsn.Target // STORE_WRITE_DSN (store.ParseWriteDSN); zero when unset
+	// HistoryMissing says HISTORY_DSN names a SQLite file that does not
 	// exist (history is then zero): the probe tells it, to Slack too.
-	historyMissing error
+	HistoryMissing error
 }
 
-// lock is the database whose lock keeps two runs of a workspace apart
+// Lock is the database whose lock keeps two runs of a workspace apart
 // (runlock.On): a PostgreSQL history or store (an advisory lock), else
 // the SQLite history, else the SQLite store (a lock file beside it).
-func (d dsns) lock() dsn.Target { return runlock.On(d.history, d.store) }
+func (d DSNs) Lock() dsn.Target { return runlock.On(d.History, d.Store) }
 
-// validateRun checks everything a reconciliation run needs, given the
+// ValidateRun checks everything a reconciliation run needs, given the
 // current time, and returns the window it names and its DSNs, parsed
 // (but for STORE_WRITE_DSN, which repair's checks parse). Nothing here
 // touches the network or a database. It returns every mistake it finds,
 // joined.
-func (c config) validateRun(now time.Time) (reconcile.Window, dsns, error) {
+func (c Config) ValidateRun(now time.Time) (reconcile.Window, DSNs, error) {
 	var errs []error
 	add := func(err error) {
 		if err != nil {
@@ -251,18 +257,18 @@ func (c config) validateRun(now time.Time) (reconcile.Window, dsns, error) {
 		}
 	}
 	add(envload.Placeholders(c, secretVars))
-	add(c.validateCommon())
-	ec := c.elido()
+	add(c.ValidateCommon())
+	ec := c.Elido()
 	if c.unread["ELIDO_API_KEY"] {
-		ec.APIKey = "unread" // loadConfig told what is wrong with it
+		ec.APIKey = "unread" // Load told what is wrong with it
 	}
 	add(ec.Validate())
-	var parsed dsns
+	var parsed DSNs
 	if !c.isSet("STORE_DSN", c.StoreDSN) {
 		add(fmt.Errorf("STORE_DSN is not set: give postgres://USER@HOST/DB, mysql://USER@HOST/DB or sqlite:PATH (or STORE_DSN_FILE)"))
 	} else if c.StoreDSN != "" {
 		var err error
-		parsed.store, err = store.ParseDSN(c.StoreDSN)
+		parsed.Store, err = store.ParseDSN(c.StoreDSN)
 		add(err)
 	}
 	if c.Days < 1 {
@@ -273,13 +279,13 @@ func (c config) validateRun(now time.Time) (reconcile.Window, dsns, error) {
 	}
 	if c.HistoryDSN != "" {
 		// A SQLite file that does not exist is left to the probe
-		// (probeSources), which tells Slack: a history deleted overnight
+		// (job.Run's probe), which tells Slack: a history deleted overnight
 		// must not fail the night in silence. A new install's file, before
 		// clickrecon migrate, is refused there with the same words.
 		var err error
-		parsed.history, err = history.ParseDSN(c.HistoryDSN)
+		parsed.History, err = history.ParseDSN(c.HistoryDSN)
 		if errors.Is(err, fs.ErrNotExist) {
-			parsed.historyMissing = err
+			parsed.HistoryMissing = err
 		} else {
 			add(err)
 		}
@@ -305,14 +311,14 @@ func (c config) validateRun(now time.Time) (reconcile.Window, dsns, error) {
 	return w, parsed, errors.Join(errs...)
 }
 
-// secrets returns every secret the configuration holds, with the
+// Secrets returns every secret the configuration holds, with the
 // passwords of its DSNs and URLs on their own: what a Slack notice, which
 // quotes errors, must never show.
-func (c config) secrets(d dsns) []string {
+func (c Config) Secrets(d DSNs) []string {
 	// A DSN is shown redacted (internal/dsn): its password, and the
 	// parameters that carry one, are the secret, not a SQLite file's path.
 	out := []string{c.APIKey, c.SlackWebhookURL, c.SlackBotToken, c.PushgatewayURL, c.HealthcheckURL}
-	for _, t := range []dsn.Target{d.store, d.storeWrite, d.history} {
+	for _, t := range []dsn.Target{d.Store, d.StoreWrite, d.History} {
 		out = append(out, t.Secrets...)
 	}
 	for _, raw := range []string{c.PushgatewayURL, c.HealthcheckURL} {
@@ -334,9 +340,9 @@ func (c config) secrets(d dsns) []string {
 	return kept
 }
 
-// elido returns the Elido client's configuration; its Validate is where
+// Elido returns the Elido client's configuration; its Validate is where
 // the ELIDO_* variables are checked.
-func (c config) elido() elido.Config {
+func (c Config) Elido() elido.Config {
 	return elido.Config{
 		BaseURL:       c.APIBase,
 		APIKey:        c.APIKey,
@@ -345,19 +351,19 @@ func (c config) elido() elido.Config {
 	}
 }
 
-// checkSlack checks the Slack variables together (alert.New), unless one
-// of their secrets was unreadable: loadConfig told that, and the rest
+// CheckSlack checks the Slack variables together (alert.New), unless one
+// of their secrets was unreadable: Load told that, and the rest
 // would be judged without it.
-func (c config) checkSlack() error {
+func (c Config) CheckSlack() error {
 	if c.unread["SLACK_WEBHOOK_URL"] || c.unread["SLACK_BOT_TOKEN"] {
 		return nil
 	}
-	_, err := alert.New(c.slack())
+	_, err := alert.New(c.Slack())
 	return err
 }
 
-// slack returns the notifier's configuration.
-func (c config) slack() alert.Config {
+// Slack returns the notifier's configuration.
+func (c Config) Slack() alert.Config {
 	return alert.Config{
 		WebhookURL: c.SlackWebhookURL,
 		BotToken:   c.SlackBotToken,
@@ -367,13 +373,65 @@ func (c config) slack() alert.Config {
 	}
 }
 
-func (c config) tolerance() reconcile.Tolerance {
+// Tolerance is the run's tolerance and failure thresholds.
+func (c Config) Tolerance() reconcile.Tolerance {
 	return reconcile.Tolerance{Abs: c.ToleranceAbs, Pct: c.TolerancePct, FailAbs: c.FailAbs, FailPct: c.FailPct}
 }
 
-func (c config) failOn() reconcile.Severity {
+// FailOnSeverity is --fail-on (RECON_FAIL_ON) as a severity, "" for none.
+func (c Config) FailOnSeverity() reconcile.Severity {
 	if c.FailOn == "none" {
 		return ""
 	}
 	return reconcile.Severity(c.FailOn)
+}
+
+// ValidateRepair checks what repair needs beyond what run does, and
+// returns the custom insert statement (REPAIR_INSERT_FILE), if any, and
+// STORE_WRITE_DSN parsed (zero when unset).
+func (c Config) ValidateRepair() (insert string, storeWrite dsn.Target, err error) {
+	switch {
+	case c.StoreQueryFile != "":
+		return "", dsn.Target{}, errors.New("repair reads the events schema (table clicks: ts, link_id, country_code) and cannot use STORE_QUERY_FILE: unset it (REPAIR_INSERT_FILE may give an insert for a table with more columns)")
+	case c.StorePreset == store.PresetDaily:
+		return "", dsn.Target{}, errors.New("repair needs each click's time, and the daily preset has a counter per link and day: it cannot be repaired click by click (docs/repair.md says how to raise its counters from Elido's per-link breakdown instead)")
+	case c.Apply && !c.isSet("STORE_WRITE_DSN", c.StoreWriteDSN):
+		return "", dsn.Target{}, errors.New("--apply needs STORE_WRITE_DSN (or STORE_WRITE_DSN_FILE): a role that may insert into the click store; STORE_DSN stays read-only")
+	case strings.Contains(c.ReportDir, "://"):
+		return "", dsn.Target{}, fmt.Errorf("repair writes its files to a local folder: give --report-dir (RECON_REPORT_DIR) as a path, not %s", dsn.Redact(c.ReportDir))
+	}
+	if c.StoreWriteDSN != "" {
+		if storeWrite, err = store.ParseWriteDSN(c.StoreWriteDSN); err != nil {
+			return "", dsn.Target{}, err
+		}
+	}
+	if c.RepairInsertFile == "" {
+		return "", storeWrite, nil
+	}
+	b, err := os.ReadFile(c.RepairInsertFile)
+	if err != nil {
+		return "", dsn.Target{}, fmt.Errorf("REPAIR_INSERT_FILE: %w", err)
+	}
+	return string(b), storeWrite, nil
+}
+
+// ValidateRunRepair checks what run's --repair (RECON_REPAIR) needs, with
+// or without --apply, and returns the custom insert statement, if any, and
+// STORE_WRITE_DSN parsed (zero when unset).
+func (c Config) ValidateRunRepair(mode job.RepairMode) (insert string, storeWrite dsn.Target, err error) {
+	if mode == job.RepairOff {
+		return "", dsn.Target{}, nil
+	}
+	c.Apply = mode == job.RepairApply
+	insert, storeWrite, err = c.ValidateRepair()
+	if err != nil {
+		return "", dsn.Target{}, fmt.Errorf("--repair: %w", err)
+	}
+	return insert, storeWrite, nil
+}
+
+// RunRepair is run's repair mode, from --repair and --apply
+// (RECON_REPAIR, REPAIR_APPLY; job.ParseRepairMode).
+func (c Config) RunRepair() (mode job.RepairMode, warning string, err error) {
+	return job.ParseRepairMode(c.Repair, c.RepairFlagSet, c.Apply)
 }
