@@ -10,6 +10,7 @@ import (
 	"github.com/clickrecon/clickrecon/internal/console"
 	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/storage"
 	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
@@ -63,7 +64,7 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 		Window: window, Settle: c.Settle, Query: query,
 		Store: dsns.Store, StoreWrite: storeWrite, Insert: insertSQL, Apply: c.Apply,
 		TimestampZone: tsZone,
-		Dir:           filepath.Join(c.ReportDir, "repair-"+runKey),
+		Dir:           filepath.Join(c.ReportDir, storage.RepairPrefix+runKey),
 		Lock:          dsns.Lock(), WorkspaceID: c.WorkspaceID,
 	}, job.Deps{Elido: client, Log: log, Now: d.now}, stdout)
 	return out.Code

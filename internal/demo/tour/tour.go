@@ -20,6 +20,7 @@ import (
 	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/alert"
+	"github.com/clickrecon/clickrecon/report/storage"
 	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
@@ -94,7 +95,7 @@ func Run(ctx context.Context, o Options, stdout io.Writer) (int, error) {
 	repaired, _ := job.Repair(ctx, job.RepairOptions{
 		Window: w, Settle: ro.Settle, Query: query,
 		Store: storeDSN, StoreWrite: storeWrite, Apply: true,
-		Dir: filepath.Join(ro.ReportDir, "repair-"+runKey),
+		Dir: filepath.Join(ro.ReportDir, storage.RepairPrefix+runKey),
 	}, job.Deps{Elido: client, Log: log, Now: o.Now}, stdout)
 	if repaired.Code == job.ExitIncomplete {
 		return job.ExitIncomplete, nil
