@@ -42,6 +42,19 @@ func New(t *testing.T, prefix string, afterGet func(key string)) (dir string, pu
 		}
 	}))
 	t.Cleanup(srv.Close)
+	Isolate(t)
+	return Dir(srv.URL, prefix), func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(written)
+	}
+}
+
+// Isolate makes the AWS SDK take its credentials and configuration from
+// the test alone, never from the machine's ~/.aws or an instance metadata
+// service.
+func Isolate(t *testing.T) {
+	t.Helper()
 	home := t.TempDir()
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
@@ -49,10 +62,11 @@ func New(t *testing.T, prefix string, afterGet func(key string)) (dir string, pu
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(home, "credentials"))
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	t.Setenv("AWS_PROFILE", "")
-	q := url.Values{"endpoint": {srv.URL}, "use_path_style": {"true"}, "region": {"eu-central-1"}}
-	return "s3://reports/" + prefix + "?" + q.Encode(), func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(written)
-	}
+}
+
+// Dir is the RECON_REPORT_DIR naming prefix in the bucket "reports" of
+// the S3 server at endpoint.
+func Dir(endpoint, prefix string) string {
+	q := url.Values{"endpoint": {endpoint}, "use_path_style": {"true"}, "region": {"eu-central-1"}}
+	return "s3://reports/" + prefix + "?" + q.Encode()
 }

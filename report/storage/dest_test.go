@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/clickrecon/clickrecon/internal/s3test"
 	"github.com/clickrecon/clickrecon/report"
 )
 
@@ -402,24 +402,12 @@ func newS3(t *testing.T) *s3Server {
 	}))
 	t.Cleanup(srv.Close)
 	s.url = srv.URL
-
-	// Credentials and configuration from the test alone, never from the
-	// machine's ~/.aws or an instance metadata service.
-	home := t.TempDir()
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(home, "config"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(home, "credentials"))
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_PROFILE", "")
+	s3test.Isolate(t)
 	return s
 }
 
 // dest returns the s3:// URL of prefix in the bucket, pointed at s.
-func (s *s3Server) dest(prefix string) string {
-	q := url.Values{"endpoint": {s.url}, "use_path_style": {"true"}, "region": {"eu-central-1"}}
-	return "s3://reports/" + prefix + "?" + q.Encode()
-}
+func (s *s3Server) dest(prefix string) string { return s3test.Dir(s.url, prefix) }
 
 func (s *s3Server) putKeys() []string {
 	s.mu.Lock()
