@@ -118,29 +118,26 @@ func writePlanFiles(dir string, files []planFile) error {
 	return durable.SyncDir(dir)
 }
 
-// replaceFile writes f into dir under a temporary name, then renames it
-// to f.name; the temporary file is removed when the rename does not
+// replaceFile writes f into dir under a temporary name of its own (made
+// with O_EXCL, so never a file that was there), then renames it to
+// f.name. The file is created 0640 less the umask, as the plan's other
+// files are; the temporary file is removed when the rename does not
 // happen.
 func replaceFile(dir string, f planFile) error {
-	tmp, err := os.CreateTemp(dir, "."+f.name+".*.tmp")
-	if err != nil {
+	for n := 0; ; n++ {
+		tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d-%d.tmp", f.name, os.Getpid(), n))
+		err := durable.WriteFile(tmp, f.data, os.O_EXCL, 0o640)
+		if errors.Is(err, fs.ErrExist) {
+			continue // left by a run that was killed: not ours to touch
+		}
+		if err == nil {
+			err = os.Rename(tmp, filepath.Join(dir, f.name))
+		}
+		if err != nil {
+			os.Remove(tmp)
+		}
 		return err
 	}
-	name := tmp.Name()
-	tmp.Close()
-	if err := durable.WriteFile(name, f.data, os.O_TRUNC, 0o640); err != nil {
-		os.Remove(name)
-		return err
-	}
-	if err := os.Chmod(name, 0o640); err != nil {
-		os.Remove(name)
-		return err
-	}
-	if err := os.Rename(name, filepath.Join(dir, f.name)); err != nil {
-		os.Remove(name)
-		return err
-	}
-	return nil
 }
 
 // FileJournal is a Journal that appends a synced line to a file (apply.log)
