@@ -140,9 +140,11 @@ func scanClicks(d dsn.Dialect, wall, pinned *time.Location, rows *sql.Rows) ([]C
 			if err := rows.Scan(&c.TS, &link, &country, &w); err != nil {
 				return nil, err
 			}
-			c.Wall = w.String
-			if t, err := time.Parse(wallLayout, c.Wall); w.Valid && err == nil {
-				_, c.SkippedWall = WallInstant(t, pinned)
+			if w.Valid { // a timestamp column: its wall time, as written
+				c.Wall = w.String
+				if t, err := time.Parse(wallLayout, c.Wall); err == nil {
+					_, c.SkippedWall = WallInstant(t, pinned)
+				}
 			}
 		}
 		if !link.Valid {

@@ -175,16 +175,13 @@ func (s *Store) EventColumns(ctx context.Context) (Columns, error) {
 
 // linkCheck says why q's per-link counts cannot be byte for byte on s, if
 // they cannot (ErrNotByteWise); a custom query is its author's to write.
-// The catalog is read once per preset.
+// The catalog is read once per table (columnsOf).
 func (s *Store) linkCheck(ctx context.Context, q Query) error {
 	if q.name != PresetEvents && q.name != PresetDaily {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err, ok := s.linkChecked[q.name]; ok {
-		return err
-	}
 	table := "clicks"
 	if q.name == PresetDaily {
 		table = "click_counts"
@@ -193,15 +190,10 @@ func (s *Store) linkCheck(ctx context.Context, q Query) error {
 	if err != nil {
 		return err
 	}
-	link, ok := cols["link_id"]
-	if ok {
-		err = link.merges(s.dialect, q.name == PresetDaily)
+	if link, ok := cols["link_id"]; ok {
+		return link.merges(s.dialect, q.name == PresetDaily)
 	}
-	if s.linkChecked == nil {
-		s.linkChecked = map[string]error{}
-	}
-	s.linkChecked[q.name] = err
-	return err
+	return nil
 }
 
 // columnsOf returns table's text columns (textColumns), read from the

@@ -134,9 +134,6 @@ type Store struct {
 	tsZone *time.Location
 
 	mu sync.Mutex
-	// linkChecked holds, per preset, what linkCheck found: nil, or why
-	// the per-link counts cannot be byte for byte.
-	linkChecked map[string]error
 	// catalog holds, per table, its text columns as the catalog showed
 	// them (columnsOf): a repair's EventColumns and linkCheck read the
 	// clicks table's once.
