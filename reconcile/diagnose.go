@@ -1072,8 +1072,7 @@ func (d *diagDay) evidence() []string {
 // explains the day's whole loss, else nil: hourly counts have no links.
 func (d *diagDay) wholeDay(clicks int64) *int {
 	var lost int64
-	for i, h := range d.ev.Hours {
-		_ = i
+	for _, h := range d.ev.Hours {
 		lost += max(0, h.API-h.Local)
 	}
 	if d.ev.LinksLost == nil || clicks != lost {

@@ -105,7 +105,7 @@ func applyDay(ctx context.Context, w Writer, p DayPlan, add []Click, j Journal, 
 		if len(h.Add) > 0 {
 			clicks := make([]store.Click, len(h.Add))
 			for i, c := range h.Add {
-				clicks[i] = store.Click{TS: c.TS, LinkID: c.LinkID, CountryCode: c.CountryCode}
+				clicks[i] = c.toStore()
 			}
 			hours = append(hours, store.HourWrite{From: h.From, To: h.To, Clicks: clicks})
 		}

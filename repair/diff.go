@@ -42,6 +42,17 @@ type key struct {
 	country string
 }
 
+// fromStore is the store's row c as a click of the comparison (its wall
+// time aside).
+func fromStore(c store.Click) Click {
+	return Click{TS: c.TS, LinkID: c.LinkID, CountryCode: c.CountryCode}
+}
+
+// toStore is c as a row the store writes.
+func (c Click) toStore() store.Click {
+	return store.Click{TS: c.TS, LinkID: c.LinkID, CountryCode: c.CountryCode}
+}
+
 func (c Click) key() key { return key{c.TS.UnixMilli(), c.LinkID, c.CountryCode} }
 
 // normal returns c at the precision the comparison uses.

@@ -187,7 +187,7 @@ func planHour(ctx context.Context, api Elido, st Store, o Options, h Hour) (Hour
 	}
 	l := make([]Click, len(lc))
 	for i, c := range lc {
-		l[i] = Click{TS: c.TS, LinkID: c.LinkID, CountryCode: c.CountryCode}
+		l[i] = fromStore(c)
 	}
 	return PlanHour(h, reads[0], reads[1], l), nil
 }

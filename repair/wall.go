@@ -40,21 +40,21 @@ type wallKey struct {
 // at a wall time the zone skips, or when the difference does not account
 // for the gap.
 func PlanWallHour(h Hour, api, again []Click, local []store.Click, zone *time.Location) HourPlan {
-	l := make([]Click, len(local))
-	for i, c := range local {
-		l[i] = Click{TS: c.TS, LinkID: c.LinkID, CountryCode: c.CountryCode}
-	}
 	p := HourPlan{Hour: h, Refused: checkReads(h, api, again, len(local))}
 	if p.Refused != "" {
 		return p
 	}
 	var skipped []string
+	sorted := slices.Clone(api)
+	slices.SortFunc(sorted, compareClicks)
+	keys := make([]wallKey, len(sorted))
 	counts := map[wallKey]int{}
-	for _, c := range api {
-		counts[wallKey{store.WallKey(c.TS, zone), c.LinkID, c.CountryCode}]++
+	for i, c := range sorted {
+		keys[i] = wallKey{store.WallKey(c.TS, zone), c.LinkID, c.CountryCode}
+		counts[keys[i]]++
 	}
 	rows := map[wallKey][]Click{}
-	for i, c := range local {
+	for _, c := range local {
 		wall := c.Wall
 		if wall == "" {
 			wall = store.WallKey(c.TS, zone)
@@ -63,13 +63,10 @@ func PlanWallHour(h Hour, api, again []Click, local []store.Click, zone *time.Lo
 		}
 		k := wallKey{wall, c.LinkID, c.CountryCode}
 		counts[k]--
-		rows[k] = append(rows[k], l[i].normal())
+		rows[k] = append(rows[k], fromStore(c).normal())
 	}
-	sorted := slices.Clone(api)
-	slices.SortFunc(sorted, compareClicks)
-	for _, c := range sorted {
-		k := wallKey{store.WallKey(c.TS, zone), c.LinkID, c.CountryCode}
-		if counts[k] > 0 {
+	for i, c := range sorted {
+		if k := keys[i]; counts[k] > 0 {
 			counts[k]--
 			p.Add = append(p.Add, c.normal())
 		}
