@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
-	"net/http"
 	"strings"
 	"time"
 
@@ -290,12 +289,5 @@ func Elido(ctx context.Context, c *elido.Client, day reconcile.Date, loc *time.L
 	}
 	// The client's errors say what to check (the key, the workspace, the
 	// base URL).
-	var ae *elido.APIError
-	if errors.As(err, &ae) {
-		switch ae.Status {
-		case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
-			return err, false
-		}
-	}
-	return err, !errors.Is(err, safehttp.ErrRedirect)
+	return err, !elido.NeedsFixing(err) && !errors.Is(err, safehttp.ErrRedirect)
 }

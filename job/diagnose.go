@@ -26,11 +26,6 @@ const (
 	DiagnoseOff    DiagnoseMode = "off"    // no diagnosis
 )
 
-// rawPageSize is the page size the diagnosis reads an hour's clicks with:
-// the first of the two reads a repair makes of an hour, which it then
-// reuses (rawReads).
-const rawPageSize = 1000
-
 // diagnoser reads the evidence of the run's settled gap days and names
 // their shapes (reconcile.Diagnose).
 type diagnoser struct {
@@ -200,7 +195,7 @@ func (dg diagnoser) rawHours(ctx context.Context, b *budget, day reconcile.DayRe
 	_, dayEnd := day.Date.Bounds(dg.window.Loc)
 	need := 0
 	for _, h := range day.HoursWithGap {
-		need += int(max(1, (h.API+rawPageSize-1)/rawPageSize))
+		need += int(max(1, (h.API+repair.PageSize-1)/repair.PageSize))
 	}
 	if b.max-b.used() < need {
 		return nil, fmt.Sprintf("raw clicks not read: RECON_DRILLDOWN_MAX_REQUESTS leaves %d requests, its %d hours that differ need %d", b.max-b.used(), len(day.HoursWithGap), need), false
@@ -220,7 +215,7 @@ func (dg diagnoser) rawHours(ctx context.Context, b *budget, day reconcile.DayRe
 			dg.log.Warn("store rows not read for the diagnosis", "date", day.Date.String(), "err", err)
 			return nil, "raw clicks not read: the store's rows could not be read", false
 		}
-		clicks, err := dg.client.ClicksRecentPaged(ctx, from, to, rawPageSize)
+		clicks, err := dg.client.ClicksRecentPaged(ctx, from, to, repair.PageSize)
 		b.check(err)
 		if err != nil {
 			dg.log.Warn("raw clicks not read for the diagnosis", "date", day.Date.String(), "err", err)
@@ -298,7 +293,7 @@ func rowClicks(rows []store.Click) []reconcile.Click {
 	return out
 }
 
-// rawReads are the clicks the diagnosis read with rawPageSize, by span, for
+// rawReads are the clicks the diagnosis read with repair.PageSize, by span, for
 // the repair of the same run to take instead of reading them again. Each
 // is given once: the repair's second read, with other page boundaries,
 // still goes to Elido, so what it proves it still proves.
@@ -329,14 +324,14 @@ func (r *rawReads) take(from, to time.Time) ([]elido.Click, bool) {
 }
 
 // reusingElido is the Elido a run's repair reads: the client, except that
-// the first read of an hour at rawPageSize is the one the diagnosis made.
+// the first read of an hour at repair.PageSize is the one the diagnosis made.
 type reusingElido struct {
 	*elido.Client
 	reads *rawReads
 }
 
 func (e reusingElido) ClicksRecentPaged(ctx context.Context, from, to time.Time, pageSize int) ([]elido.Click, error) {
-	if pageSize == rawPageSize {
+	if pageSize == repair.PageSize {
 		if got, ok := e.reads.take(from, to); ok {
 			return got, nil
 		}

@@ -172,7 +172,7 @@ func Run(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	d = d.withDefaults()
 	lock, lockErr, refused := takeLock(ctx, d.Log, o.Lock, o.WorkspaceID, o.Format, d.Stdout, "run")
 	if refused {
-		return Outcome{Refused: true, Code: ExitIncomplete}, nil
+		return Outcome{Code: ExitIncomplete}, nil
 	}
 	defer releaseLock(d.Log, lock)
 	if lock != nil {

@@ -93,9 +93,6 @@ type Outcome struct {
 	// Unread says the run stopped at its probe, before it read anything
 	// (Options.Probe): there are no days to alert or record.
 	Unread bool
-	// Refused says another run or repair of the workspace held the run
-	// lock: this one did nothing else.
-	Refused bool
 	// Code is the exit code of docs/contract.md the run comes to.
 	Code int
 }

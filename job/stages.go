@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/clickrecon/clickrecon/check"
@@ -198,14 +197,7 @@ func failing(rep report.Report, failOn reconcile.Severity) bool {
 // fit the database, a history that was never migrated, a Slack webhook,
 // token or channel that is wrong.
 func needsFixing(err error) bool {
-	var ae *elido.APIError
-	if errors.As(err, &ae) {
-		switch ae.Status {
-		case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
-			return true
-		}
-	}
-	return errors.Is(err, store.ErrBadQuery) || errors.Is(err, store.ErrRefused) ||
+	return elido.NeedsFixing(err) || errors.Is(err, store.ErrBadQuery) || errors.Is(err, store.ErrRefused) ||
 		errors.Is(err, history.ErrNotMigrated) || errors.Is(err, alert.ErrMisconfigured)
 }
 

@@ -19,9 +19,11 @@ type Elido interface {
 
 // The page sizes an hour's clicks are read with, once each: their page
 // boundaries fall in different places (997 is prime), so a click lost or
-// repeated where a page ends shows as two reads that disagree.
+// repeated where a page ends shows as two reads that disagree. PageSize
+// is the first read's, which a run's diagnosis makes too and a repair
+// then reuses.
 const (
-	pageSize      = 1000
+	PageSize      = 1000
 	pageSizeAgain = 997
 )
 
@@ -168,7 +170,7 @@ func units(apiHours, localHours []elido.HourCount, dayEnd time.Time, wall *time.
 
 func planHour(ctx context.Context, api Elido, st Store, o Options, h Hour) (HourPlan, error) {
 	var reads [2][]Click
-	for i, size := range []int{pageSize, pageSizeAgain} {
+	for i, size := range []int{PageSize, pageSizeAgain} {
 		got, err := api.ClicksRecentPaged(ctx, h.From, h.To, size)
 		if err != nil {
 			return HourPlan{}, err

@@ -26,6 +26,20 @@ type APIError struct {
 	giveUp   string // why retrying stopped early, if it did
 }
 
+// NeedsFixing reports whether err is an answer of Elido's that only the
+// configuration mends, which no retry changes: 401 (the API key), 403
+// (its scope or workspace), 404 (the workspace or base URL).
+func NeedsFixing(err error) bool {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		switch ae.Status {
+		case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound:
+			return true
+		}
+	}
+	return false
+}
+
 // Error names the operation, the status, the API's message and request id,
 // and ends with what to do.
 func (e *APIError) Error() string {
