@@ -241,7 +241,7 @@ func repairMissing(ctx context.Context, d Deps, o runRepair, st *store.Store, na
 		log.Error("repair not planned", "err", err)
 		return []report.Finding{finding("no repair: %v", err)}
 	}
-	dir := filepath.Join(o.ReportDir, storage.RepairPrefix+o.RunKey)
+	dir := storage.RepairDir(o.ReportDir, o.RunKey)
 	attempt, err := repair.WritePlan(dir, d.Now(), plans, o.Store.Dialect)
 	if err != nil {
 		log.Error("repair plan not written: nothing applied", "err", err)

@@ -213,7 +213,6 @@ type timelineChart struct {
 	Width, Height, Left, Top float64
 	PlotBottom               float64
 	Bars                     []chartDay
-	Store                    string // the store's polyline points
 	Shades                   []chartDay
 	Marks                    []chartLabel
 	Labels                   []chartLabel

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"path/filepath"
 
 	"github.com/sethvargo/go-envconfig"
 
@@ -64,7 +63,7 @@ func cmdRepair(ctx context.Context, args []string, env envconfig.Lookuper, stdou
 		Window: window, Settle: c.Settle, Query: query,
 		Store: dsns.Store, StoreWrite: storeWrite, Insert: insertSQL, Apply: c.Apply,
 		TimestampZone: tsZone,
-		Dir:           filepath.Join(c.ReportDir, storage.RepairPrefix+runKey),
+		Dir:           storage.RepairDir(c.ReportDir, runKey),
 		Lock:          dsns.Lock(), WorkspaceID: c.WorkspaceID,
 	}, job.Deps{Elido: client, Log: log, Now: d.now}, stdout)
 	return out.Code

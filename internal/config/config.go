@@ -151,8 +151,8 @@ func (c Config) ValidateCommon() error {
 	default:
 		add(fmt.Errorf("--drilldown (RECON_DRILLDOWN) must be auto or off, got %q", c.Drilldown))
 	}
-	switch c.Diagnose {
-	case "raw", "hourly", "off": // job.DiagnoseMode
+	switch job.DiagnoseMode(c.Diagnose) {
+	case job.DiagnoseRaw, job.DiagnoseHourly, job.DiagnoseOff:
 	default:
 		add(fmt.Errorf("RECON_DIAGNOSE must be raw, hourly or off, got %q", c.Diagnose))
 	}

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +14,10 @@ import (
 // to, beside the run folders: repair-<run key>. The viewer serves it
 // under the same name.
 const RepairPrefix = "repair-"
+
+// RepairDir is the local folder a repair of the run runKey writes its
+// plan to, in the report folder dir.
+func RepairDir(dir, runKey string) string { return filepath.Join(dir, RepairPrefix+runKey) }
 
 // isRepairFolder reports whether name is exactly repair- and a run key.
 func isRepairFolder(name string) bool {

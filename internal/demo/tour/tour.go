@@ -95,7 +95,7 @@ func Run(ctx context.Context, o Options, stdout io.Writer) (int, error) {
 	repaired, _ := job.Repair(ctx, job.RepairOptions{
 		Window: w, Settle: ro.Settle, Query: query,
 		Store: storeDSN, StoreWrite: storeWrite, Apply: true,
-		Dir: filepath.Join(ro.ReportDir, storage.RepairPrefix+runKey),
+		Dir: storage.RepairDir(ro.ReportDir, runKey),
 	}, job.Deps{Elido: client, Log: log, Now: o.Now}, stdout)
 	if repaired.Code == job.ExitIncomplete {
 		return job.ExitIncomplete, nil
