@@ -19,6 +19,36 @@ const RepairPrefix = "repair-"
 // plan to, in the report folder dir.
 func RepairDir(dir, runKey string) string { return filepath.Join(dir, RepairPrefix+runKey) }
 
+// HasRepair reports whether the run runKey has a repair plan's folder,
+// without listing it (RepairFiles does).
+func (d *Dest) HasRepair(runKey string) bool {
+	root, _, err := d.repairRoot(runKey)
+	if err != nil {
+		return false
+	}
+	root.Close()
+	return true
+}
+
+// repairRoot opens the local report folder, which the caller closes, and
+// returns the name in it of runKey's plan folder: ErrNoReport when there
+// is none (an object store holds none), never through a symbolic link.
+func (d *Dest) repairRoot(runKey string) (*os.Root, string, error) {
+	if d.bucket != nil || !isRunKey(runKey) {
+		return nil, "", ErrNoReport
+	}
+	root, err := os.OpenRoot(d.dir)
+	if err != nil {
+		return nil, "", err
+	}
+	dir := RepairPrefix + runKey
+	if fi, err := root.Lstat(dir); err != nil || !fi.IsDir() {
+		root.Close()
+		return nil, "", ErrNoReport
+	}
+	return root, dir, nil
+}
+
 // isRepairFolder reports whether name is exactly repair- and a run key.
 func isRepairFolder(name string) bool {
 	key, ok := strings.CutPrefix(name, RepairPrefix)
@@ -49,18 +79,11 @@ type RepairFile struct {
 // repair writes to a local folder only): it is ErrNoReport, as is a
 // folder that is not there.
 func (d *Dest) RepairFiles(runKey string) ([]RepairFile, error) {
-	if d.bucket != nil || !isRunKey(runKey) {
-		return nil, ErrNoReport
-	}
-	root, err := os.OpenRoot(d.dir)
+	root, dir, err := d.repairRoot(runKey)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	dir := RepairPrefix + runKey
-	if fi, err := root.Lstat(dir); err != nil || !fi.IsDir() {
-		return nil, ErrNoReport
-	}
 	var files []RepairFile
 	var walk func(rel string, depth int) error
 	walk = func(rel string, depth int) error {

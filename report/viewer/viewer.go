@@ -318,12 +318,11 @@ func servePage(w http.ResponseWriter, name string, data any, log *slog.Logger) {
 // runBar is the bar of links put at the top of a served report.html: back
 // to the index, and to the run's other files and its repair plan.
 func runBar(d *storage.Dest, runKey string) []byte {
-	_, err := d.RepairFiles(runKey)
 	var b bytes.Buffer
 	if err := templates.ExecuteTemplate(&b, "bar", struct {
 		Key    string
 		Repair bool
-	}{runKey, err == nil}); err != nil {
+	}{runKey, d.HasRepair(runKey)}); err != nil {
 		return nil
 	}
 	return b.Bytes()
