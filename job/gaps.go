@@ -149,7 +149,7 @@ func (o gapOutcome) LogValue() slog.Value {
 
 // alertFacts is what the history says Slack was told of the run's window,
 // read before the decision (recallAlerts): the alerts of its days, and,
-// with a bot token, every day each earlier message that can be edited
+// with a bot token, every day each earlier message the update edits
 // shows. Err is why they could not be read (the run lock lost, an earlier
 // post not settled, the history unread): the stage then posts nothing.
 type alertFacts struct {
@@ -168,8 +168,9 @@ type msgRef struct{ channel, ts string }
 // anything is decided: with the run lock checked first, every post an
 // earlier run left pending is settled (resolvePending: the history is
 // brought up to what Slack has), then the alerts of rep's window are read
-// and, with a bot token, the days each earlier message that still shows
-// an open gap shows (the message an update edits).
+// and, with a bot token, the days each earlier message shows that still
+// shows an open gap and a day whose status changed (the message an update
+// edits).
 func recallAlerts(ctx context.Context, h *history.History, n *alert.Notifier, guard func(context.Context) error, rep report.Report, now time.Time) alertFacts {
 	var a alertFacts
 	if err := guard(ctx); err != nil {
@@ -186,10 +187,17 @@ func recallAlerts(ctx context.Context, h *history.History, n *alert.Notifier, gu
 	if n.Transport() != alert.TransportBot {
 		return a
 	}
+	// Only a message that shows a day whose status changed is edited
+	// (earlierAlerts): the others are not read.
+	edited := map[msgRef]bool{}
+	for _, c := range decideGaps(rep, a.Prior).news() {
+		p := a.Prior[c.Date]
+		edited[msgRef{p.Channel, p.TS}] = true
+	}
 	a.Messages = map[msgRef][]history.Alert{}
 	for _, p := range a.Prior {
 		k := msgRef{p.Channel, p.TS}
-		if _, read := a.Messages[k]; read || p.Healed || p.TS == "" || p.Channel == "" {
+		if _, read := a.Messages[k]; read || !edited[k] || p.Healed || p.TS == "" || p.Channel == "" {
 			continue
 		}
 		rows, err := h.MessageAlerts(ctx, scope, k.channel, k.ts)
