@@ -320,6 +320,11 @@ func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	dir, reportErr := writeReport(ctx, log, d.Reports, o.ReportDir, keep, d.Now(), rep)
 	out.Dir = dir
 	out = out.Failed(PartReport, reportErr)
+	if reportErr != nil {
+		// Nothing the run tells (Slack, the healthcheck, the summary)
+		// links a report that is not whole in its place.
+		out.Report.Link = ""
+	}
 	if h != nil && reviseErr == nil && identityID != "" && identityID != o.LegacyStoreID && interrupted == nil && !o.DryRun && !o.Unlocked {
 		lockErr, err := adoptStoreID(ctx, log, h, d.Held, o.WorkspaceID, o.LegacyStoreID, identityID)
 		out = out.Failed(PartLock, lockErr).Failed(PartHistory, err)

@@ -26,8 +26,15 @@ func TestReportNotStoredIsStillHeard(t *testing.T) {
 	good := f.env["RECON_REPORT_DIR"]
 	f.env["RECON_REPORT_DIR"] = refusingS3(t) // takes the probe's marker, refuses the report
 	f.env["RECON_REPORT_URL"] = "https://reports.example.com/clickrecon/"
+	health := newRecorder(t)
+	f.env["HEALTHCHECK_URL"] = health.URL + "/ping/uuid"
 
 	f.runs(2, exitIncomplete, window...)
+	for _, p := range health.requests() {
+		if strings.Contains(p, "reports.example.com") {
+			t.Errorf("the healthcheck's ping links the report that was not stored: %s", p)
+		}
+	}
 	got := hook.posted()
 	if len(got) != 1 {
 		t.Fatalf("two runs with the report store refusing posted %d messages, want the alert alone: %q", len(got), got)
