@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -404,7 +405,8 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 			// requests it needs; the rate limiter paces them all.
 			var g errgroup.Group
 			g.SetLimit(dayConcurrency)
-			mode := &drillMode{breakdown: summary.Mode == report.DrillBreakdown}
+			mode := &drillMode{}
+			mode.breakdown.Store(summary.Mode == report.DrillBreakdown)
 			for _, d := range worstOf(days, rc.days) {
 				dr.progress.Step("drill-down", step, len(days))
 				step++
@@ -456,23 +458,12 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 const dayConcurrency = 2
 
 // drillMode says whether the days are drilled by Elido's breakdown, until
-// a day finds Elido has none.
-type drillMode struct {
-	mu        sync.Mutex
-	breakdown bool
-}
+// a day finds Elido has none (the days are drilled concurrently).
+type drillMode struct{ breakdown atomic.Bool }
 
-func (m *drillMode) isBreakdown() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.breakdown
-}
+func (m *drillMode) isBreakdown() bool { return m.breakdown.Load() }
 
-func (m *drillMode) noBreakdown() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.breakdown = false
-}
+func (m *drillMode) noBreakdown() { m.breakdown.Store(false) }
 
 // worstOf returns the days of some, in the order of worst.
 func worstOf(worst, some []reconcile.Date) []reconcile.Date {
@@ -565,8 +556,8 @@ func (dr driller) drillDay(ctx context.Context, b *budget, rc *runCounts, p dayP
 // roomNote says why a day's links were not read: its breakdown would not
 // fit in what is left of the budget or of the time.
 func (dr driller) roomNote(b *budget, pages int) string {
-	if fatal := b.err(); fatal != nil {
-		return "per-link counts not read: the drill-down stopped: " + fatal.Error()
+	if b.err() != nil {
+		return budgetNote(b, "per-link counts", nil)
 	}
 	return fmt.Sprintf("per-link counts not read: the day's breakdown (about %d pages) and its countries and hours do not fit in the %d requests left (RECON_DRILLDOWN_MAX_REQUESTS, and ELIDO_RATE_LIMIT before the deadline); the breakdown is not started rather than cut short",
 		pages, b.room())
