@@ -228,6 +228,8 @@ type diagDay struct {
 	ev  DayEvidence
 	loc *time.Location
 	raw []RawHour
+	// rawAt are the raw hours by their first instant (Unix ms).
+	rawAt map[int64]RawHour
 	// a and r are each hour's Elido clicks and lost clicks not yet
 	// explained; surplus its surplus rows not yet explained.
 	a, r, surplus []int64
@@ -245,7 +247,10 @@ type diagDay struct {
 }
 
 func newDay(ev DayEvidence, raw []RawHour, loc *time.Location) *diagDay {
-	d := &diagDay{ev: ev, loc: loc, raw: raw}
+	d := &diagDay{ev: ev, loc: loc, raw: raw, rawAt: map[int64]RawHour{}}
+	for _, r := range raw {
+		d.rawAt[r.From.UnixMilli()] = r
+	}
 	n := len(ev.Hours)
 	d.a, d.r, d.surplus = make([]int64, n), make([]int64, n), make([]int64, n)
 	for i, h := range ev.Hours {
@@ -267,22 +272,12 @@ func (d *diagDay) hourOf(t time.Time) int {
 	return i - 1
 }
 
-// rawByStart returns the raw hours by their first instant (Unix ms).
-func (d *diagDay) rawByStart() map[int64]RawHour {
-	raw := map[int64]RawHour{}
-	for _, r := range d.raw {
-		raw[r.From.UnixMilli()] = r
-	}
-	return raw
-}
-
 // timeline is the day's bins: a minute each in the raw hours, an hour
 // each elsewhere.
 func (d *diagDay) timeline() []TimeBin {
-	raw := d.rawByStart()
 	var bins []TimeBin
 	for _, h := range d.ev.Hours {
-		r, ok := raw[h.Start.UnixMilli()]
+		r, ok := d.rawAt[h.Start.UnixMilli()]
 		if !ok {
 			bins = append(bins, TimeBin{Start: h.Start, Seconds: 3600, API: h.API, Local: h.Local})
 			continue
@@ -333,10 +328,9 @@ func (d *diagDay) clicks() {
 		d.r[i], d.surplus[i] = 0, 0
 	}
 	var seq []flagged
-	raw := d.rawByStart()
 	var dupes []Click
 	for i, h := range d.ev.Hours {
-		rh, ok := raw[h.Start.UnixMilli()]
+		rh, ok := d.rawAt[h.Start.UnixMilli()]
 		if !ok {
 			if h.API > 0 {
 				seq = append(seq, flagged{Click: Click{TS: h.Start}, marker: true})
@@ -637,12 +631,8 @@ func (d *diagDay) busy() busyBins {
 // whose raw clicks were not read hold where Elido counted clicks, and
 // those clicks.
 func (d *diagDay) unreadIntervals(iv int) (intervals int, clicks int64) {
-	read := map[int64]bool{}
-	for _, r := range d.raw {
-		read[r.From.UnixMilli()] = true
-	}
 	for i, h := range d.ev.Hours {
-		if read[h.Start.UnixMilli()] || h.API == 0 {
+		if _, read := d.rawAt[h.Start.UnixMilli()]; read || h.API == 0 {
 			continue
 		}
 		intervals += max(1, int(d.hourStart(i+1).Sub(h.Start)/time.Second)/iv)
