@@ -16,8 +16,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/clickrecon/clickrecon/demo"
 	"github.com/clickrecon/clickrecon/internal/dbtest"
-	"github.com/clickrecon/clickrecon/internal/demo"
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"

@@ -8,9 +8,9 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/demo"
+	"github.com/clickrecon/clickrecon/demo/tour"
 	"github.com/clickrecon/clickrecon/internal/console"
-	"github.com/clickrecon/clickrecon/internal/demo"
-	"github.com/clickrecon/clickrecon/internal/demo/tour"
 	"github.com/clickrecon/clickrecon/reconcile"
 )
 

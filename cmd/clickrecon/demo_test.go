@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/demo"
 	"github.com/clickrecon/clickrecon/internal/console"
-	"github.com/clickrecon/clickrecon/internal/demo"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 )

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/clickrecon/clickrecon/internal/config"
-	"github.com/clickrecon/clickrecon/internal/demo"
+	"github.com/clickrecon/clickrecon/config"
+	"github.com/clickrecon/clickrecon/demo"
 	"github.com/clickrecon/clickrecon/internal/flaghelp"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/clickrecon/clickrecon/internal/config"
+	"github.com/clickrecon/clickrecon/config"
 	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/monitor"

@@ -9,7 +9,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/clickrecon/clickrecon/internal/config"
+	"github.com/clickrecon/clickrecon/config"
 	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report/storage"

@@ -1,5 +1,5 @@
 // Package tour is what "clickrecon demo" does in the demo's world
-// (internal/demo): the real pipeline run against the simulated Elido API
+// (package demo): the real pipeline run against the simulated Elido API
 // and the embedded store, the repair of what it finds and a run after it
 // (Run); or the simulated API alone, for a run on the user's own store
 // (Serve).
@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/clickrecon/clickrecon/internal/demo"
+	"github.com/clickrecon/clickrecon/demo"
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/job"
 	"github.com/clickrecon/clickrecon/report"

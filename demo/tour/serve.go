@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/clickrecon/clickrecon/internal/demo"
+	"github.com/clickrecon/clickrecon/demo"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
