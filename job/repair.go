@@ -130,6 +130,9 @@ func repairWindow(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer
 	if naive.Assumed() {
 		fmt.Fprintf(stdout, "note: %s\n", naive.Note())
 	}
+	for _, f := range assumed(ctx, log, st, o.Query) {
+		fmt.Fprintf(stdout, "note: %s\n", f.Message)
+	}
 	opts.Wall = naive.WallZone()
 	plans, err := repair.Plan(ctx, d.Elido, st, opts)
 	if err != nil {
