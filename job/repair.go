@@ -130,7 +130,7 @@ func repairWindow(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer
 	if naive.Assumed() {
 		fmt.Fprintf(stdout, "note: %s\n", naive.Note())
 	}
-	for _, f := range assumed(ctx, log, st, o.Query) {
+	for _, f := range assumed(ctx, log, st, o.Query, o.Window.Loc) {
 		fmt.Fprintf(stdout, "note: %s\n", f.Message)
 	}
 	opts.Wall = naive.WallZone()

@@ -129,8 +129,8 @@ func assumedZone(ctx context.Context, log *slog.Logger, st *store.Store, q store
 // row-level security policy hides from STORE_DSN's role, the zone a custom
 // query runs in). A failure to tell is logged: the counts do not depend
 // on it.
-func assumed(ctx context.Context, log *slog.Logger, st *store.Store, q store.Query) []report.Finding {
-	as, err := st.Assumptions(ctx, q)
+func assumed(ctx context.Context, log *slog.Logger, st *store.Store, q store.Query, loc *time.Location) []report.Finding {
+	as, err := st.Assumptions(ctx, q, loc)
 	if err != nil {
 		log.Warn("could not tell what the store's counts rest on", "err", err)
 		return nil

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
 )
@@ -20,10 +21,21 @@ type Assumption struct {
 // every click.
 const AssumedRowSecurity = "row_security"
 
-// Assumptions reads what the counts of q on s rest on that cannot be
-// checked (rowSecurity). It reads the catalog only.
-func (s *Store) Assumptions(ctx context.Context, q Query) ([]Assumption, error) {
+// Assumptions reads what the counts of q on s, for a run in loc
+// (RECON_TZ), rest on that cannot be checked: the zone a custom query's
+// session runs in (customZone), and row-level security (rowSecurity). It
+// reads the catalog only.
+func (s *Store) Assumptions(ctx context.Context, q Query, loc *time.Location) ([]Assumption, error) {
 	var out []Assumption
+	if q.name == nameCustom || q.total.name == nameCustom {
+		z, err := s.customZone(ctx, loc)
+		if err != nil {
+			return nil, err
+		}
+		if z.zone != nil {
+			out = append(out, Assumption{Kind: AssumedQueryZone, Message: z.note()})
+		}
+	}
 	rls, err := s.rowSecurity(ctx, q)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package store
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // Row-level security is said where it hides rows from STORE_DSN's role,
@@ -14,7 +15,7 @@ func TestRowSecurityIsAssumedOnlyWhereItApplies(t *testing.T) {
 	events := mustQuery(t)(PresetQuery(PresetEvents))
 	said := func(t *testing.T, dsn string) string {
 		t.Helper()
-		as, err := openStore(t, dsn).Assumptions(t.Context(), events)
+		as, err := openStore(t, dsn).Assumptions(t.Context(), events, time.UTC)
 		if err != nil {
 			t.Fatal(err)
 		}

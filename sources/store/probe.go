@@ -40,7 +40,7 @@ func ProbeAssumed(ctx context.Context, t dsn.Target, o Options, q Query, day rec
 	if err := s.probe(ctx, q, day, loc); err != nil {
 		return nil, err
 	}
-	return s.Assumptions(ctx, q)
+	return s.Assumptions(ctx, q, loc)
 }
 
 func (s *Store) probe(ctx context.Context, q Query, day reconcile.Date, loc *time.Location) error {

@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +86,47 @@ func TestRowSecurityIsSaidInCheckAndTheRun(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "reader_not_b") {
 		t.Errorf("the run's output does not name the policy:\n%s", r.stdout)
+	}
+}
+
+// A custom query that groups days as its author's session does
+// (ts::date, date_trunc('day', ts) on a timestamptz, the role's TimeZone
+// set to Warsaw) reads a clean store as clean: it runs in a session whose
+// zone is RECON_TZ, and check says so.
+func TestCustomQueryRunsInRECONTZ(t *testing.T) {
+	// 00:30 CEST on the 25th is the 24th in UTC.
+	api := slices.Concat(dstWindowClicks(), clicksAt("lnk_c", "2026-10-24T22:30:00Z", "2026-10-25T12:00:00Z"))
+	f := newFixture(t, "postgres", api, api)
+	for name, text := range map[string]string{
+		"cast":       "SELECT link_id, count(*) AS clicks FROM clicks WHERE ts::date = :day::date GROUP BY link_id",
+		"date_trunc": "SELECT link_id, count(*) AS clicks FROM clicks WHERE date_trunc('day', ts) = :day::date GROUP BY link_id",
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "count.sql")
+			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f.env["STORE_QUERY_FILE"] = path
+			r := f.check()
+			if r.code != exitOK || !strings.Contains(r.stdout, "ASSUMED: the custom store query runs in a session whose time zone is Europe/Warsaw (RECON_TZ)") {
+				t.Errorf("check: exit %d; want 0 and the query's zone said\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			r = f.run("--from", "2026-10-24", "--to", "2026-10-26")
+			if r.code != exitOK {
+				t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			rep := f.readReport()
+			if rep.Coverage.Match != 3 {
+				t.Errorf("coverage %+v: want the clean store's 3 days to match\n%s", rep.Coverage, r.stdout)
+			}
+			var said bool
+			for _, fd := range rep.Findings {
+				said = said || fd.Kind == "query_zone" && strings.Contains(fd.Message, "Europe/Warsaw")
+			}
+			if !said {
+				t.Errorf("findings %+v: want the query's zone said", rep.Findings)
+			}
+			os.RemoveAll(f.reportDir)
+		})
 	}
 }
