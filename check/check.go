@@ -71,6 +71,10 @@ type Line struct {
 	Err     error
 	Retry   bool
 	Skipped bool
+	// Assumed are what the dependency's answers rest on that cannot be
+	// checked (store.Assumption): said, each on a line of its own, and
+	// not a failure.
+	Assumed []string
 }
 
 // Run probes every dependency s names, in the order a run meets them.
@@ -89,8 +93,11 @@ func Run(ctx context.Context, s Spec) []Line {
 	case !net && s.Store.Dialect != dsn.SQLite:
 		skip("store", "not probed without the network: "+s.Store.Redacted)
 	default:
-		err, retry := Store(ctx, s)
+		assumed, err, retry := storeProbe(ctx, s)
 		add("store", s.Store.Redacted+", "+queryName(s), err, retry)
+		for _, a := range assumed {
+			lines[len(lines)-1].Assumed = append(lines[len(lines)-1].Assumed, a.Message)
+		}
 	}
 	switch {
 	case s.StoreWrite.IsZero():
@@ -194,6 +201,9 @@ func Write(w io.Writer, lines []Line) {
 		default:
 			fmt.Fprintf(w, "%-14s ok: %s\n", l.Name, l.Note)
 		}
+		for _, a := range l.Assumed {
+			fmt.Fprintf(w, "%-14s ASSUMED: %s\n", "", a)
+		}
 	}
 }
 
@@ -201,18 +211,25 @@ func Write(w io.Writer, lines []Line) {
 // store (store.Probe). When only the configuration can mend what failed,
 // the error names what to fix and retry is false.
 func Store(ctx context.Context, s Spec) (err error, retry bool) {
+	_, err, retry = storeProbe(ctx, s)
+	return err, retry
+}
+
+// storeProbe is Store, and returns too what the store's counts rest on
+// that cannot be checked (store.ProbeAssumed).
+func storeProbe(ctx context.Context, s Spec) (assumed []store.Assumption, err error, retry bool) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	err = store.Probe(ctx, s.Store, s.StoreOptions, s.Query, s.Day, s.Loc)
+	assumed, err = store.ProbeAssumed(ctx, s.Store, s.StoreOptions, s.Query, s.Day, s.Loc)
 	switch {
 	case err == nil:
-		return nil, false
+		return assumed, nil, false
 	case errors.Is(err, store.ErrBadQuery):
-		return BadQuery(s.QueryFile, s.Query, err), false
+		return nil, BadQuery(s.QueryFile, s.Query, err), false
 	case errors.Is(err, store.ErrRefused):
-		return fmt.Errorf("STORE_DSN: %w", err), false
+		return nil, fmt.Errorf("STORE_DSN: %w", err), false
 	}
-	return fmt.Errorf("STORE_DSN: %w", err), true
+	return nil, fmt.Errorf("STORE_DSN: %w", err), true
 }
 
 // BadQuery says which variable to fix when the store query does not fit

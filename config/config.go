@@ -42,7 +42,7 @@ type Config struct {
 	StorePreset    string `env:"STORE_PRESET, default=events"`
 	StoreQueryFile string `env:"STORE_QUERY_FILE"`
 	StoreTotalFile string `env:"STORE_TOTAL_QUERY_FILE"`
-	StoreTSZone    string `env:"STORE_TIMESTAMP_TZ, default=UTC"`
+	StoreTSZone    string `env:"STORE_TIMESTAMP_TZ"` // unset: UTC for the presets; a custom query runs in RECON_TZ
 
 	StoreWriteDSN    string `env:"STORE_WRITE_DSN"`             // repair --apply: a role that may insert
 	RepairInsertFile string `env:"REPAIR_INSERT_FILE"`          // repair: an insert for a custom schema

@@ -45,6 +45,7 @@ func drillDown(ctx context.Context, s drillStage, res reconcile.Result) (reconci
 	}
 	details, storeErrs, drill, err := s.drill(dctx, res)
 	s.recount(dctx, res, details)
+	s.merged(dctx, details, storeErrs)
 	stopped := dctx.Err() != nil && ctx.Err() == nil
 	cancel()
 	for day, err := range storeErrs {
@@ -607,6 +608,54 @@ func (dr driller) recount(ctx context.Context, res reconcile.Result, details map
 		n := totals[day.Date].Clicks
 		det.LocalRecount = &n
 		details[day.Date] = det
+	}
+}
+
+// merged takes out of each drilled day's links those the store keeps as
+// one counter (store.MergedLinks: its daily key's collation calls them
+// equal, as the server says), and keeps them in det.Merged with their
+// delta together: every other link keeps its exact row. A day whose
+// merged links cannot be asked for is a day whose store links could not
+// be read (storeErrs).
+func (dr driller) merged(ctx context.Context, details map[reconcile.Date]reconcile.DayDetail, storeErrs map[reconcile.Date]error) {
+	for d, det := range details {
+		if det.APILinks == nil && det.LocalLinks == nil {
+			continue
+		}
+		ids := slices.Sorted(maps.Keys(det.LocalLinks))
+		for id := range det.APILinks {
+			if _, ok := det.LocalLinks[id]; !ok {
+				ids = append(ids, id)
+			}
+		}
+		m, err := dr.store.MergedLinks(ctx, dr.query, d, ids)
+		if err != nil {
+			dr.log.Warn("store links merged by its collation not read", "date", d.String(), "err", err)
+			storeErrs[d] = err
+			continue
+		}
+		if len(m.Groups) == 0 {
+			continue
+		}
+		api, local := maps.Clone(det.APILinks), maps.Clone(det.LocalLinks)
+		for _, g := range m.Groups {
+			ml := reconcile.MergedLinks{IDs: g, Known: true}
+			for _, id := range g {
+				a, checked := api[id]
+				ml.Known = ml.Known && (checked || det.LinksComplete)
+				ml.Delta += local[id] - a
+				delete(api, id)
+				delete(local, id)
+			}
+			ml.Note = m.Note(g, ml.Delta, ml.Known)
+			det.Merged = append(det.Merged, ml)
+		}
+		if det.APILinks != nil {
+			det.APILinks = api
+		}
+		det.LocalLinks = local
+		dr.log.Info("store links merged by its collation", "date", d.String(), "groups", len(m.Groups), "column", m.Column)
+		details[d] = det
 	}
 }
 

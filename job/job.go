@@ -271,6 +271,7 @@ func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	var naiveErr error
 	if st != nil {
 		naive, said, naiveErr = assumedZone(ctx, log, st, o.Query, w)
+		said = append(said, assumed(ctx, log, st, o.Query, w.Loc)...)
 	}
 	res, drill, drillErr := drillDown(ctx, drillStage{on: o.Drilldown, limit: d.DrillLimit, timeout: o.Timeout,
 		driller: driller{client: d.Elido, store: st, query: o.Query, window: w, now: d.Now(),

@@ -59,7 +59,8 @@ type RepairOptions struct {
 // RepairOutcome is what a repair did.
 type RepairOutcome struct {
 	Planned  int // clicks the plan puts back
-	Inserted int // clicks inserted (Apply only)
+	Inserted int // clicks the store kept of those inserted (Apply only)
+	Sent     int // clicks inserted (Apply only); more than Inserted where the store dropped some
 	// Unrepaired says an hour was refused, or a day still differs after
 	// the repair.
 	Unrepaired bool
@@ -129,6 +130,9 @@ func repairWindow(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer
 	if naive.Assumed() {
 		fmt.Fprintf(stdout, "note: %s\n", naive.Note())
 	}
+	for _, f := range assumed(ctx, log, st, o.Query, o.Window.Loc) {
+		fmt.Fprintf(stdout, "note: %s\n", f.Message)
+	}
 	opts.Wall = naive.WallZone()
 	plans, err := repair.Plan(ctx, d.Elido, st, opts)
 	if err != nil {
@@ -170,12 +174,17 @@ func repairWindow(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer
 	results, lines := applyRepair(ctx, d, w, st, opts, plans, o.Dir, attempt)
 	for i, r := range results {
 		out.Inserted += r.Inserted
+		out.Sent += r.Sent
 		fmt.Fprintln(stdout, lines[i])
 		out.Err = firstErr(out.Err, r.Err)
 		out.Unrepaired = out.Unrepaired || !r.Matches()
 	}
-	fmt.Fprintf(stdout, "%s inserted\n", words.Plural(out.Inserted, "click", "clicks"))
-	log.Info("repair applied", "days", len(results), "clicks_inserted", out.Inserted)
+	if out.Sent == out.Inserted {
+		fmt.Fprintf(stdout, "%s inserted\n", words.Plural(out.Inserted, "click", "clicks"))
+	} else {
+		fmt.Fprintf(stdout, "%s inserted: %s\n", words.Plural(out.Inserted, "click", "clicks"), repair.KeptNote(out.Sent, out.Inserted))
+	}
+	log.Info("repair applied", "days", len(results), "clicks_inserted", out.Inserted, "clicks_sent", out.Sent)
 	return out, nil
 }
 
@@ -323,7 +332,7 @@ func applyRepair(ctx context.Context, d Deps, w repair.Writer, st repair.Store, 
 		if r.Err != nil {
 			d.Log.Error("day not repaired", "day", r.Day.String(), "err", r.Err)
 		} else {
-			d.Log.Info("day repaired", "day", r.Day.String(), "inserted", r.Inserted, "matches", r.Matches())
+			d.Log.Info("day repaired", "day", r.Day.String(), "inserted", r.Inserted, "sent", r.Sent, "matches", r.Matches())
 		}
 		lines[i] = repair.DescribeResult(byDay[r.Day], r, opts.Window.Loc)
 	}

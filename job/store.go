@@ -123,3 +123,22 @@ func assumedZone(ctx context.Context, log *slog.Logger, st *store.Store, q store
 	log.Info("store times without an offset read in a zone", "column", n.Column, "zone", n.Zone.String(), "note", n.Note())
 	return n, []report.Finding{{Kind: findingZoneAssumed, Message: n.Note()}}, nil
 }
+
+// assumed says, in the log and as report findings, what the store's
+// counts rest on that clickrecon cannot check (store.Assumptions: rows a
+// row-level security policy hides from STORE_DSN's role, the zone a custom
+// query runs in). A failure to tell is logged: the counts do not depend
+// on it.
+func assumed(ctx context.Context, log *slog.Logger, st *store.Store, q store.Query, loc *time.Location) []report.Finding {
+	as, err := st.Assumptions(ctx, q, loc)
+	if err != nil {
+		log.Warn("could not tell what the store's counts rest on", "err", err)
+		return nil
+	}
+	var out []report.Finding
+	for _, a := range as {
+		log.Warn("store counts rest on an assumption", "kind", a.Kind, "note", a.Message)
+		out = append(out, report.Finding{Kind: a.Kind, Message: a.Message})
+	}
+	return out
+}

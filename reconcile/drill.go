@@ -42,6 +42,21 @@ type DayDetail struct {
 	TotalQuery, LinkQuery string
 
 	Notes []string // why a part was not read
+
+	// Merged are links the store keeps as one counter (its link_id
+	// column's collation calls them equal): they are in neither
+	// APILinks nor LocalLinks, and are said together.
+	Merged []MergedLinks
+}
+
+// MergedLinks are links of a day that the store cannot count apart: their
+// ids, the store's less Elido's clicks of them together (known: false
+// where some of them were not checked), and what the report says of them.
+type MergedLinks struct {
+	IDs   []string
+	Delta int64
+	Known bool
+	Note  string
 }
 
 // LinkDiff is one link whose counts differ on a day.
@@ -81,6 +96,7 @@ const (
 	FindingSilentDay      = "silent_day"             // both sides 0 while other days were busy
 	FindingDrilldownGap   = "drilldown_incomplete"   // a part of the drill-down could not be read
 	FindingStoreQueries   = "store_queries_disagree" // the store's per-link rows do not add up to its day total
+	FindingLinksMerged    = "links_merged"           // links the store keeps as one counter: unverifiable one by one
 )
 
 // Explain adds the drill-down to a comparison: the links and countries of
@@ -103,6 +119,9 @@ func Explain(res Result, details map[Date]DayDetail, loc *time.Location) Result 
 			hourFindings[d.Date] = f
 		}
 		res.Countries = append(res.Countries, compareCountries(d.Date, det.APICountries, det.LocalCountries)...)
+		for _, m := range det.Merged {
+			res.Findings = append(res.Findings, Finding{Kind: FindingLinksMerged, Message: d.Date.String() + ": " + m.Note})
+		}
 		for _, n := range det.Notes {
 			res.Findings = append(res.Findings, Finding{Kind: FindingDrilldownGap, Message: d.Date.String() + ": " + n})
 		}
@@ -164,6 +183,11 @@ func linkFindings(d DayResult, det DayDetail, links []LinkDiff) []Finding {
 	var explained int64
 	for _, l := range links {
 		explained += l.Delta
+	}
+	for _, m := range det.Merged {
+		if m.Known {
+			explained += m.Delta
+		}
 	}
 	if rest := *d.Delta - explained; rest != 0 {
 		var why string

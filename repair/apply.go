@@ -28,10 +28,14 @@ type Journal interface {
 
 // DayResult is how applying one day's plan ended.
 type DayResult struct {
-	Day      reconcile.Date
-	Planned  int   // clicks the plan puts back
-	Inserted int   // clicks committed: Planned, or 0
-	Err      error // why nothing was written, if nothing was
+	Day     reconcile.Date
+	Planned int // clicks the plan puts back
+	// Sent is the clicks inserted (one INSERT each) and committed;
+	// Inserted is what the store kept of them, counted again in the day's
+	// transaction: fewer where a trigger, a rule or INSERT IGNORE on the
+	// store's side dropped or moved rows.
+	Sent, Inserted int
+	Err            error // why nothing was written, if nothing was
 	// Rejected are the hours whose clicks the store would not take (the
 	// rest of the day was written).
 	Rejected []Rejected
@@ -75,7 +79,7 @@ func Apply(ctx context.Context, w Writer, st Store, o Options, plans []DayPlan, 
 			out = append(out, r)
 			continue
 		}
-		r.Inserted, r.Rejected, r.Err = applyDay(ctx, w, p, add, j, inserted)
+		r.Sent, r.Inserted, r.Rejected, r.Err = applyDay(ctx, w, p, add, j, inserted)
 		if r.Err == nil {
 			r.After, r.Recounted = recount(ctx, st, o, p.Day)
 		}
@@ -89,10 +93,10 @@ func Apply(ctx context.Context, w Writer, st Store, o Options, plans []DayPlan, 
 	return out
 }
 
-func applyDay(ctx context.Context, w Writer, p DayPlan, add []Click, j Journal, inserted func(reconcile.Date, int)) (int, []Rejected, error) {
+func applyDay(ctx context.Context, w Writer, p DayPlan, add []Click, j Journal, inserted func(reconcile.Date, int)) (sent, kept int, _ []Rejected, _ error) {
 	if j != nil {
 		if err := j.Intend(p.Day, add); err != nil {
-			return 0, nil, fmt.Errorf("record the intended repair of %s (nothing written): %w", p.Day, err)
+			return 0, 0, nil, fmt.Errorf("record the intended repair of %s (nothing written): %w", p.Day, err)
 		}
 	}
 	var checks []store.HourCheck
@@ -117,9 +121,9 @@ func applyDay(ctx context.Context, w Writer, p DayPlan, add []Click, j Journal, 
 	got, err := w.Insert(ctx, checks, hours, progress)
 	if err != nil {
 		if ctx.Err() != nil {
-			return 0, nil, fmt.Errorf("repair of %s stopped, rolled back, nothing written: %w", p.Day, ctx.Err())
+			return 0, 0, nil, fmt.Errorf("repair of %s stopped, rolled back, nothing written: %w", p.Day, ctx.Err())
 		}
-		return 0, nil, fmt.Errorf("repair of %s: %w", p.Day, err)
+		return 0, 0, nil, fmt.Errorf("repair of %s: %w", p.Day, err)
 	}
 	var rejected []Rejected
 	for i, err := range got.Refused {
@@ -127,7 +131,7 @@ func applyDay(ctx context.Context, w Writer, p DayPlan, add []Click, j Journal, 
 			rejected = append(rejected, Rejected{From: hours[i].From, To: hours[i].To, Clicks: len(hours[i].Clicks), Err: err})
 		}
 	}
-	return got.Inserted, rejected, nil
+	return got.Sent, got.Inserted, rejected, nil
 }
 
 // recount reads the day's count from the store once repaired.

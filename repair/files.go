@@ -164,6 +164,9 @@ func (j FileJournal) Intend(day reconcile.Date, clicks []Click) error {
 // Done records how a day's repair ended.
 func (j FileJournal) Done(r DayResult) error {
 	outcome := fmt.Sprintf("committed %d clicks", r.Inserted)
+	if r.Sent != r.Inserted {
+		outcome = fmt.Sprintf("committed %d clicks: %s", r.Inserted, KeptNote(r.Sent, r.Inserted))
+	}
 	for _, h := range r.Rejected {
 		outcome += fmt.Sprintf("; hour from %s not written (%d clicks): %s", h.From.UTC().Format(tsLayout), h.Clicks, strings.ReplaceAll(h.Err.Error(), "\n", " "))
 	}

@@ -249,16 +249,42 @@ func DescribeResult(p DayPlan, r DayResult, loc *time.Location) string {
 	if len(spans) == 0 {
 		where = p.Day.String()
 	}
-	var line string
-	switch {
-	case r.Err != nil:
+	if r.Err != nil {
 		return fmt.Sprintf("did not restore %s on %s: %v", words.Plural(r.Planned, "click", "clicks"), where, r.Err)
+	}
+	line := fmt.Sprintf("restored %s on %s", words.Plural(r.Inserted, "click", "clicks"), where)
+	if r.Sent != r.Inserted {
+		line += ": " + KeptNote(r.Sent, r.Inserted)
+	}
+	switch {
 	case !r.Recounted:
-		line = fmt.Sprintf("restored %s on %s; the day could not be re-counted", words.Plural(r.Inserted, "click", "clicks"), where)
+		line += "; the day could not be re-counted"
 	case r.Matches():
-		line = fmt.Sprintf("restored %s on %s; the day now matches", words.Plural(r.Inserted, "click", "clicks"), where)
+		line += "; the day now matches"
 	default:
-		line = fmt.Sprintf("restored %s on %s; the day still differs: the store has %d, Elido %d", words.Plural(r.Inserted, "click", "clicks"), where, r.After, r.API)
+		line += fmt.Sprintf("; the day still differs: the store has %d, Elido %d", r.After, r.API)
 	}
 	return line + strings.Join(notes, "")
+}
+
+// KeptNote says plainly that the store kept another number of rows than
+// were sent to it: "6 were sent and the store kept 4; 2 were not kept (a
+// trigger, rule or INSERT IGNORE of the store's dropped or moved them)".
+func KeptNote(sent, kept int) string {
+	verb := "were"
+	if sent == 1 {
+		verb = "was"
+	}
+	line := fmt.Sprintf("%d %s sent and the store kept %d", sent, verb, kept)
+	switch {
+	case kept < sent:
+		verb = "were"
+		if sent-kept == 1 {
+			verb = "was"
+		}
+		line += fmt.Sprintf("; %d %s not kept (a trigger, rule or INSERT IGNORE of the store's dropped or moved them)", sent-kept, verb)
+	case kept > sent:
+		line += fmt.Sprintf("; %d more than were sent (a trigger or rule of the store's added rows to the same hours)", kept-sent)
+	}
+	return line
 }

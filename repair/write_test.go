@@ -10,6 +10,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/repair"
 	"github.com/clickrecon/clickrecon/sources/store"
@@ -154,6 +155,56 @@ func TestRepairSQLWaitsForAReceiverAndRefuses(t *testing.T) {
 			}
 			if got, want := len(w.rows(t, day1)), len(background(day1))+1; got != want {
 				t.Errorf("the store has %d clicks, want %d (the receiver's only)", got, want)
+			}
+		})
+	}
+}
+
+// A table whose trigger drops some of the rows inserted into it (a
+// PostgreSQL BEFORE INSERT trigger returning NULL; a MariaDB one that
+// moves the row to another day): the repair sends 6 clicks and the store
+// keeps 4. The result says what the store holds after the insert, counted
+// in the day's transaction, not what was sent, and says the difference.
+func TestTriggerDroppingRowsIsToldWhatTheStoreKept(t *testing.T) {
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			drop := map[dsn.Dialect][]string{
+				dsn.Postgres: {
+					`CREATE FUNCTION drop_some() RETURNS trigger LANGUAGE plpgsql AS $$
+					 BEGIN IF NEW.link_id = 'lnk_drop' THEN RETURN NULL; END IF; RETURN NEW; END $$`,
+					`CREATE TRIGGER clicks_drop BEFORE INSERT ON clicks FOR EACH ROW EXECUTE FUNCTION drop_some()`,
+				},
+				dsn.MySQL: {
+					`CREATE TRIGGER clicks_drop BEFORE INSERT ON clicks FOR EACH ROW
+					 SET NEW.ts = IF(NEW.link_id = 'lnk_drop', NEW.ts - INTERVAL 40 DAY, NEW.ts)`,
+				},
+			}[e.dialect]
+			kept := burst(hourOf(day1, 2).Add(17*time.Minute), 4, "lnk_keep")
+			dropped := burst(hourOf(day1, 2).Add(19*time.Minute), 2, "lnk_drop")
+			elidoClicks := cat(background(day1), kept, dropped)
+			w := e.worldAltered(t, nil, elidoClicks, background(day1))
+			for _, stmt := range drop {
+				if _, err := w.db.Exec(stmt); err != nil {
+					t.Fatalf("%s: %v", stmt, err)
+				}
+			}
+			o := w.options(day1)
+			plans := w.plan(t, o)
+			res := repair.Apply(t.Context(), w.w, w.st, o, plans, nil, nil)
+			if len(res) != 1 || res[0].Err != nil {
+				t.Fatalf("Apply = %+v; want the day written", res)
+			}
+			if res[0].Sent != 6 || res[0].Inserted != 4 {
+				t.Errorf("Apply: sent %d, inserted %d; want 6 sent and the 4 the store kept", res[0].Sent, res[0].Inserted)
+			}
+			got := repair.DescribeResult(plans[0], res[0], time.UTC)
+			want := "restored 4 clicks on 2026-10-24, 02:00 UTC–03:00 UTC: 6 were sent and the store kept 4; 2 were not kept " +
+				"(a trigger, rule or INSERT IGNORE of the store's dropped or moved them); the day still differs: the store has 124, Elido 126"
+			if got != want {
+				t.Errorf("DescribeResult =\n %q\nwant\n %q", got, want)
+			}
+			if diff := gocmp.Diff(multiset(cat(background(day1), kept), day1), w.rows(t, day1)); diff != "" {
+				t.Errorf("the store (-want +got):\n%s", diff)
 			}
 		})
 	}

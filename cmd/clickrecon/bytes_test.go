@@ -90,3 +90,59 @@ func TestRunDailyKeyThatMergesLinksIsNamed(t *testing.T) {
 		t.Errorf("findings %+v do not name the column and its collation", got.Findings)
 	}
 }
+
+// A daily counter keyed by the engine's default collation where it merges
+// links (MariaDB's utf8mb4_general_ci), a nondeterministic ICU collation
+// or SQLite's NOCASE: only the links the column's collation calls equal
+// (lnk_A and lnk_a, which the server is asked about) are refused, as one
+// group with their delta together, even where one of them matches on its
+// own; every other link gets its exact row.
+func TestRunDailyCollationRefusesOnlyTheLinksItMerges(t *testing.T) {
+	at := time.Date(2026, 11, 26, 11, 0, 0, 0, time.UTC)
+	api := slices.Concat(linkClicks(at, 5, "lnk_A"), linkClicks(at, 3, "lnk_a"), linkClicks(at, 4, "lnk_x"),
+		linkClicks(at, 2, "lnk_y"), linkClicks(at, 6, "lnk_z"))
+	for _, tt := range []struct{ name, backend, alter, collation string }{
+		{"mariadb_default_collation", "mysql", "ALTER TABLE click_counts MODIFY link_id VARCHAR(255) CHARACTER SET utf8mb4 NOT NULL", "utf8mb4_general_ci"},
+		{"postgres_icu_nondeterministic", "postgres", "CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false); " +
+			"ALTER TABLE click_counts ALTER COLUMN link_id TYPE text COLLATE ci", "ci"},
+		{"sqlite_nocase", "sqlite", "DROP TABLE click_counts; CREATE TABLE click_counts (day TEXT NOT NULL, link_id TEXT NOT NULL, " +
+			"clicks INTEGER NOT NULL, PRIMARY KEY (day, link_id COLLATE NOCASE))", "NOCASE"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, tt.backend, api, nil)
+			db, dsn := newStoreDB(t, tt.backend, "daily")
+			db.MustExec(tt.alter)
+			// lnk_a's 3 clicks went into lnk_A's counter, which then lost
+			// them; lnk_y lost one click; lnk_x and lnk_z are whole.
+			for _, row := range []struct {
+				link   string
+				clicks int
+			}{{"lnk_A", 5}, {"lnk_x", 4}, {"lnk_y", 1}, {"lnk_z", 6}} {
+				db.MustExec(db.Rebind("INSERT INTO click_counts (day, link_id, clicks) VALUES ('2026-11-26', ?, ?)"), row.link, row.clicks)
+			}
+			f.env["STORE_DSN"], f.env["STORE_PRESET"] = dsn, "daily"
+			r := f.run("--from", "2026-11-26", "--to", "2026-11-26")
+			if r.code != exitOK {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			got := f.readReport()
+			want := []report.Link{{Date: "2026-11-26", LinkID: "lnk_y", API: 2, Local: 1, Delta: -1, Status: "missing"}}
+			if diff := cmp.Diff(want, got.Links); diff != "" {
+				t.Errorf("report links (-want +got):\n%s", diff)
+			}
+			var merged []string
+			for _, fd := range got.Findings {
+				switch {
+				case fd.Kind == "links_merged":
+					merged = append(merged, fd.Message)
+				case fd.Kind == "unexplained_remainder" || strings.Contains(fd.Message, "per-link counts could not be read"):
+					t.Errorf("finding %s: %s", fd.Kind, fd.Message)
+				}
+			}
+			if len(merged) != 1 || !strings.Contains(merged[0], `"lnk_A", "lnk_a"`) || !strings.Contains(merged[0], "-3") ||
+				!strings.Contains(merged[0], "collation "+tt.collation) || strings.Contains(merged[0], "lnk_x") {
+				t.Errorf("links_merged findings %q: want one naming lnk_A and lnk_a, their -3 together and the collation %s", merged, tt.collation)
+			}
+		})
+	}
+}

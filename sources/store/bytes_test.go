@@ -71,6 +71,7 @@ func collations() []collation {
 		my("utf8mb4_general_ci", true),
 		my("utf8mb4_unicode_ci", true),
 		my("utf8mb4_bin", true), // PAD SPACE: 'lnk_b' = 'lnk_b '
+		my("utf8mb4_general_nopad_ci", true),
 		my("utf8mb4_nopad_bin", false),
 		pg("default", `"default"`, false),
 		pg("C", `"C"`, false),
@@ -140,29 +141,53 @@ func TestEventsCountsAreByteWise(t *testing.T) {
 }
 
 // A daily counter keyed by a collation that is not byte-wise has merged
-// links before clickrecon reads it: its per-link counts are refused,
-// naming the column and its collation, never reported wrong.
-func TestDailyCountsRefuseAMergingKey(t *testing.T) {
+// the links it calls equal before clickrecon reads them: its rows are read
+// as they are, and the server says which links of the day its collation
+// calls equal to another (MergedLinks), naming the column and its
+// collation; a byte-wise key merges none. The links asked about are the
+// day's that differ (lnk_a, "lnk_b ", lnk_x, lnk_y); lnk_A and lnk_b are
+// the store's own rows.
+func TestDailyMergedLinksAreAskedOfTheServer(t *testing.T) {
 	daily := mustQuery(t)(PresetQuery(PresetDaily))
+	caseBlind := []string{"lnk_A", "lnk_a"}
+	padSpace := []string{"lnk_b", "lnk_b "}
+	both := []string{"LNK_B ", "lnk_b", "lnk_b "}
+	want := map[string][][]string{
+		"mysql_utf8mb4_general_ci":       {both, caseBlind},
+		"mysql_utf8mb4_unicode_ci":       {both, caseBlind},
+		"mysql_utf8mb4_bin":              {padSpace},
+		"mysql_utf8mb4_general_nopad_ci": {caseBlind}, // "LNK_B " is not lnk_b: NO PAD
+		"postgres_ci":                    {caseBlind},
+		"sqlite_NOCASE":                  {caseBlind},
+		"sqlite_RTRIM":                   {padSpace},
+	}
 	for _, c := range collations() {
 		t.Run(c.name, func(t *testing.T) {
 			db, dsn := c.backend(t)
 			for _, stmt := range c.daily {
 				db.MustExec(stmt)
 			}
-			insertCounters(t, db, []counter{{day: "2026-11-26", link: "lnk_A", clicks: 15}})
+			insertCounters(t, db, []counter{{day: "2026-11-26", link: "lnk_A", clicks: 15}, {day: "2026-11-26", link: "lnk_b", clicks: 5},
+				{day: "2026-11-26", link: "lnk_x", clicks: 1}, {day: "2026-11-25", link: "lnk_X", clicks: 2}})
 			s := openStore(t, dsn)
-			got, err := s.Counts(t.Context(), daily, mustDate(t, "2026-11-26"), mustZone(t, "UTC"))
-			if !c.merges {
-				if err != nil || got.Links["lnk_A"] != 15 {
-					t.Fatalf("Counts = %v, %v; want lnk_A 15", got.Links, err)
-				}
-				return
+			day := mustDate(t, "2026-11-26")
+			got, err := s.Counts(t.Context(), daily, day, mustZone(t, "UTC"))
+			if err != nil || got.Links["lnk_A"] != 15 || got.Links["lnk_b"] != 5 {
+				t.Fatalf("Counts = %v, %v; want the rows as stored", got.Links, err)
 			}
-			if !errors.Is(err, ErrNotByteWise) {
-				t.Fatalf("Counts = %v, %v; want ErrNotByteWise", got.Links, err)
+			m, err := s.MergedLinks(t.Context(), daily, day, []string{"lnk_a", "lnk_b ", "LNK_B ", "lnk_x", "lnk_y"})
+			if err != nil {
+				t.Fatal(err)
 			}
-			errorContains(t, err, "click_counts.link_id", "collation "+c.coll)
+			if diff := cmp.Diff(want[c.name], m.Groups); diff != "" {
+				t.Errorf("merged links (-want +got):\n%s", diff)
+			}
+			if c.merges != (m.Column != "") {
+				t.Errorf("column %q; merges %v", m.Column, c.merges)
+			}
+			if c.merges && m.Column != "click_counts.link_id has collation "+c.coll {
+				t.Errorf("column %q, want click_counts.link_id and its collation %s", m.Column, c.coll)
+			}
 		})
 	}
 }

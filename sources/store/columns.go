@@ -63,22 +63,35 @@ func (c TextColumn) fixed() bool {
 }
 
 // merges says why c cannot keep apart links whose bytes differ, when it
-// cannot; keyed says whether it is the key of a counter (the daily
-// preset), whose collation then decides which links are one.
-func (c TextColumn) merges(d dsn.Dialect, keyed bool) error {
+// cannot: a CHAR column. The key of a counter (the daily preset) whose
+// collation is not byte-wise merges only the links it calls equal, which
+// MergedLinks asks the server for, link by link.
+func (c TextColumn) merges(d dsn.Dialect) error {
 	switch {
 	case c.fixed():
 		return fmt.Errorf("%w: %s is %s, which drops trailing spaces (lnk_b and \"lnk_b \" read back as one link): make it %s",
 			ErrNotByteWise, c, strings.ToUpper(c.Type), varText(d))
-	case keyed && !c.byteWise:
-		what := "collation " + c.Collation
-		if c.Collation == "" || strings.EqualFold(c.Type, "citext") {
-			what = "type " + c.Type
-		}
-		return fmt.Errorf("%w: %s has %s, under which links that differ only by case, trailing spaces or Unicode normalisation are one counter (Elido's lnk_A and lnk_a are two links): give it %s",
-			ErrNotByteWise, c, what, byteWiseHint(d))
 	}
 	return nil
+}
+
+// Note is what a report says of a group of links the store keeps as
+// one counter (MergedLinks): which they are, by how much they differ
+// together, and why their own counts are unverifiable.
+// known is false where some of them were not checked, and their delta
+// together is not known.
+func (m Merged) Note(group []string, delta int64, known bool) string {
+	quoted := make([]string, len(group))
+	for i, id := range group {
+		quoted[i] = fmt.Sprintf("%q", id)
+	}
+	together := fmt.Sprintf("together they differ by %+d", delta)
+	if !known {
+		together = "not all of them were checked"
+	}
+	return fmt.Sprintf("links %s are one counter in the store: %s, under which links that differ only by case, trailing spaces or Unicode normalisation are equal "+
+		"(Elido counts them apart); %s, and each one's own count is unverifiable. To count them apart, give the column %s",
+		strings.Join(quoted, ", "), m.Column, together, m.hint)
 }
 
 func varText(d dsn.Dialect) string {
@@ -191,7 +204,7 @@ func (s *Store) linkCheck(ctx context.Context, q Query) error {
 		return err
 	}
 	if link, ok := cols["link_id"]; ok {
-		return link.merges(s.dialect, q.name == PresetDaily)
+		return link.merges(s.dialect)
 	}
 	return nil
 }

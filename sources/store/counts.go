@@ -109,9 +109,15 @@ func (s *Store) eachCount(ctx context.Context, q Query, day reconcile.Date, loc 
 	if err := s.linkCheck(ctx, q); err != nil {
 		return err
 	}
+	var z sessionZone
+	if q.name == nameCustom {
+		if z, err = s.customZone(ctx, loc); err != nil {
+			return fmt.Errorf("%s query: %w", q.name, err)
+		}
+	}
 	from, to := day.Bounds(loc)
-	err = s.readOnly(ctx, func(tx *sqlx.Tx) error {
-		return s.query(ctx, tx, nq, s.params(day, from, to, loc), func(rows *sql.Rows) error {
+	err = s.readOnlyIn(ctx, z, func(tx *sqlx.Tx) error {
+		return s.query(ctx, tx, nq, s.paramsIn(day, from, to, loc, z), func(rows *sql.Rows) error {
 			return readLinkCounts(rows, add)
 		})
 	})
@@ -225,6 +231,17 @@ func (s *Store) params(day reconcile.Date, from, to time.Time, loc *time.Locatio
 		p["from"], p["to"] = mysqlBounds(s.wallZone, from, to)
 	default: // PostgreSQL reads a timestamp column in the session TimeZone, by the same rule
 		p["from"], p["to"] = from.UTC(), to.UTC()
+	}
+	return p
+}
+
+// paramsIn are params for a query that runs in the session zone z: on
+// MySQL, where a session reads a DATETIME literal in its time_zone, :from
+// and :to are the wall-clock times of the instants in z.
+func (s *Store) paramsIn(day reconcile.Date, from, to time.Time, loc *time.Location, z sessionZone) map[string]any {
+	p := s.params(day, from, to, loc)
+	if s.dialect == dsn.MySQL && z.active() {
+		p["from"], p["to"] = MySQLWallBound(from, z.zone), MySQLWallBound(to, z.zone)
 	}
 	return p
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A serial id makes every insert draw from its sequence: a STORE_WRITE_DSN
@@ -26,7 +27,7 @@ func TestPostgresWriterNeedsTheSerialSequence(t *testing.T) {
 	name := strings.SplitN(strings.TrimPrefix(enough, "postgres://"), ":", 2)[0]
 	db.MustExec("GRANT USAGE ON SEQUENCE clicks_id_seq TO " + name)
 	w := openWriter(t, enough, Options{})
-	got, err := w.Insert(t.Context(), nil, []HourWrite{{From: repairHour, To: repairHour.Add(1), Clicks: []Click{{TS: repairHour, LinkID: "lnk_a", CountryCode: "PL"}}}}, nil)
+	got, err := w.Insert(t.Context(), nil, []HourWrite{{From: repairHour, To: repairHour.Add(time.Hour), Clicks: []Click{{TS: repairHour, LinkID: "lnk_a", CountryCode: "PL"}}}}, nil)
 	if err != nil || got.Inserted != 1 {
 		t.Fatalf("Insert = %+v, %v", got, err)
 	}

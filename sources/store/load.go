@@ -47,11 +47,15 @@ func LoadQuery(preset, queryFile, totalFile string) (Query, error) {
 
 // TimestampZone returns the zone STORE_TIMESTAMP_TZ names: the one in which
 // a ts column of type timestamp (without time zone) is read
-// (Options.TimestampZone). "Local" is refused: a count must not depend on
-// the machine the job runs on.
+// (Options.TimestampZone). "" (unset) is nil: UTC for the presets, and a
+// custom query's session runs in RECON_TZ. "Local" is refused: a count must
+// not depend on the machine the job runs on.
 func TimestampZone(name string) (*time.Location, error) {
+	if name == "" {
+		return nil, nil
+	}
 	loc, err := time.LoadLocation(name)
-	if name == "" || name == "Local" || err != nil {
+	if name == "Local" || err != nil {
 		return nil, fmt.Errorf("STORE_TIMESTAMP_TZ must name an IANA zone such as UTC or America/New_York, got %q", name)
 	}
 	return loc, nil

@@ -25,12 +25,22 @@ import (
 // marked ErrBadQuery when the query does not fit the database. day and loc
 // only give the parameters values to bind.
 func Probe(ctx context.Context, t dsn.Target, o Options, q Query, day reconcile.Date, loc *time.Location) error {
+	_, err := ProbeAssumed(ctx, t, o, q, day, loc)
+	return err
+}
+
+// ProbeAssumed is Probe, and returns too what the counts of q rest on
+// that cannot be checked (Store.Assumptions), for clickrecon check to say.
+func ProbeAssumed(ctx context.Context, t dsn.Target, o Options, q Query, day reconcile.Date, loc *time.Location) ([]Assumption, error) {
 	s, err := Open(ctx, t, o)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer s.Close()
-	return s.probe(ctx, q, day, loc)
+	if err := s.probe(ctx, q, day, loc); err != nil {
+		return nil, err
+	}
+	return s.Assumptions(ctx, q, loc)
 }
 
 func (s *Store) probe(ctx context.Context, q Query, day reconcile.Date, loc *time.Location) error {

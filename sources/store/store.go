@@ -132,12 +132,19 @@ type Store struct {
 	// tsZone is STORE_TIMESTAMP_TZ, UTC by default: the zone a ts without
 	// an offset is read in, on every engine (Naive).
 	tsZone *time.Location
+	// userZone is STORE_TIMESTAMP_TZ when it was set, nil when not: the
+	// zone a custom query's session runs in instead of RECON_TZ
+	// (customZone).
+	userZone *time.Location
 
 	mu sync.Mutex
 	// catalog holds, per table, its text columns as the catalog showed
 	// them (columnsOf): a repair's EventColumns and linkCheck read the
 	// clicks table's once.
 	catalog map[string]map[string]TextColumn
+	// zonesLoaded says, per zone name, whether a MySQL server knows it
+	// (mysqlZoneLoaded).
+	zonesLoaded map[string]bool
 }
 
 // Options say how a store is read. The zero Options is the default.
@@ -148,6 +155,8 @@ type Options struct {
 	// a ts written as text without an offset (text with an offset or Z is
 	// read as written); on MySQL, a DATETIME ts's wall clock, in which
 	// :from and :to are written (refused for a TIMESTAMP ts). UTC when nil.
+	// Set, UTC included, it is also the zone a custom query's session runs
+	// in, which is otherwise RECON_TZ (customZone).
 	TimestampZone *time.Location
 	// LockWait bounds how long a Writer's day transaction waits for the
 	// clicks table while another writer holds it (PostgreSQL
@@ -172,6 +181,7 @@ func Open(ctx context.Context, t dsn.Target, o Options) (*Store, error) {
 	}
 	s.jitOff = jitOff
 	s.tsZone = o.zone()
+	s.userZone = o.TimestampZone
 	if t.Dialect == dsn.SQLite && o.TimestampZone != nil && o.TimestampZone.String() != "UTC" {
 		s.zone = o.TimestampZone
 	}

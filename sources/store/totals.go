@@ -153,8 +153,17 @@ func (s *Store) totalsEach(ctx context.Context, q Query, days []reconcile.Date, 
 	if summed {
 		read = readSummedLinks
 	}
+	var z sessionZone
+	if q.total.name == nameCustom || summed && q.name == nameCustom {
+		if z, err = s.customZone(ctx, loc); err != nil {
+			for _, d := range days {
+				out[d] = reconcile.Unknown(fmt.Errorf("count clicks for %s: %s total: %w", d, q.name, err))
+			}
+			return
+		}
+	}
 	for i := 0; i < len(days); {
-		err := s.readOnly(ctx, func(tx *sqlx.Tx) error {
+		err := s.readOnlyIn(ctx, z, func(tx *sqlx.Tx) error {
 			var stmt *sql.Stmt
 			defer func() {
 				if stmt != nil {
@@ -164,7 +173,7 @@ func (s *Store) totalsEach(ctx context.Context, q Query, days []reconcile.Date, 
 			for ; i < len(days); i++ {
 				d := days[i]
 				from, to := d.Bounds(loc)
-				text, args, err := nq.bind(s.dialect, s.params(d, from, to, loc))
+				text, args, err := nq.bind(s.dialect, s.paramsIn(d, from, to, loc, z))
 				if err != nil {
 					return err
 				}

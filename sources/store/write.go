@@ -312,7 +312,13 @@ type HourWrite struct {
 
 // Written is what a day's transaction committed.
 type Written struct {
-	Inserted int // the clicks committed
+	// Inserted is the rows the store holds in the hours written beyond
+	// what they held before, counted in the day's transaction after the
+	// inserts, under its lock: what the store kept, which a trigger, a
+	// rule or INSERT IGNORE on its side may make fewer (or more) than
+	// Sent.
+	Inserted int
+	Sent     int // the clicks sent: one INSERT each
 	// Refused holds, for each hour given, why none of its clicks was
 	// written (a click the store cannot hold), or nil when all were.
 	Refused []error
@@ -339,8 +345,10 @@ var ErrBusy = errors.New("another writer kept table " + lockedTable + " busy: no
 // the commit: no click is written twice by the two of them. An hour whose
 // click the store rejects (a value its column cannot hold) is rolled back
 // to a savepoint alone and said in Written.Refused; the other hours go on.
-// inserted, if not nil, is called after each row with the rows inserted so
-// far (uncommitted). Either the day's result is committed, or none of it
+// inserted, if not nil, is called after each row with the rows sent so
+// far (uncommitted). Each hour written is counted again after its inserts,
+// in the transaction: Written.Inserted is what the store kept, which a
+// trigger that drops or moves rows makes less than Written.Sent. Either the day's result is committed, or none of it
 // is: an error, or ctx ending before the commit, rolls the whole
 // transaction back.
 func (w *Writer) Insert(ctx context.Context, checks []HourCheck, hours []HourWrite, inserted func(n int)) (Written, error) {
@@ -382,12 +390,24 @@ func (w *Writer) Insert(ctx context.Context, checks []HourCheck, hours []HourWri
 			}
 			defer stmt.Close()
 		}
-		n, rejected, err := w.insertHour(ctx, tx, stmt, h, out.Inserted, inserted)
+		before, err := w.count(ctx, tx, h.From, h.To)
 		if err != nil {
 			return Written{}, err
 		}
-		out.Inserted += n
+		n, rejected, err := w.insertHour(ctx, tx, stmt, h, out.Sent, inserted)
+		if err != nil {
+			return Written{}, err
+		}
+		out.Sent += n
 		out.Refused[i] = rejected
+		if n == 0 {
+			continue
+		}
+		after, err := w.count(ctx, tx, h.From, h.To)
+		if err != nil {
+			return Written{}, err
+		}
+		out.Inserted += int(after - before)
 	}
 	if err := tx.Commit(); err != nil {
 		return Written{}, fmt.Errorf("commit repair: %w", classifyWrite(err))
