@@ -11,7 +11,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report/storage"
-	"github.com/clickrecon/clickrecon/trend"
+	"github.com/clickrecon/clickrecon/report/trend"
 )
 
 // cmdTrend is "clickrecon trend": the nights side by side, read from the

@@ -12,7 +12,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/reconcile"
-	"github.com/clickrecon/clickrecon/trend"
+	"github.com/clickrecon/clickrecon/report/trend"
 )
 
 // The demo's reports, read back by trend: the day the demo repaired

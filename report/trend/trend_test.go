@@ -15,7 +15,7 @@ import (
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/storage"
-	"github.com/clickrecon/clickrecon/trend"
+	"github.com/clickrecon/clickrecon/report/trend"
 )
 
 func ptr(v int64) *int64 { return &v }
