@@ -12,6 +12,7 @@ package trend
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -52,6 +53,41 @@ type Day struct {
 	Loss map[string]int64 `json:"loss,omitempty"`
 	// Checks is how many runs' reports hold the day.
 	Checks int `json:"checks"`
+	// Found is when the first report that showed the day as a settled
+	// gap was made; Healed, for a day whose latest verdict is match, when
+	// the first report that showed it matching after its last gap was
+	// made (a late receiver, Elido's late data, or a repair). The
+	// history's alerts say when Slack heard of it; the reports say when
+	// clickrecon knew.
+	Found  *time.Time `json:"found,omitempty"`
+	Healed *time.Time `json:"healed,omitempty"`
+	// WasMissing and WasSurplus are the gap of a healed day, as the last
+	// report that showed it said.
+	WasMissing int64 `json:"was_missing,omitempty"`
+	WasSurplus int64 `json:"was_surplus,omitempty"`
+}
+
+// ToFind is how long after the day ended its gap was first found, and
+// ToHeal how long after it ended it was first seen healed, in loc; false
+// when the day was not found, or not healed.
+func (d Day) ToFind(loc *time.Location) (time.Duration, bool) {
+	if d.Found == nil {
+		return 0, false
+	}
+	return d.Found.Sub(d.end(loc)), true
+}
+
+// ToHeal is how long after the day ended it was first seen healed.
+func (d Day) ToHeal(loc *time.Location) (time.Duration, bool) {
+	if d.Healed == nil {
+		return 0, false
+	}
+	return d.Healed.Sub(d.end(loc)), true
+}
+
+func (d Day) end(loc *time.Location) time.Time {
+	date, _ := reconcile.ParseDate(d.Date)
+	return date.AddDays(1).Start(loc)
 }
 
 // Period is the sum of a week's or a month's days.
@@ -105,6 +141,44 @@ type Series struct {
 	Causes []Cause `json:"causes"`
 	// Runs is how many runs' reports were read for the series.
 	Runs int `json:"runs"`
+	// ToFind and ToHeal are how long after their day ended the range's
+	// gaps were first found, and first seen healed.
+	ToFind Times `json:"to_find"`
+	ToHeal Times `json:"to_heal"`
+}
+
+// Times sums up how long something took for the days it happened on:
+// their count, the median and the worst (with its day), in hours.
+type Times struct {
+	Days        int     `json:"days"`
+	MedianHours float64 `json:"median_hours"`
+	WorstHours  float64 `json:"worst_hours"`
+	WorstDate   string  `json:"worst_date,omitempty"`
+}
+
+// timesOf sums up the durations of days, by date.
+func timesOf(ds map[string]time.Duration) Times {
+	if len(ds) == 0 {
+		return Times{}
+	}
+	dates := slices.Sorted(maps.Keys(ds))
+	hours := make([]float64, 0, len(ds))
+	t := Times{Days: len(ds), WorstHours: math.Inf(-1)}
+	for _, date := range dates {
+		h := ds[date].Hours()
+		hours = append(hours, h)
+		if h > t.WorstHours {
+			t.WorstHours, t.WorstDate = h, date
+		}
+	}
+	slices.Sort(hours)
+	if n := len(hours); n%2 == 1 {
+		t.MedianHours = hours[n/2]
+	} else {
+		t.MedianHours = (hours[n/2-1] + hours[n/2]) / 2
+	}
+	t.MedianHours, t.WorstHours = math.Round(t.MedianHours*100)/100, math.Round(t.WorstHours*100)/100
+	return t
 }
 
 // Trend gathers the verdicts of the days from From to To, inclusive.
@@ -116,6 +190,17 @@ type Trend struct {
 type gathered struct {
 	runs int
 	days map[reconcile.Date]*Day
+	// seen are the verdicts every run gave each day, for when its gap was
+	// found and healed: as many as the runs that checked the day.
+	seen map[reconcile.Date][]seen
+}
+
+// seen is one run's verdict of a day.
+type seen struct {
+	at               time.Time
+	runKey           string
+	status           reconcile.Status
+	missing, surplus int64
 }
 
 // New returns an empty trend of the days from from to to, inclusive.
@@ -147,7 +232,7 @@ func (t *Trend) Add(rep report.Report) error {
 	k := Key{WorkspaceID: rep.WorkspaceID, StoreID: rep.StoreID, TZ: rep.Window.TZ}
 	g := t.series[k]
 	if g == nil {
-		g = &gathered{days: map[reconcile.Date]*Day{}}
+		g = &gathered{days: map[reconcile.Date]*Day{}, seen: map[reconcile.Date][]seen{}}
 		t.series[k] = g
 	}
 	g.runs++
@@ -177,6 +262,7 @@ func (t *Trend) Add(rep report.Report) error {
 				v.Surplus = *rd.Local - *rd.API
 			}
 		}
+		g.seen[date] = append(g.seen[date], seen{at: at, runKey: rep.RunKey, status: rd.Status, missing: v.Missing, surplus: v.Surplus})
 		old := g.days[date]
 		if old == nil {
 			v.Checks = 1
@@ -233,13 +319,25 @@ func (t *Trend) one(k Key, g *gathered) Series {
 	s := Series{Key: k, From: t.from.String(), To: t.to.String(), Runs: g.runs}
 	s.Total = Period{Name: "total", From: s.From, To: s.To}
 	causes := map[string]*Cause{}
+	loc, err := time.LoadLocation(k.TZ)
+	if err != nil {
+		loc = time.UTC // a report's zone was valid where it was written
+	}
+	toFind, toHeal := map[string]time.Duration{}, map[string]time.Duration{}
 	var week, month *Period
 	for d := t.from; !t.to.Before(d); d = d.AddDays(1) {
 		day := Day{Date: d.String()}
 		if v := g.days[d]; v != nil {
 			day = *v
+			day.Found, day.Healed, day.WasMissing, day.WasSurplus = foundHealed(day, g.seen[d])
 		}
 		s.Days = append(s.Days, day)
+		if t, ok := day.ToFind(loc); ok {
+			toFind[day.Date] = t
+		}
+		if t, ok := day.ToHeal(loc); ok {
+			toHeal[day.Date] = t
+		}
 		y, w := d.Start(time.UTC).ISOWeek()
 		if name := fmt.Sprintf("%04d-W%02d", y, w); week == nil || week.Name != name {
 			s.Weeks = append(s.Weeks, Period{Name: name, From: day.Date})
@@ -262,6 +360,7 @@ func (t *Trend) one(k Key, g *gathered) Series {
 			c.Days++
 		}
 	}
+	s.ToFind, s.ToHeal = timesOf(toFind), timesOf(toHeal)
 	for _, c := range causes {
 		s.Causes = append(s.Causes, *c)
 	}
@@ -275,6 +374,39 @@ func (t *Trend) one(k Key, g *gathered) Series {
 		return strings.Compare(a.Kind, b.Kind)
 	})
 	return s
+}
+
+// foundHealed reads a day's verdicts in the order the runs were made:
+// when its gap was first found and, when its latest verdict is a match,
+// when it was first seen healed after its last gap, and what that gap was.
+func foundHealed(day Day, ss []seen) (found, healed *time.Time, wasMissing, wasSurplus int64) {
+	ss = slices.Clone(ss)
+	slices.SortFunc(ss, func(a, b seen) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return strings.Compare(a.runKey, b.runKey)
+	})
+	lastGap := -1
+	for i, s := range ss {
+		if s.status == reconcile.Missing || s.status == reconcile.Surplus {
+			if found == nil {
+				at := s.at
+				found = &at
+			}
+			lastGap = i
+		}
+	}
+	if day.Status != reconcile.Match || lastGap < 0 {
+		return found, nil, 0, 0
+	}
+	for _, s := range ss[lastGap+1:] {
+		if s.status == reconcile.Match {
+			at := s.at
+			return found, &at, ss[lastGap].missing, ss[lastGap].surplus
+		}
+	}
+	return found, nil, 0, 0
 }
 
 // add counts day in p.

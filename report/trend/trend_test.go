@@ -227,6 +227,32 @@ func check(t *testing.T, s trend.Series, reps []report.Report, from, to reconcil
 			if day.Missing != missing || day.Surplus != surplus {
 				t.Errorf("%s: missing %d surplus %d, want %d and %d", day.Date, day.Missing, day.Surplus, missing, surplus)
 			}
+			// When the gap was first found, and first seen healed after
+			// the last report that showed it.
+			var found, lastGap, healed time.Time
+			for _, h := range hs {
+				if h.day.Status == reconcile.Missing || h.day.Status == reconcile.Surplus {
+					if found.IsZero() || h.rep.GeneratedAt.Before(found) {
+						found = h.rep.GeneratedAt
+					}
+					if h.rep.GeneratedAt.After(lastGap) {
+						lastGap = h.rep.GeneratedAt
+					}
+				}
+			}
+			if rd.Status == reconcile.Match && !lastGap.IsZero() {
+				for _, h := range hs {
+					if h.day.Status == reconcile.Match && h.rep.GeneratedAt.After(lastGap) && (healed.IsZero() || h.rep.GeneratedAt.Before(healed)) {
+						healed = h.rep.GeneratedAt
+					}
+				}
+			}
+			if at := orZero(day.Found); !at.Equal(found) {
+				t.Errorf("%s: found at %v, want %v", day.Date, at, found)
+			}
+			if at := orZero(day.Healed); !at.Equal(healed) {
+				t.Errorf("%s: healed at %v, want %v", day.Date, at, healed)
+			}
 			loss := map[string]int64{}
 			for _, dg := range rep.Diagnoses {
 				if dg.Date == day.Date {
@@ -271,6 +297,13 @@ func check(t *testing.T, s trend.Series, reps []report.Report, from, to reconcil
 				p.Name, p.Days, p.API, p.Local, p.Missing, p.Surplus, p.Unchecked, want.Days, want.API, want.Local, want.Missing, want.Surplus, want.Unchecked)
 		}
 	}
+}
+
+func orZero(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
 }
 
 // The CSV has a row per period, each numbers as the JSON says them.

@@ -123,6 +123,14 @@ func writeSeries(w io.Writer, s Series, by string) error {
 		words.Num(t.API), words.Num(t.Local), words.Num(t.Missing), pct(t.LossRate()), words.Num(t.Surplus),
 		words.Plural(t.Gaps, "day", "days"), words.Plural(t.Unverifiable, "day", "days"),
 		words.Plural(t.Provisional, "day", "days"), words.Plural(t.Unchecked, "day", "days"))
+	if s.ToFind.Days > 0 {
+		fmt.Fprintf(w, "  gaps found %s after their day ended (median), %s at worst (%s), on %s\n",
+			hours(s.ToFind.MedianHours), hours(s.ToFind.WorstHours), s.ToFind.WorstDate, words.Plural(s.ToFind.Days, "day", "days"))
+	}
+	if s.ToHeal.Days > 0 {
+		fmt.Fprintf(w, "  gaps healed %s after their day ended (median), %s at worst (%s), on %s\n",
+			hours(s.ToHeal.MedianHours), hours(s.ToHeal.WorstHours), s.ToHeal.WorstDate, words.Plural(s.ToHeal.Days, "day", "days"))
+	}
 	if by == "day" {
 		by = "week"
 	}
@@ -172,6 +180,15 @@ func writeSeries(w io.Writer, s Series, by string) error {
 		fmt.Fprintln(w, strings.Join(gaps, "\n"))
 	}
 	return nil
+}
+
+// hours is a duration in hours as a person reads it: 26.5 h, or 3.2 days
+// past two days.
+func hours(h float64) string {
+	if h >= 48 {
+		return strconv.FormatFloat(h/24, 'f', 1, 64) + " days"
+	}
+	return strconv.FormatFloat(h, 'f', 1, 64) + " h"
 }
 
 // pct is a share as a percentage with two decimals.
