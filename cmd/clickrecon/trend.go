@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
@@ -31,8 +32,14 @@ func cmdTrend(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 	if c.By != "day" && c.By != "week" && c.By != "month" {
 		err = errors.Join(err, fmt.Errorf("--by must be day, week or month, got %q", c.By))
 	}
-	from, to, rangeErr := trendRange(c.From, c.To, c.Nights, c.TZ, d.now())
-	if err = errors.Join(err, rangeErr); err != nil {
+	var from, to reconcile.Date
+	loc, rangeErr := time.LoadLocation(c.TZ)
+	if rangeErr != nil {
+		err = errors.Join(err, fmt.Errorf("--tz (RECON_TZ) %q is not an IANA time zone: %v", c.TZ, rangeErr))
+	} else if from, to, rangeErr = trend.Range(c.From, c.To, strconv.Itoa(c.Nights), d.now().In(loc)); rangeErr != nil {
+		err = errors.Join(err, fmt.Errorf("the range (--from, --to, --nights): %w", rangeErr))
+	}
+	if err != nil {
 		return usageExit(stderr, err)
 	}
 	t, err := trend.New(from, to)
@@ -65,33 +72,4 @@ func cmdTrend(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 		return exitIncomplete
 	}
 	return exitOK
-}
-
-// trendRange is the range of days trend reads: --from to --to, or the
-// nights days ending at --to, which is yesterday in tz when not given.
-func trendRange(fromFlag, toFlag string, nights int, tz string, now time.Time) (from, to reconcile.Date, err error) {
-	loc, err := time.LoadLocation(tz)
-	if err != nil {
-		return from, to, fmt.Errorf("--tz (RECON_TZ) %q is not an IANA time zone: %v", tz, err)
-	}
-	to = reconcile.DateOf(now.In(loc)).AddDays(-1)
-	if toFlag != "" {
-		if to, err = reconcile.ParseDate(toFlag); err != nil {
-			return from, to, fmt.Errorf("--to (RECON_TO): %w", err)
-		}
-	}
-	if fromFlag != "" {
-		if from, err = reconcile.ParseDate(fromFlag); err != nil {
-			return from, to, fmt.Errorf("--from (RECON_FROM): %w", err)
-		}
-	} else {
-		if nights < 1 || nights > 3660 {
-			return from, to, fmt.Errorf("--nights must be between 1 and 3660, got %d", nights)
-		}
-		from = to.AddDays(-(nights - 1))
-	}
-	if to.Before(from) {
-		return from, to, fmt.Errorf("--to %s is before --from %s", to, from)
-	}
-	return from, to, nil
 }

@@ -82,9 +82,9 @@ func TestTrendRefusesBadFlags(t *testing.T) {
 	}{
 		{[]string{"--by", "year"}, "--by must be day, week or month"},
 		{[]string{"--format", "xml"}, "must be text, json or csv"},
-		{[]string{"--nights", "0"}, "--nights must be between 1 and 3660"},
-		{[]string{"--from", "2026-10-05", "--to", "2026-10-01"}, "--to 2026-10-01 is before --from 2026-10-05"},
-		{[]string{"--to", "2026-13-01"}, "--to (RECON_TO)"},
+		{[]string{"--nights", "0"}, "nights must be a whole number from 1 to 3660"},
+		{[]string{"--from", "2026-10-05", "--to", "2026-10-01"}, "to 2026-10-01 is before from 2026-10-05"},
+		{[]string{"--to", "2026-13-01"}, "the range (--from, --to, --nights): to:"},
 		{[]string{"--tz", "Mars/Olympus"}, "not an IANA time zone"},
 		{[]string{"--report-dir", missing}, "is not a folder"},
 	} {

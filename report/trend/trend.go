@@ -14,6 +14,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -440,4 +441,39 @@ func (p *Period) add(day Day) {
 		}
 		p.Loss[kind] += n
 	}
+}
+
+// MaxDays is the longest range a trend reads: ten years of nights.
+const MaxDays = 3660
+
+// Range is the range of days from fromS to toS (YYYY-MM-DD), or, when
+// fromS is empty, the nightsS days (90 when empty) ending at toS, which
+// is the day before now's (in now's location) when empty. An error says
+// which value to fix.
+func Range(fromS, toS, nightsS string, now time.Time) (from, to reconcile.Date, err error) {
+	to = reconcile.DateOf(now).AddDays(-1)
+	if toS != "" {
+		if to, err = reconcile.ParseDate(toS); err != nil {
+			return from, to, fmt.Errorf("to: %w", err)
+		}
+	}
+	nights := 90
+	if nightsS != "" {
+		if nights, err = strconv.Atoi(nightsS); err != nil || nights < 1 || nights > MaxDays {
+			return from, to, fmt.Errorf("nights must be a whole number from 1 to %d, got %q", MaxDays, nightsS)
+		}
+	}
+	from = to.AddDays(-(nights - 1))
+	if fromS != "" {
+		if from, err = reconcile.ParseDate(fromS); err != nil {
+			return from, to, fmt.Errorf("from: %w", err)
+		}
+	}
+	if to.Before(from) {
+		return from, to, fmt.Errorf("to %s is before from %s", to, from)
+	}
+	if to.Compare(from.AddDays(MaxDays-1)) > 0 {
+		return from, to, fmt.Errorf("from %s to %s is longer than %d days", from, to, MaxDays)
+	}
+	return from, to, nil
 }
