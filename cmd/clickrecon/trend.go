@@ -10,14 +10,17 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report/history"
 	"github.com/clickrecon/clickrecon/report/storage"
 	"github.com/clickrecon/clickrecon/report/trend"
 )
 
 // cmdTrend is "clickrecon trend": the nights side by side, read from the
-// reports in RECON_REPORT_DIR (a folder or a bucket), each calendar day by
-// its latest verdict, with its weeks, months and causes. It only reads.
+// run history at HISTORY_DSN when it is set, else from the reports in
+// RECON_REPORT_DIR (a folder or a bucket), each calendar day by its latest
+// verdict, with its weeks, months and causes. It only reads.
 func cmdTrend(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) int {
 	c, err := parseArgs(ctx, "trend", args, env, stdout, stderr)
 	if flagStop(err) {
@@ -46,17 +49,38 @@ func cmdTrend(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 	if err != nil {
 		return usageExit(stderr, err)
 	}
-	dest, err := storage.Open(ctx, c.ReportDir)
-	if err != nil {
-		return usageExit(stderr, fmt.Errorf("RECON_REPORT_DIR: %w", err))
-	}
-	defer dest.Close()
-	if ok, err := dest.IsDir(); err != nil || !ok {
-		return usageExit(stderr, fmt.Errorf("RECON_REPORT_DIR %s is not a folder: give the folder the runs write to (--report-dir)", dest.Base()))
-	}
-	if _, err := trend.Read(ctx, dest, t, c.Workspace); err != nil {
-		fmt.Fprintf(stderr, "clickrecon trend: %v\n", err)
-		return exitIncomplete
+	if c.HistoryDSN != "" {
+		// The history holds every recorded run, reports pruned or not.
+		target, err := history.ParseDSN(c.HistoryDSN)
+		if err != nil {
+			return usageExit(stderr, fmt.Errorf("HISTORY_DSN: %w", err))
+		}
+		h, err := history.Open(ctx, target)
+		if err != nil {
+			fmt.Fprintf(stderr, "clickrecon trend: %v\n", err)
+			if errors.Is(err, history.ErrNotMigrated) {
+				return exitUsage
+			}
+			return exitIncomplete
+		}
+		defer h.Close()
+		if _, err := trend.ReadHistory(ctx, h, t, c.Workspace); err != nil {
+			fmt.Fprintf(stderr, "clickrecon trend: %v\n", dsn.RedactError(err, target.Secrets))
+			return exitIncomplete
+		}
+	} else {
+		dest, err := storage.Open(ctx, c.ReportDir)
+		if err != nil {
+			return usageExit(stderr, fmt.Errorf("RECON_REPORT_DIR: %w", err))
+		}
+		defer dest.Close()
+		if ok, err := dest.IsDir(); err != nil || !ok {
+			return usageExit(stderr, fmt.Errorf("RECON_REPORT_DIR %s is not a folder: give the folder the runs write to (--report-dir)", dest.Base()))
+		}
+		if _, err := trend.Read(ctx, dest, t, c.Workspace); err != nil {
+			fmt.Fprintf(stderr, "clickrecon trend: %v\n", err)
+			return exitIncomplete
+		}
 	}
 	series := t.Series()
 	switch c.Format {

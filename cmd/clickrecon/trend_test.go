@@ -5,13 +5,19 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/history"
+	"github.com/clickrecon/clickrecon/report/storage"
 	"github.com/clickrecon/clickrecon/report/trend"
 )
 
@@ -94,5 +100,87 @@ func TestTrendRefusesBadFlags(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr.String(), tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 saying %q", tt.args, code, stderr.String(), tt.want)
 		}
+	}
+}
+
+// With HISTORY_DSN, trend reads the recorded runs: the same nights as
+// their reports say, also once the reports were pruned; a history not
+// migrated exits 2 naming clickrecon migrate.
+func TestTrendFromTheHistory(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	rawDSN := "sqlite:" + filepath.Join(t.TempDir(), "history.db")
+	target, err := history.ParseMigrateDSN(rawDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := history.Migrate(ctx, target); err != nil {
+		t.Fatal(err)
+	}
+	opened, _ := history.ParseDSN(rawDSN)
+	h, err := history.Open(ctx, opened)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	day := func(date string, api, local int64, s reconcile.Status) report.Day {
+		return report.Day{Date: date, Hours: 24, API: &api, Local: &local, Status: s, Settled: true}
+	}
+	loc, _ := time.LoadLocation("Europe/Warsaw")
+	for i, days := range [][]report.Day{
+		{day("2026-10-20", 100, 100, reconcile.Match), day("2026-10-21", 120, 80, reconcile.Missing)},
+		{day("2026-10-21", 120, 120, reconcile.Match), day("2026-10-22", 90, 95, reconcile.Surplus)},
+	} {
+		from, _ := reconcile.ParseDate(days[0].Date)
+		to, _ := reconcile.ParseDate(days[len(days)-1].Date)
+		w := reconcile.Window{From: from, To: to, Loc: loc}
+		rep := report.Report{SchemaVersion: report.SchemaVersion, Tool: report.Tool, RunKey: report.RunKey("48213", w, "s"), WorkspaceID: "48213",
+			StoreID: "st_1", Window: report.Window{From: days[0].Date, To: days[len(days)-1].Date, TZ: "Europe/Warsaw"},
+			GeneratedAt: time.Date(2026, 10, 22+i, 3, 0, 0, 0, time.UTC), Days: days,
+			Diagnoses: []report.Diagnosis{}, Links: []report.Link{}, Countries: []report.Country{}, Findings: []report.Finding{}}
+		if i == 0 {
+			rep.Diagnoses = []report.Diagnosis{{Date: "2026-10-21", Kind: reconcile.DiagOutage, Clicks: 40}}
+		}
+		if err := h.RecordRun(ctx, rep); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := storage.Write(dir, rep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	trendOf := func(env map[string]string) (string, string, int) {
+		var stdout, stderr bytes.Buffer
+		args := []string{"trend", "--format", "json", "--tz", "Europe/Warsaw", "--from", "2026-10-20", "--to", "2026-10-23"}
+		code := runWith(ctx, args, envconfig.MapLookuper(env), &stdout, &stderr, deps{now: func() time.Time { return testNow }})
+		return stdout.String(), stderr.String(), code
+	}
+	fromHistory, stderr, code := trendOf(map[string]string{"HISTORY_DSN": rawDSN, "RECON_REPORT_DIR": t.TempDir()})
+	if code != exitOK {
+		t.Fatalf("trend with HISTORY_DSN: exit %d\n%s", code, stderr)
+	}
+	fromReports, stderr, code := trendOf(map[string]string{"RECON_REPORT_DIR": dir})
+	if code != exitOK {
+		t.Fatalf("trend of the reports: exit %d\n%s", code, stderr)
+	}
+	var a, b struct{ Series []trend.Series }
+	if err := json.Unmarshal([]byte(fromHistory), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(fromReports), &b); err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Series) != 1 || a.Series[0].Total.Surplus != 5 || a.Series[0].ToHeal.Days != 1 || a.Series[0].Days[1].WasMissing != 40 {
+		t.Errorf("trend of the history: %s", fromHistory)
+	}
+	if diff := cmp.Diff(b.Series, a.Series); diff != "" {
+		t.Errorf("the trend of the reports (-) and of the history (+) differ:\n%s", diff)
+	}
+
+	unmigrated := "sqlite:" + filepath.Join(t.TempDir(), "empty.db")
+	if err := os.WriteFile(strings.TrimPrefix(unmigrated, "sqlite:"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := trendOf(map[string]string{"HISTORY_DSN": unmigrated}); code != exitUsage || !strings.Contains(stderr, "clickrecon migrate") {
+		t.Errorf("trend on a history not migrated: exit %d, %s; want 2 naming clickrecon migrate", code, stderr)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/history"
 	"github.com/clickrecon/clickrecon/report/storage"
 )
 
@@ -65,4 +66,11 @@ func readRun(ctx context.Context, d *storage.Dest, runKey string) (report.Report
 		return report.Report{}, fmt.Errorf("read the report of run %s: %w", runKey, decErr)
 	}
 	return rep, nil
+}
+
+// ReadHistory adds to t every run h recorded of workspaceID ("" for
+// every workspace) whose window meets t's range, one run at a time, and
+// returns how many it read.
+func ReadHistory(ctx context.Context, h *history.History, t *Trend, workspaceID string) (int, error) {
+	return h.TrendRuns(ctx, workspaceID, t.from, t.to, t.Add)
 }

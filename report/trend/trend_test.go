@@ -20,12 +20,12 @@ import (
 
 func ptr(v int64) *int64 { return &v }
 
-// history is a random sequence of nightly runs over one workspace: each
+// randomNights is a random sequence of nightly runs over one workspace: each
 // night checks the three days before it, some nights are missed, some
 // runs could not read Elido (their days unverifiable), some days are not
 // settled yet, gaps come and heal, and now and then a backfill re-checks
 // a longer window. Every run's report is what the test compares against.
-func history(r *rand.Rand, start reconcile.Date, nights int) []report.Report {
+func randomNights(r *rand.Rand, start reconcile.Date, nights int) []report.Report {
 	loc, _ := time.LoadLocation("Europe/Warsaw")
 	var reps []report.Report
 	truth := map[reconcile.Date]int64{} // Elido's clicks of a day
@@ -104,7 +104,7 @@ func TestTrendIsTheLatestVerdictOfTheReports(t *testing.T) {
 		t.Run(fmt.Sprint("seed_", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 34))
 			start, _ := reconcile.ParseDate("2026-01-01")
-			reps := history(r, start, 60+r.IntN(60))
+			reps := randomNights(r, start, 60+r.IntN(60))
 			from, to := start.AddDays(r.IntN(20)), start.AddDays(40+r.IntN(60))
 			tr, err := trend.New(from, to)
 			if err != nil {
@@ -311,7 +311,7 @@ func TestCSVRowsAreThePeriods(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 35))
 	start, _ := reconcile.ParseDate("2026-03-01")
 	tr, _ := trend.New(start, start.AddDays(59))
-	for _, rep := range history(r, start, 64) {
+	for _, rep := range randomNights(r, start, 64) {
 		if err := tr.Add(rep); err != nil {
 			t.Fatal(err)
 		}
