@@ -52,9 +52,9 @@ func TestRecordRunUnknownTotalsAreNull(t *testing.T) {
 // Migrating a history recorded by an earlier version keeps every run and
 // every day (SQLite rebuilds runs, and run_days must not go with it), and
 // turns the 0 totals of runs that read no day into NULL.
-// insertRunBefore005 is how the releases before 005_trend recorded a
+// insertRunBefore006 is how the releases before 006_trend recorded a
 // run: without its store.
-const insertRunBefore005 = `INSERT INTO runs (
+const insertRunBefore006 = `INSERT INTO runs (
     run_key, workspace_id, tz, window_from, window_to, generated_at, status, interrupted,
     api_clicks, local_clicks, delta_clicks, api_summary,
     days, days_match, days_missing, days_surplus, days_provisional, days_unverifiable
@@ -96,7 +96,7 @@ func TestMigrateUnknownTotalsKeepsRuns(t *testing.T) {
 			{"seen", 10, 9, 1, 0, "match", "2026-11-24"},
 		} {
 			var id int64
-			if err := h.db.Get(&id, string(sharedFor(h.dialect, []byte(insertRunBefore005))), r.key, "48213", "UTC", "2026-11-24", "2026-11-24", "2026-11-25T03:00:00Z",
+			if err := h.db.Get(&id, string(sharedFor(h.dialect, []byte(insertRunBefore006))), r.key, "48213", "UTC", "2026-11-24", "2026-11-24", "2026-11-25T03:00:00Z",
 				"ok", "", r.api, r.local, r.local-r.api, nil, 1, r.match, 0, 0, 0, r.unverif); err != nil {
 				t.Fatal(err)
 			}

@@ -101,7 +101,7 @@ func (h *History) TrendRuns(ctx context.Context, workspaceID string, from, to re
 type zoneOf struct{ workspaceID, tz string }
 
 // oneStores returns, for each workspace and zone whose runs read exactly
-// one store, that store: what a run recorded before 005_trend read.
+// one store, that store: what a run recorded before 006_trend read.
 func (h *History) oneStores(ctx context.Context) (map[zoneOf]string, error) {
 	var rows []struct {
 		WorkspaceID string `db:"workspace_id"`

@@ -9,14 +9,14 @@ import (
 	"github.com/clickrecon/clickrecon/report"
 )
 
-// A history written before 005_trend (its runs without a store, no
+// A history written by the release before 006_trend (its runs without a store, no
 // diagnoses) migrates with nothing lost: its runs are still read, for the
 // trend, as runs of the one store the later runs of their workspace and
 // zone read, and a run recorded after keeps its diagnoses.
 func TestTrendReadsTheRunsOfAnOlderHistory(t *testing.T) {
 	each(t, func(t *testing.T, rawDSN string) {
 		ctx := context.Background()
-		// The history as the release before 005 left it.
+		// The history as the release of 001 to 004 left it.
 		old, err := open(ctx, mustParse(t, rawDSN, true))
 		if err != nil {
 			t.Fatal(err)
@@ -67,7 +67,7 @@ func TestTrendReadsTheRunsOfAnOlderHistory(t *testing.T) {
 			t.Fatalf("TrendRuns: %d runs, %v; want the old run and the new", n, err)
 		}
 		if g := got[0]; g.StoreID != "st_1" || len(g.Days) != 1 || g.Days[0].Status != reconcile.Missing || *g.Days[0].API != 100 || *g.Days[0].Local != 90 {
-			t.Errorf("the run recorded before 005: %+v, want store st_1 and 2026-11-20 missing 100/90", g)
+			t.Errorf("the run recorded before 006: %+v, want store st_1 and 2026-11-20 missing 100/90", g)
 		}
 		if g := got[1]; len(g.Diagnoses) != 2 || g.Diagnoses[0].Clicks+g.Diagnoses[1].Clicks != 20 {
 			t.Errorf("the new run's diagnoses: %+v, want outage 18 and unexplained 2", g.Diagnoses)

@@ -1,4 +1,4 @@
--- 005: what a trend across nights needs that the runs did not keep (see
+-- 006: what a trend across nights needs that the runs did not keep (see
 -- clickrecon trend): the store each run read (the report's store_id; ''
 -- for the runs recorded before, which the trend gives the one store of
 -- their workspace and zone when there is only one), and each day's
