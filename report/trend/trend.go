@@ -146,6 +146,9 @@ type Series struct {
 	// gaps were first found, and first seen healed.
 	ToFind Times `json:"to_find"`
 	ToHeal Times `json:"to_heal"`
+	// Worse says how the last nights of the range got worse (Worse);
+	// empty when they did not.
+	Worse []Signal `json:"worse"`
 }
 
 // Times sums up how long something took for the days it happened on:
@@ -362,6 +365,7 @@ func (t *Trend) one(k Key, g *gathered) Series {
 		}
 	}
 	s.ToFind, s.ToHeal = timesOf(toFind), timesOf(toHeal)
+	s.Worse = Worse(s)
 	for _, c := range causes {
 		s.Causes = append(s.Causes, *c)
 	}

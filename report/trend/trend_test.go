@@ -110,7 +110,7 @@ func TestTrendIsTheLatestVerdictOfTheReports(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if seed < 4 {
+			if seed < 2 {
 				// Through a real report folder, as clickrecon trend reads it.
 				dir := t.TempDir()
 				for _, rep := range reps {

@@ -123,6 +123,9 @@ func writeSeries(w io.Writer, s Series, by string) error {
 		words.Num(t.API), words.Num(t.Local), words.Num(t.Missing), pct(t.LossRate()), words.Num(t.Surplus),
 		words.Plural(t.Gaps, "day", "days"), words.Plural(t.Unverifiable, "day", "days"),
 		words.Plural(t.Provisional, "day", "days"), words.Plural(t.Unchecked, "day", "days"))
+	for _, sig := range s.Worse {
+		fmt.Fprintf(w, "  GETTING WORSE: %s\n", sig.Says)
+	}
 	if s.ToFind.Days > 0 {
 		fmt.Fprintf(w, "  gaps found %s after their day ended (median), %s at worst (%s), on %s\n",
 			hours(s.ToFind.MedianHours), hours(s.ToFind.WorstHours), s.ToFind.WorstDate, words.Plural(s.ToFind.Days, "day", "days"))
