@@ -32,7 +32,7 @@ func benchYear(b *testing.B, h *history.History) {
 			id := fmt.Sprintf("ws_%02d", ws)
 			w := reconcile.Window{From: from, To: to, Loc: loc}
 			rep := report.Report{RunKey: report.RunKey(id, w, "s"), WorkspaceID: id, StoreID: "st_" + id,
-				Window: report.Window{From: from.String(), To: to.String(), TZ: loc.String()},
+				Window:      report.Window{From: from.String(), To: to.String(), TZ: loc.String()},
 				GeneratedAt: to.AddDays(1).Start(loc).Add(3 * time.Hour), Status: report.StatusOK}
 			for d := from; !to.Before(d); d = d.AddDays(1) {
 				api := 1000 + r.Int64N(500)
