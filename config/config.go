@@ -102,6 +102,15 @@ type Config struct {
 	// check's own flag, which no variable sets.
 	Offline bool
 
+	// trend's own flags, which no variable sets: the nights before
+	// today (--nights, when neither --from nor --to is given), the
+	// workspace (--workspace; ELIDO_WORKSPACE_ID when not given, every
+	// workspace when both are empty), and the periods of its CSV and
+	// text (--by).
+	Nights    int
+	Workspace string
+	By        string
+
 	// unread are the variables given but unreadable (envload.Unread): a
 	// NAME_FILE that cannot be read, NAME and NAME_FILE both set, a value
 	// of the wrong type. Their errors come from Load.

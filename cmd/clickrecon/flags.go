@@ -16,7 +16,7 @@ import (
 // command's help on out.
 var flagSets = map[string]func(c *config.Config, out io.Writer) *flag.FlagSet{
 	"run": runFlags, "check": checkFlags, "repair": repairFlags, "demo": demoFlags,
-	"merge": mergeFlags, "serve": serveFlags, "migrate": migrateFlags,
+	"merge": mergeFlags, "serve": serveFlags, "migrate": migrateFlags, "trend": trendFlags,
 }
 
 // newFlags is an empty FlagSet of command name, whose errors parseArgs
@@ -136,6 +136,28 @@ func serveFlags(c *config.Config, out io.Writer) *flag.FlagSet {
 	}
 	return fs
 }
+
+func trendFlags(c *config.Config, out io.Writer) *flag.FlagSet {
+	fs := newFlags("trend")
+	fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, "folder or object-storage URL the runs write their reports to; trend only reads it (RECON_REPORT_DIR)")
+	fs.StringVar(&c.Format, "format", c.Format, "what goes to stdout: text, json or csv (RECON_FORMAT)")
+	tzFlag(fs, c)
+	fs.StringVar(&c.From, "from", c.From, "first day of the range, YYYY-MM-DD (RECON_FROM)")
+	fs.StringVar(&c.To, "to", c.To, "last day of the range, YYYY-MM-DD; default yesterday in RECON_TZ (RECON_TO)")
+	fs.IntVar(&c.Nights, "nights", 90, "without --from: the range is this many days, ending at --to")
+	fs.StringVar(&c.Workspace, "workspace", c.WorkspaceID, "the workspace whose runs to read; empty: every workspace in the reports (ELIDO_WORKSPACE_ID)")
+	fs.StringVar(&c.By, "by", "week", "the periods of the text and the CSV: day, week or month")
+	fs.Usage = usageOf(out, fs, "trend", "", varsNote, true, trendTail)
+	return fs
+}
+
+// trendTail is what trend's help says after its flags.
+const trendTail = `
+Each calendar day of the range is counted once, by its latest verdict: the
+latest run that compared it (match, missing or surplus), or, when none did,
+the latest that held it (provisional, unverifiable). A day no report holds
+is "unchecked". Weeks are ISO weeks (Monday to Sunday).
+`
 
 // migrateFlags has no flag: only its help.
 func migrateFlags(_ *config.Config, out io.Writer) *flag.FlagSet {

@@ -86,6 +86,8 @@ func runWith(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 		return cmdMerge(ctx, args[1:], env, stdout, stderr, d)
 	case "serve":
 		return cmdServe(ctx, args[1:], env, stdout, stderr)
+	case "trend":
+		return cmdTrend(ctx, args[1:], env, stdout, stderr, d)
 	case "version", "--version", "-version":
 		fmt.Fprintf(stdout, "clickrecon %s (commit %s)\n", version, commit)
 		return exitOK

@@ -67,33 +67,41 @@ type queries struct {
 	saveNotice        string
 	resolveNotice     string
 	otherZone         string
+	insertRunDiag     string
+	trendDays         string
+	trendDiagnoses    string
+	trendStores       string
 }
 
 func loadQueries(d dsn.Dialect) (queries, error) {
 	var q queries
 	files := map[string]*string{
-		"migrations_table":   &q.migrationsTable,
-		"migrations_exist":   &q.migrationsExist,
-		"migrations_applied": &q.migrationsApplied,
-		"migration_record":   &q.migrationRecord,
-		"insert_run":         &q.insertRun,
-		"insert_run_day":     &q.insertRunDay,
-		"latest_api":         &q.latestAPI,
-		"alerts_in_window":   &q.alertsInWindow,
-		"alerts_of_message":  &q.alertsOfMessage,
-		"upsert_alert":       &q.upsertAlert,
-		"insert_message":     &q.insertMessage,
-		"insert_intent":      &q.insertIntent,
-		"intent":             &q.intent,
-		"pending_intents":    &q.pendingIntents,
-		"resolve_intent":     &q.resolveIntent,
-		"store_rows":         &q.storeRows,
-		"adopt_alerts":       &q.adoptAlerts,
-		"adopt_outbox":       &q.adoptOutbox,
-		"notice":             &q.notice,
-		"save_notice":        &q.saveNotice,
-		"resolve_notice":     &q.resolveNotice,
-		"other_zone":         &q.otherZone,
+		"migrations_table":     &q.migrationsTable,
+		"migrations_exist":     &q.migrationsExist,
+		"migrations_applied":   &q.migrationsApplied,
+		"migration_record":     &q.migrationRecord,
+		"insert_run":           &q.insertRun,
+		"insert_run_day":       &q.insertRunDay,
+		"latest_api":           &q.latestAPI,
+		"alerts_in_window":     &q.alertsInWindow,
+		"alerts_of_message":    &q.alertsOfMessage,
+		"upsert_alert":         &q.upsertAlert,
+		"insert_message":       &q.insertMessage,
+		"insert_intent":        &q.insertIntent,
+		"intent":               &q.intent,
+		"pending_intents":      &q.pendingIntents,
+		"resolve_intent":       &q.resolveIntent,
+		"store_rows":           &q.storeRows,
+		"adopt_alerts":         &q.adoptAlerts,
+		"adopt_outbox":         &q.adoptOutbox,
+		"notice":               &q.notice,
+		"save_notice":          &q.saveNotice,
+		"resolve_notice":       &q.resolveNotice,
+		"other_zone":           &q.otherZone,
+		"insert_run_diagnosis": &q.insertRunDiag,
+		"trend_days":           &q.trendDays,
+		"trend_diagnoses":      &q.trendDiagnoses,
+		"trend_stores":         &q.trendStores,
 	}
 	if d == dsn.Postgres {
 		files["migrate_lock"] = &q.migrateLock

@@ -34,7 +34,7 @@ func (h *History) RecordRun(ctx context.Context, rep report.Report) error {
 			rep.RunKey, rep.WorkspaceID, rep.Window.TZ, rep.Window.From, rep.Window.To,
 			rep.GeneratedAt.UTC().Format(instant), rep.Status, rep.Interrupted,
 			api, local, delta, rep.Totals.APISummary,
-			c.Days, c.Match, c.Missing, c.Surplus, c.Provisional, c.Unverifiable)
+			c.Days, c.Match, c.Missing, c.Surplus, c.Provisional, c.Unverifiable, rep.StoreID)
 		if err != nil {
 			return fmt.Errorf("insert run: %w", err)
 		}
@@ -47,6 +47,23 @@ func (h *History) RecordRun(ctx context.Context, rep report.Report) error {
 			if _, err := stmt.ExecContext(ctx, id, d.Date, d.Hours, d.API, d.Local, d.Delta,
 				d.Status, d.Severity, d.Settled, d.Reason); err != nil {
 				return fmt.Errorf("insert day %s: %w", d.Date, err)
+			}
+		}
+		// Each day's diagnoses, summed by kind: what the trend ranks the
+		// causes of the loss by.
+		type dayKind struct{ day, kind string }
+		sums := map[dayKind]int64{}
+		var order []dayKind
+		for _, g := range rep.Diagnoses {
+			k := dayKind{g.Date, g.Kind}
+			if _, ok := sums[k]; !ok {
+				order = append(order, k)
+			}
+			sums[k] += g.Clicks
+		}
+		for _, k := range order {
+			if _, err := tx.ExecContext(ctx, h.q.insertRunDiag, id, k.day, k.kind, sums[k]); err != nil {
+				return fmt.Errorf("insert the %s diagnosis of day %s: %w", k.kind, k.day, err)
 			}
 		}
 		return nil

@@ -52,6 +52,15 @@ func TestRecordRunUnknownTotalsAreNull(t *testing.T) {
 // Migrating a history recorded by an earlier version keeps every run and
 // every day (SQLite rebuilds runs, and run_days must not go with it), and
 // turns the 0 totals of runs that read no day into NULL.
+// insertRunBefore006 is how the releases before 006_trend recorded a
+// run: without its store.
+const insertRunBefore006 = `INSERT INTO runs (
+    run_key, workspace_id, tz, window_from, window_to, generated_at, status, interrupted,
+    api_clicks, local_clicks, delta_clicks, api_summary,
+    days, days_match, days_missing, days_surplus, days_provisional, days_unverifiable
+) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+RETURNING id`
+
 func TestMigrateUnknownTotalsKeepsRuns(t *testing.T) {
 	each(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
@@ -87,7 +96,7 @@ func TestMigrateUnknownTotalsKeepsRuns(t *testing.T) {
 			{"seen", 10, 9, 1, 0, "match", "2026-11-24"},
 		} {
 			var id int64
-			if err := h.db.Get(&id, h.q.insertRun, r.key, "48213", "UTC", "2026-11-24", "2026-11-24", "2026-11-25T03:00:00Z",
+			if err := h.db.Get(&id, string(sharedFor(h.dialect, []byte(insertRunBefore006))), r.key, "48213", "UTC", "2026-11-24", "2026-11-24", "2026-11-25T03:00:00Z",
 				"ok", "", r.api, r.local, r.local-r.api, nil, 1, r.match, 0, 0, 0, r.unverif); err != nil {
 				t.Fatal(err)
 			}

@@ -65,7 +65,7 @@ func TestServeReportPageLinksItsRun(t *testing.T) {
 				got = append(got, l[1])
 			}
 		}
-		want := []string{"/", "/" + key + "/report.json", "/" + key + "/report.md", "/" + key + "/days.csv",
+		want := []string{"/", "/trend", "/" + key + "/report.json", "/" + key + "/report.md", "/" + key + "/days.csv",
 			"/" + key + "/links.csv", "/" + key + "/countries.csv", "/" + key + "/hours.csv"}
 		if repair {
 			want = append(want, "/repair-"+key+"/")

@@ -22,6 +22,7 @@ import (
 	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/storage"
+	"github.com/clickrecon/clickrecon/report/trend"
 )
 
 // The headers of every answer. The report page is self-contained: its
@@ -64,8 +65,12 @@ func New(d *storage.Dest, log *slog.Logger, loopback bool) http.Handler {
 			http.Error(w, "clickrecon serve only reads", http.StatusMethodNotAllowed)
 			return
 		}
-		if r.URL.EscapedPath() == "/" {
+		switch r.URL.EscapedPath() {
+		case "/":
 			serveIndex(w, r, d, log)
+			return
+		case "/trend":
+			serveTrend(w, r, d, log, time.Now())
 			return
 		}
 		segs, ok := pathSegments(r.URL)
@@ -276,6 +281,40 @@ func serveIndex(w http.ResponseWriter, r *http.Request, d *storage.Dest, log *sl
 		Base string
 		Runs []storage.Run
 	}{d.Base(), runs}, log)
+}
+
+// serveTrend writes the trend page of the days from ?from= to ?to=
+// (YYYY-MM-DD; by default the ?nights= days, 90 unless given, that ended
+// by yesterday, UTC), of ?workspace= (every workspace when not given),
+// read from d's reports one at a time. A bad parameter is 400, saying
+// which.
+func serveTrend(w http.ResponseWriter, r *http.Request, d *storage.Dest, log *slog.Logger, now time.Time) {
+	q := r.URL.Query()
+	from, to, err := trend.Range(q.Get("from"), q.Get("to"), q.Get("nights"), now)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	t, err := trend.New(from, to)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if _, err := trend.Read(r.Context(), d, t, q.Get("workspace")); err != nil {
+		log.Error("read the reports for the trend", "err", err)
+		http.Error(w, "the report destination could not be read; see the server's log", http.StatusBadGateway)
+		return
+	}
+	var page bytes.Buffer
+	data := trend.PageData{Base: d.Base(), From: from.String(), To: to.String(), Workspace: q.Get("workspace"), Series: t.Series()}
+	if err := trend.WritePage(&page, data); err != nil {
+		log.Error("render a page", "page", "trend", "err", err)
+		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(page.Len()))
+	w.Write(page.Bytes())
 }
 
 // serveRepair writes the page of the run runKey's repair plan: its files.

@@ -195,9 +195,9 @@ func TestServeIndexListsRunsNewestFirst(t *testing.T) {
 			for _, l := range links {
 				got = append(got, l[1])
 			}
-			want := []string{"/" + serveNew + "/report.html", "/" + serveOld + "/report.html"}
+			want := []string{"/trend", "/" + serveNew + "/report.html", "/" + serveOld + "/report.html"}
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("links of the index, newest first (-want +got):\n%s", diff)
+				t.Errorf("links of the index, the trend then the runs newest first (-want +got):\n%s", diff)
 			}
 			for _, s := range []string{"2026-10-24 to 2026-10-28 (Europe/Warsaw)", `class="discrepancies">gaps<`, `class="n delta">-42<`, `class="ok">ok<`, `class="n delta">0<`} {
 				if !strings.Contains(body, s) {
@@ -210,6 +210,44 @@ func TestServeIndexListsRunsNewestFirst(t *testing.T) {
 				}
 				if strings.Contains(body, serveForeign) || strings.Contains(body, serveLink) {
 					t.Errorf("the index lists another tool's folder or a link:\n%s", body)
+				}
+			}
+		})
+	}
+}
+
+// The trend page counts each day once, by its latest verdict, from the
+// reports of clickrecon's alone (never another tool's folder nor a link),
+// is self-contained (no script, nothing from another origin), and says
+// which parameter is wrong.
+func TestServeTrendPage(t *testing.T) {
+	for name, dest := range map[string]func(t *testing.T) *storage.Dest{
+		"folder": func(t *testing.T) *storage.Dest { _, d := localServeDir(t); return d },
+		"s3": func(t *testing.T) *storage.Dest {
+			dir, _ := newS3(t, "nightly")
+			return writeRuns(t, dir)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv, _ := startServe(t, dest(t))
+			resp, body := get(t, srv, http.MethodGet, "/trend?from=2026-10-20&to=2026-10-31")
+			if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+				t.Fatalf("GET /trend: %s\n%s", resp.Status, body)
+			}
+			checkHeaders(t, resp)
+			// 2026-10-24 matched in the older run and lacks 42 clicks in the
+			// newer: 42 missing, on one day with a gap, once.
+			for _, want := range []string{"2026-10-20 to 2026-10-31", "Workspace ws_1", "missing<b>42</b>", "days with a gap<b>1</b>", "never checked<b>11</b>", "<title>2026-10-24: missing, 42 clicks missing</title>"} {
+				if !strings.Contains(body, want) {
+					t.Errorf("the trend page lacks %q:\n%s", want, body)
+				}
+			}
+			if strings.Contains(body, "<script") || regexp.MustCompile(`(src|href)="https?:`).MatchString(body) {
+				t.Errorf("the trend page has a script or loads from elsewhere:\n%s", body)
+			}
+			for _, bad := range []string{"/trend?nights=0", "/trend?from=2026-10-31&to=2026-10-01", "/trend?to=yesterday"} {
+				if resp, body := get(t, srv, http.MethodGet, bad); resp.StatusCode != http.StatusBadRequest {
+					t.Errorf("GET %s: %s, want 400\n%s", bad, resp.Status, body)
 				}
 			}
 		})

@@ -1,0 +1,128 @@
+package history
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report"
+)
+
+// trendDay is one row of trend_days: a day of a run.
+type trendDay struct {
+	RunID       int64  `db:"run_id"`
+	RunKey      string `db:"run_key"`
+	WorkspaceID string `db:"workspace_id"`
+	StoreID     string `db:"store_id"`
+	TZ          string `db:"tz"`
+	GeneratedAt string `db:"generated_at"`
+	Day         string `db:"day"`
+	API         *int64 `db:"api_clicks"`
+	Local       *int64 `db:"local_clicks"`
+	Status      string `db:"status"`
+}
+
+// trendDiagnosis is one row of trend_diagnoses.
+type trendDiagnosis struct {
+	RunID  int64  `db:"run_id"`
+	Day    string `db:"day"`
+	Kind   string `db:"kind"`
+	Clicks int64  `db:"clicks"`
+}
+
+// TrendRuns gives add, one run at a time in the order they were
+// recorded, the report of each recorded run of workspaceID ("" for every
+// workspace) whose window meets from..to, holding what a trend weighs:
+// its run key, workspace, store, zone and when it was made, its days in
+// the range (date, status, both counts) and their diagnoses by kind. A
+// run recorded before the history kept its store is given the one store
+// the other runs of its workspace and zone read, when there is one. It
+// returns how many runs it gave.
+func (h *History) TrendRuns(ctx context.Context, workspaceID string, from, to reconcile.Date, add func(report.Report) error) (int, error) {
+	stores, err := h.oneStores(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var diags []trendDiagnosis
+	if err := h.db.SelectContext(ctx, &diags, h.q.trendDiagnoses, workspaceID, from.String(), to.String()); err != nil {
+		return 0, fmt.Errorf("read the runs' diagnoses for the trend: %w", err)
+	}
+	byRun := map[int64][]report.Diagnosis{}
+	for _, g := range diags {
+		byRun[g.RunID] = append(byRun[g.RunID], report.Diagnosis{Date: g.Day, Kind: g.Kind, Clicks: g.Clicks})
+	}
+	rows, err := h.db.QueryxContext(ctx, h.q.trendDays, workspaceID, from.String(), to.String())
+	if err != nil {
+		return 0, fmt.Errorf("read the runs' days for the trend: %w", err)
+	}
+	defer rows.Close()
+	var rep report.Report
+	var runID int64
+	n := 0
+	flush := func() error {
+		if rep.RunKey == "" {
+			return nil
+		}
+		rep.Diagnoses = byRun[runID]
+		n++
+		return add(rep)
+	}
+	for rows.Next() {
+		var d trendDay
+		if err := rows.StructScan(&d); err != nil {
+			return n, fmt.Errorf("read the runs' days for the trend: %w", err)
+		}
+		if d.RunID != runID || rep.RunKey == "" {
+			if err := flush(); err != nil {
+				return n, err
+			}
+			at, err := time.Parse(time.RFC3339, d.GeneratedAt)
+			if err != nil {
+				return n, fmt.Errorf("run %s: generated_at %q: %w", d.RunKey, d.GeneratedAt, err)
+			}
+			store := d.StoreID
+			if store == "" {
+				store = stores[zoneOf{d.WorkspaceID, d.TZ}]
+			}
+			runID = d.RunID
+			rep = report.Report{RunKey: d.RunKey, WorkspaceID: d.WorkspaceID, StoreID: store, GeneratedAt: at,
+				Window: report.Window{TZ: d.TZ}}
+		}
+		rep.Days = append(rep.Days, report.Day{Date: d.Day, API: d.API, Local: d.Local, Status: reconcile.Status(d.Status)})
+	}
+	if err := rows.Err(); err != nil {
+		return n, fmt.Errorf("read the runs' days for the trend: %w", err)
+	}
+	return n, flush()
+}
+
+// zoneOf is a workspace in a zone.
+type zoneOf struct{ workspaceID, tz string }
+
+// oneStores returns, for each workspace and zone whose runs read exactly
+// one store, that store: what a run recorded before 006_trend read.
+func (h *History) oneStores(ctx context.Context) (map[zoneOf]string, error) {
+	var rows []struct {
+		WorkspaceID string `db:"workspace_id"`
+		TZ          string `db:"tz"`
+		StoreID     string `db:"store_id"`
+	}
+	if err := h.db.SelectContext(ctx, &rows, h.q.trendStores); err != nil {
+		return nil, fmt.Errorf("read the stores of the runs: %w", err)
+	}
+	seen := map[zoneOf][]string{}
+	for _, r := range rows {
+		if r.StoreID != "" {
+			k := zoneOf{r.WorkspaceID, r.TZ}
+			seen[k] = append(seen[k], r.StoreID)
+		}
+	}
+	out := map[zoneOf]string{}
+	for k, ids := range seen {
+		if len(ids) == 1 {
+			out[k] = ids[0]
+		}
+	}
+	return out, nil
+}
