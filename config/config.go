@@ -102,6 +102,13 @@ type Config struct {
 	// check's own flag, which no variable sets.
 	Offline bool
 
+	// FleetFile is the fleet file (fleet.go); FleetName and FleetIndex
+	// are run's and check's --workspace and --workspace-index, which
+	// choose its entry before anything else is read (cmd applies them).
+	FleetFile  string `env:"RECON_FLEET_FILE"`
+	FleetName  string
+	FleetIndex string
+
 	// unread are the variables given but unreadable (envload.Unread): a
 	// NAME_FILE that cannot be read, NAME and NAME_FILE both set, a value
 	// of the wrong type. Their errors come from Load.
