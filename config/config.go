@@ -106,6 +106,7 @@ type Config struct {
 	// are run's and check's --workspace and --workspace-index, which
 	// choose its entry before anything else is read (cmd applies them).
 	FleetFile  string `env:"RECON_FLEET_FILE"`
+	FleetSize  string `env:"RECON_FLEET_SIZE"` // the Indexed Job's completions (components/fleet)
 	FleetName  string
 	FleetIndex string
 

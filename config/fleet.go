@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sethvargo/go-envconfig"
@@ -28,8 +29,13 @@ import (
 // variables over the shared environment and is otherwise a run of one
 // workspace, as without a fleet.
 
-// FleetFileVar is the variable that names the fleet file.
-const FleetFileVar = "RECON_FLEET_FILE"
+// FleetFileVar is the variable that names the fleet file; FleetSizeVar
+// the number of workspaces an Indexed Job runs (its completions), when it
+// says.
+const (
+	FleetFileVar = "RECON_FLEET_FILE"
+	FleetSizeVar = "RECON_FLEET_SIZE"
+)
 
 // Entry is one workspace of a fleet.
 type Entry struct {
@@ -51,7 +57,7 @@ type Fleet struct {
 var entryName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // notPerEntry are the variables an entry cannot set: the fleet's own.
-var notPerEntry = []string{FleetFileVar}
+var notPerEntry = []string{FleetFileVar, FleetSizeVar}
 
 // knownVars returns every variable Config reads, with NAME_FILE for each
 // secret.
@@ -155,8 +161,15 @@ func (f Fleet) Entry(name string) (Entry, error) {
 	return Entry{}, fmt.Errorf("--workspace %q is not in %s, which has %s", name, f.File, strings.Join(names, ", "))
 }
 
-// At returns the entry at index i (0-based, the file's order).
-func (f Fleet) At(i int) (Entry, error) {
+// At returns the entry at index i (0-based, the file's order). size is
+// RECON_FLEET_SIZE, the number of indexes the Indexed Job runs ("": not
+// said): a fleet of another size would leave workspaces unchecked, or
+// run indexes that have none, and is refused whatever i.
+func (f Fleet) At(i int, size string) (Entry, error) {
+	if size != "" && size != strconv.Itoa(len(f.Entries)) {
+		return Entry{}, fmt.Errorf("%s is %s (the Indexed Job's completions), but %s has %d workspaces: set completions to %d, or remove the entries that should not run",
+			FleetSizeVar, size, f.File, len(f.Entries), len(f.Entries))
+	}
 	if i < 0 || i >= len(f.Entries) {
 		return Entry{}, fmt.Errorf("--workspace-index %d is out of %s's %d workspaces (0 to %d): set the Indexed Job's completions to the number of workspaces", i, f.File, len(f.Entries), len(f.Entries)-1)
 	}

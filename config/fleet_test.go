@@ -79,7 +79,7 @@ RECON_REPORT_DIR = s3://bucket/b?region=eu-west-1
 	shared := envconfig.MapLookuper(map[string]string{"ELIDO_API_KEY": "shared-key", "STORE_DSN_FILE": "/s/shared-dsn",
 		"RECON_TZ": "UTC", "RECON_REPORT_DIR": "s3://bucket/nightly?region=eu-west-1", "RECON_DAYS": "5"})
 	a, _ := fl.Entry("acme")
-	b, _ := fl.At(1)
+	b, _ := fl.At(1, "2")
 	for _, tt := range []struct {
 		e        Entry
 		key, val string
@@ -105,7 +105,10 @@ RECON_REPORT_DIR = s3://bucket/b?region=eu-west-1
 	if _, err := fl.Entry("nope"); err == nil || !strings.Contains(err.Error(), "acme, brand-b") {
 		t.Errorf("an unknown name: %v, want the names there are", err)
 	}
-	if _, err := fl.At(2); err == nil || !strings.Contains(err.Error(), "0 to 1") {
+	if _, err := fl.At(2, ""); err == nil || !strings.Contains(err.Error(), "0 to 1") {
 		t.Errorf("index 2 of 2: %v", err)
+	}
+	if _, err := fl.At(0, "3"); err == nil || !strings.Contains(err.Error(), "set completions to 2") {
+		t.Errorf("a Job of 3 completions over 2 workspaces: %v", err)
 	}
 }

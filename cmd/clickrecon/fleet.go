@@ -69,7 +69,8 @@ func fleetEntry(args []string, env envconfig.Lookuper) (e config.Entry, ok bool,
 	if err != nil {
 		return e, true, fmt.Errorf("--workspace-index %q is not a whole number (an Indexed Job passes $(JOB_COMPLETION_INDEX))", index)
 	}
-	e, err = fleet.At(i)
+	size, _ := env.Lookup(config.FleetSizeVar)
+	e, err = fleet.At(i, size)
 	return e, true, err
 }
 
@@ -163,4 +164,18 @@ func keyOf(env envconfig.Lookuper) string {
 	}
 	k, _ := env.Lookup("ELIDO_API_KEY")
 	return "key:" + strconv.Itoa(len(k)) + ":" + k
+}
+
+// helpAsked reports whether args ask for the help, which needs no
+// workspace.
+func helpAsked(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			return true
+		}
+	}
+	return false
 }

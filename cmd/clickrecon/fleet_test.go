@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,17 +156,17 @@ func TestFleetChoiceMistakesExit2(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "--workspace", "nope"}, nil, `--workspace "nope" is not in`},
+		{[]string{"run"}, nil, "RECON_FLEET_FILE names a fleet: choose its workspace"},
 		{[]string{"run", "--workspace-index", "2"}, nil, "--workspace-index 2 is out of"},
 		{[]string{"run", "--workspace-index", "two"}, nil, "is not a whole number"},
 		{[]string{"run", "--workspace", "acme", "--workspace-index", "0"}, nil, "give one"},
 		{[]string{"run", "--workspace", "acme"}, map[string]string{"RECON_FLEET_FILE": ""}, "set RECON_FLEET_FILE"},
+		{[]string{"run", "--workspace-index", "0"}, map[string]string{"RECON_FLEET_SIZE": "3"}, "set completions to 2"},
 	} {
-		for k, v := range tt.env {
-			old := f.env[k]
-			f.env[k] = v
-			defer func() { f.env[k] = old }()
-		}
+		saved := maps.Clone(f.env)
+		maps.Copy(f.env, tt.env)
 		r := f.cmd(tt.args...)
+		f.env = saved
 		if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) {
 			t.Errorf("%v: exit %d, want 2 saying %q\n%s", tt.args, r.code, tt.want, r.stderr)
 		}

@@ -79,6 +79,9 @@ func runWith(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 		if code, ok := fleetRun(ctx, cmdRun, args[1:], env, stdout, stderr, d); ok {
 			return code
 		}
+		if file, _ := env.Lookup(config.FleetFileVar); file != "" && !helpAsked(args[1:]) {
+			return usageExit(stderr, fmt.Errorf("%s names a fleet: choose its workspace with --workspace NAME or --workspace-index I", config.FleetFileVar))
+		}
 		return cmdRun(ctx, args[1:], env, stdout, stderr, d)
 	case "repair":
 		return cmdRepair(ctx, args[1:], env, stdout, stderr, d)
