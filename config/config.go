@@ -111,6 +111,14 @@ type Config struct {
 	Workspace string
 	By        string
 
+	// FleetFile is the fleet file (fleet.go); FleetName and FleetIndex
+	// are run's and check's --workspace and --workspace-index, which
+	// choose its entry before anything else is read (cmd applies them).
+	FleetFile  string `env:"RECON_FLEET_FILE"`
+	FleetSize  string `env:"RECON_FLEET_SIZE"` // the Indexed Job's completions (components/fleet)
+	FleetName  string
+	FleetIndex string
+
 	// unread are the variables given but unreadable (envload.Unread): a
 	// NAME_FILE that cannot be read, NAME and NAME_FILE both set, a value
 	// of the wrong type. Their errors come from Load.

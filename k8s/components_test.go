@@ -657,7 +657,7 @@ func TestComponentsBuildWithKubectl(t *testing.T) {
 		}
 	}
 	want := map[string]int{
-		"*v1.CronJob": 1, "*v1.Job": 1, "*v1.ServiceAccount": 1, "*v1.ConfigMap": 1, "*v1.Secret": 1,
+		"*v1.CronJob": 1, "*v1.Job": 1, "*v1.ServiceAccount": 1, "*v1.ConfigMap": 2, "*v1.Secret": 1,
 		"*v1.PersistentVolumeClaim": 1, "*v1.NetworkPolicy": 3, "*v1.Pod": 1,
 	}
 	if diff := cmp.Diff(want, kinds); diff != "" {

@@ -81,6 +81,11 @@ var secretValues = map[string]string{
 	"slack-bot-token":   "xoxb-1-2-abcdef",
 	"store-write-dsn":   "postgres://clickrecon_writer:pw@db.example.internal:5432/clicks?sslmode=require",
 	"healthcheck-url":   "https://hc-ping.com/0f0e0d0c-0b0a-0908-0706-050403020100",
+	// components/fleet's example workspaces.
+	"acme-elido-api-key":    "sk_live_k8s_acme_0123456789",
+	"acme-store-dsn":        "postgres://clickrecon_reader:pw@acme-db.example.internal:5432/clicks?sslmode=require",
+	"brand-b-elido-api-key": "sk_live_k8s_brand_b_0123456789",
+	"brand-b-store-dsn":     "postgres://clickrecon_reader:pw@b-db.example.internal:5432/clicks?sslmode=require",
 }
 
 // TestDocumentedDeploymentsValidate renders every deployment the
@@ -120,6 +125,7 @@ func TestDocumentedDeploymentsValidate(t *testing.T) {
 			text := overlayWith(t, string(overlayText), v, string(shardedArgs[1]))
 			out := buildOverlay(t, kubectl, overlayDir(t, text))
 			var configMap *corev1.ConfigMap
+			configMaps := map[string]*corev1.ConfigMap{}
 			pods := map[string]podOf{}
 			for i, doc := range splitDocuments(out) {
 				obj, err := decodeObject(doc)
@@ -128,9 +134,13 @@ func TestDocumentedDeploymentsValidate(t *testing.T) {
 				}
 				switch o := obj.(type) {
 				case *corev1.ConfigMap:
-					configMap = o
+					configMaps[o.Name] = o
+					if o.Name == "clickrecon" {
+						configMap = o
+					}
 				case *batchv1.CronJob:
-					pods["CronJob "+o.Name] = podOf{spec: o.Spec.JobTemplate.Spec.Template.Spec}
+					js := o.Spec.JobTemplate.Spec
+					pods["CronJob "+o.Name] = podOf{spec: js.Template.Spec, indexed: js.CompletionMode != nil && *js.CompletionMode == batchv1.IndexedCompletion}
 				case *batchv1.Job:
 					pods["Job "+o.Name] = podOf{spec: o.Spec.Template.Spec, indexed: o.Spec.CompletionMode != nil && *o.Spec.CompletionMode == batchv1.IndexedCompletion}
 				case *corev1.Pod:
@@ -143,6 +153,7 @@ func TestDocumentedDeploymentsValidate(t *testing.T) {
 				t.Fatal("the build has no ConfigMap or no pod")
 			}
 			for name, pod := range pods {
+				pod.configMaps = configMaps
 				for _, c := range append(pod.spec.InitContainers, pod.spec.Containers...) {
 					t.Run(strings.ReplaceAll(name, " ", "_")+"/"+c.Name, func(t *testing.T) {
 						validateContainer(t, bin, v, configMap, pod, c)
@@ -185,11 +196,13 @@ func buildOverlay(t *testing.T, kubectl, dir string) []byte {
 	return out
 }
 
-// podOf is a pod template of the build, and whether its Job is Indexed
-// (Kubernetes then sets JOB_COMPLETION_INDEX).
+// podOf is a pod template of the build, whether its Job is Indexed
+// (Kubernetes then sets JOB_COMPLETION_INDEX), and the build's
+// ConfigMaps, by name, which its volumes may mount.
 type podOf struct {
-	spec    corev1.PodSpec
-	indexed bool
+	spec       corev1.PodSpec
+	indexed    bool
+	configMaps map[string]*corev1.ConfigMap
 }
 
 // overlayWith is the documented overlay with v's components in place of
@@ -254,7 +267,7 @@ func validateContainer(t *testing.T, bin string, v variant, configMap *corev1.Co
 	for _, vol := range pod.spec.Volumes {
 		volumes[vol.Name] = vol
 	}
-	var mounts []string
+	var mounts, configFiles []string
 	for _, m := range c.VolumeMounts {
 		vol, ok := volumes[m.Name]
 		if !ok {
@@ -265,6 +278,19 @@ func validateContainer(t *testing.T, bin string, v variant, configMap *corev1.Co
 			t.Fatal(err)
 		}
 		mounts = append(mounts, m.MountPath)
+		if vol.ConfigMap != nil {
+			cm, ok := pod.configMaps[vol.ConfigMap.Name]
+			if !ok {
+				t.Fatalf("the volume %s mounts the ConfigMap %s, which the build does not hold", vol.Name, vol.ConfigMap.Name)
+			}
+			for key, val := range cm.Data {
+				if err := os.WriteFile(filepath.Join(at, key), []byte(val), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				configFiles = append(configFiles, filepath.Join(at, key))
+			}
+			continue
+		}
 		if vol.Secret == nil {
 			continue
 		}
@@ -281,7 +307,26 @@ func validateContainer(t *testing.T, bin string, v variant, configMap *corev1.Co
 			}
 		}
 	}
-	// Paths into a mount are paths under root.
+	// Paths into a mount are paths under root, in the mounted ConfigMaps'
+	// files (the fleet file's NAME = /path lines) as in the environment.
+	for _, f := range configFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := regexp.MustCompile(`(?m)^(\s*[A-Z_]+\s*=\s*)(/\S*)$`).ReplaceAllStringFunc(string(b), func(line string) string {
+			at := strings.Index(line, "/")
+			for _, m := range mounts {
+				if v := line[at:]; v == m || strings.HasPrefix(v, m+"/") {
+					return line[:at] + filepath.Join(root, v)
+				}
+			}
+			return line
+		})
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for k, val := range env {
 		for _, m := range mounts {
 			if val == m || strings.HasPrefix(val, m+"/") {

@@ -58,6 +58,9 @@ type deps struct {
 	alert      []alert.Option
 	monitor    []monitor.Option
 	drillLimit func(context.Context) (context.Context, context.CancelFunc)
+	// workspace is the fleet entry a run or check is of (--workspace,
+	// --workspace-index), "" without a fleet: every log line names it.
+	workspace string
 }
 
 // run is the whole program short of exiting: it takes everything from the
@@ -73,12 +76,24 @@ func runWith(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	}
 	switch args[0] {
 	case "run":
+		if code, ok := fleetRun(ctx, cmdRun, args[1:], env, stdout, stderr, d); ok {
+			return code
+		}
+		if file, _ := env.Lookup(config.FleetFileVar); file != "" && !helpAsked(args[1:]) {
+			return usageExit(stderr, fmt.Errorf("%s names a fleet: choose its workspace with --workspace NAME or --workspace-index I", config.FleetFileVar))
+		}
 		return cmdRun(ctx, args[1:], env, stdout, stderr, d)
 	case "repair":
 		return cmdRepair(ctx, args[1:], env, stdout, stderr, d)
 	case "demo":
 		return cmdDemo(ctx, args[1:], env, stdout, stderr, d)
 	case "check":
+		if code, ok := fleetRun(ctx, cmdCheck, args[1:], env, stdout, stderr, d); ok {
+			return code
+		}
+		if code, ok := checkFleet(ctx, args[1:], env, stdout, stderr, d); ok {
+			return code
+		}
 		return cmdCheck(ctx, args[1:], env, stdout, stderr, d)
 	case "migrate":
 		return cmdMigrate(ctx, args[1:], env, stdout, stderr)

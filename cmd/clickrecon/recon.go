@@ -29,6 +29,9 @@ func cmdRun(ctx context.Context, args []string, env envconfig.Lookuper, stdout, 
 	runKey := report.RunKey(c.WorkspaceID, setup.window, storeID)
 	bar := console.NewBar(stderr)
 	log := console.NewLogger(bar, c.LogFormat, c.LogLevel).With("run_key", runKey)
+	if d.workspace != "" {
+		log = log.With("workspace", d.workspace)
+	}
 	slackCfg := c.Slack()
 	slackCfg.Logger = log
 	notifier, err := alert.New(slackCfg, d.alert...)

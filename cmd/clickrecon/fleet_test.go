@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/sources/elidotest"
+)
+
+// fleetFixture is a fleet of two workspaces, each with its own Elido
+// (and key, in a secret file) and its own SQLite store: acme's store lost
+// a click, brand-b's key is revoked. Shared settings are variables.
+type fleetFixture struct {
+	t         *testing.T
+	env       map[string]string
+	reportDir string
+	acme, b   *fixture
+}
+
+func newFleetFixture(t *testing.T) *fleetFixture {
+	t.Helper()
+	api := dstWindowClicks()
+	acme := uniqueFixture(t, api, lossAndDuplicate(api))
+	b := uniqueFixture(t, api, api)
+	b.elido.SetFaults(elidotest.Fault{Kind: elidotest.Unauthorized})
+	dir := t.TempDir()
+	secret := func(name, value string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(value+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	fleet := fmt.Sprintf(`# the agency's clients
+[acme]
+ELIDO_WORKSPACE_ID = %s
+ELIDO_API_BASE = %s
+ELIDO_API_KEY_FILE = %s
+STORE_DSN = %s
+
+[brand-b]
+ELIDO_WORKSPACE_ID = %s
+ELIDO_API_BASE = %s
+ELIDO_API_KEY_FILE = %s
+STORE_DSN = %s
+`, acme.env["ELIDO_WORKSPACE_ID"], acme.env["ELIDO_API_BASE"], secret("acme-key", acme.env["ELIDO_API_KEY"]), acme.env["STORE_DSN"],
+		b.env["ELIDO_WORKSPACE_ID"], b.env["ELIDO_API_BASE"], secret("b-key", b.env["ELIDO_API_KEY"]), b.env["STORE_DSN"])
+	f := &fleetFixture{t: t, reportDir: filepath.Join(t.TempDir(), "reports"), acme: acme, b: b}
+	f.env = map[string]string{
+		"RECON_FLEET_FILE": secret("fleet.conf", fleet),
+		"ELIDO_RATE_LIMIT": "6000",
+		"RECON_TZ":         "Europe/Warsaw",
+		"RECON_REPORT_DIR": f.reportDir,
+		"LOG_FORMAT":       "json",
+	}
+	return f
+}
+
+func (f *fleetFixture) cmd(args ...string) result {
+	f.t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := runWith(context.Background(), args, envconfig.MapLookuper(f.env), &stdout, &stderr, f.acme.deps())
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// reportsOf reads the reports under dir.
+func reportsOf(t *testing.T, dir string) []report.Report {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(dir, "*", "report.json"))
+	var out []report.Report
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r report.Report
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// A workspace of the fleet, chosen by name or by index, runs exactly as a
+// run of one workspace with its variables would: the same exit code and
+// days, its reports in a folder of its name, its log lines naming it. A
+// workspace whose key is revoked exits as it would alone (2), and the
+// other's run is unchanged.
+func TestFleetWorkspaceRunsAsItWouldAlone(t *testing.T) {
+	f := newFleetFixture(t)
+	r := f.cmd(append([]string{"run", "--workspace", "acme"}, window...)...)
+	if r.code != exitOK {
+		t.Fatalf("run --workspace acme: exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, `"workspace":"acme"`) {
+		t.Errorf("acme's log lines do not name it:\n%s", r.stderr)
+	}
+	fromFleet := reportsOf(t, filepath.Join(f.reportDir, "acme"))
+	alone := f.acme.run(window...)
+	if alone.code != r.code {
+		t.Errorf("alone, acme exits %d; in the fleet %d", alone.code, r.code)
+	}
+	single := reportsOf(t, f.acme.reportDir)
+	if len(fromFleet) != 1 || len(single) != 1 {
+		t.Fatalf("%d reports under reports/acme, %d alone; want one each", len(fromFleet), len(single))
+	}
+	for i, d := range fromFleet[0].Days {
+		s := single[0].Days[i]
+		if d.Status != s.Status || *d.API != *s.API || *d.Local != *s.Local {
+			t.Errorf("%s: %s %d/%d in the fleet, %s %d/%d alone", d.Date, d.Status, *d.API, *d.Local, s.Status, *s.API, *s.Local)
+		}
+	}
+	if fromFleet[0].Coverage.Missing+fromFleet[0].Coverage.Surplus == 0 {
+		t.Errorf("acme's report shows no gap: %+v", fromFleet[0].Coverage)
+	}
+
+	r = f.cmd(append([]string{"run", "--workspace-index=1"}, window...)...)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "ELIDO_API_KEY") || !strings.Contains(r.stderr, `"workspace":"brand-b"`) {
+		t.Errorf("run --workspace-index=1 (brand-b, key revoked): exit %d, want 2 naming ELIDO_API_KEY\n%s", r.code, r.stderr)
+	}
+	if bs := reportsOf(t, filepath.Join(f.reportDir, "brand-b")); len(bs) != 1 || bs[0].Coverage.Unverifiable != 3 {
+		t.Errorf("brand-b's reports: %+v, want one with its 3 days unverifiable", bs)
+	}
+	// acme's night is unchanged by brand-b's.
+	if again := f.cmd(append([]string{"run", "--workspace", "acme"}, window...)...); again.code != exitOK {
+		t.Errorf("acme after brand-b: exit %d", again.code)
+	}
+	for _, rep := range reportsOf(t, filepath.Join(f.reportDir, "acme")) {
+		for _, d := range rep.Days {
+			if d.Status == reconcile.Unverifiable {
+				t.Errorf("acme's %s is unverifiable after brand-b's run", d.Date)
+			}
+		}
+	}
+}
+
+// A workspace that is not in the fleet, an index out of it, both flags,
+// or no fleet file exit 2 before anything is read, saying what to fix.
+func TestFleetChoiceMistakesExit2(t *testing.T) {
+	f := newFleetFixture(t)
+	for _, tt := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"run", "--workspace", "nope"}, nil, `--workspace "nope" is not in`},
+		{[]string{"run"}, nil, "RECON_FLEET_FILE names a fleet: choose its workspace"},
+		{[]string{"run", "--workspace-index", "2"}, nil, "--workspace-index 2 is out of"},
+		{[]string{"run", "--workspace-index", "two"}, nil, "is not a whole number"},
+		{[]string{"run", "--workspace", "acme", "--workspace-index", "0"}, nil, "give one"},
+		{[]string{"run", "--workspace", "acme"}, map[string]string{"RECON_FLEET_FILE": ""}, "set RECON_FLEET_FILE"},
+		{[]string{"run", "--workspace-index", "0"}, map[string]string{"RECON_FLEET_SIZE": "3"}, "set completions to 2"},
+	} {
+		saved := maps.Clone(f.env)
+		maps.Copy(f.env, tt.env)
+		r := f.cmd(tt.args...)
+		f.env = saved
+		if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("%v: exit %d, want 2 saying %q\n%s", tt.args, r.code, tt.want, r.stderr)
+		}
+		if reps := reportsOf(t, filepath.Join(f.reportDir, "acme")); len(reps) > 0 {
+			t.Errorf("%v wrote a report", tt.args)
+		}
+		if n := len(f.acme.elido.RequestLog()); n > 0 {
+			t.Errorf("%v asked Elido %d times", tt.args, n)
+		}
+	}
+}
+
+// check with a fleet file and no workspace chosen checks every workspace,
+// each line named by its workspace, and exits with the worst: brand-b's
+// revoked key is FAILED (2), acme is ok.
+func TestCheckEveryWorkspaceOfTheFleet(t *testing.T) {
+	f := newFleetFixture(t)
+	r := f.cmd("check")
+	if r.code != exitUsage {
+		t.Errorf("check: exit %d, want 2 for brand-b's key\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var acmeElido, bElido string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		fields := strings.Fields(l)
+		if len(fields) < 2 || fields[1] != "elido" {
+			continue
+		}
+		switch fields[0] {
+		case "acme":
+			acmeElido = l
+		case "brand-b":
+			bElido = l
+		}
+	}
+	if !strings.Contains(acmeElido, "ok") || !strings.Contains(bElido, "FAILED") {
+		t.Errorf("the elido lines: acme %q, brand-b %q; want ok and FAILED\n%s", acmeElido, bElido, r.stdout)
+	}
+	if strings.Contains(r.stdout+r.stderr, testKey) {
+		t.Errorf("a key appears in check's output")
+	}
+}
