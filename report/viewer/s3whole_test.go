@@ -1,0 +1,58 @@
+package viewer
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/storage"
+)
+
+// Every file of a run served from a bucket is sent whole, byte for byte
+// as written (a folder's are too), with a Content-Length that is its
+// length: report.html with the bar put in, the others as they are.
+func TestServeSendsEveryFileWholeFromABucket(t *testing.T) {
+	local := t.TempDir()
+	rep := serveReport(serveNew, time.Date(2026, 10, 29, 1, 0, 0, 0, time.UTC), report.StatusDiscrepancies, -42)
+	if _, err := storage.Write(local, rep); err != nil {
+		t.Fatal(err)
+	}
+	for name, dest := range map[string]func(t *testing.T) *storage.Dest{
+		"folder": func(t *testing.T) *storage.Dest { _, d := localServeDir(t); return d },
+		"s3": func(t *testing.T) *storage.Dest {
+			dir, _ := newS3(t, "nightly")
+			return writeRuns(t, dir)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv, logs := startServe(t, dest(t))
+			for _, file := range report.Files {
+				want, err := os.ReadFile(filepath.Join(local, serveNew, file))
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp, body := get(t, srv, http.MethodGet, "/"+serveNew+"/"+file)
+				if resp.StatusCode != http.StatusOK {
+					t.Errorf("%s: %s", file, resp.Status)
+					continue
+				}
+				if file == "report.html" {
+					if len(body) <= len(want) {
+						t.Errorf("%s: %d bytes, want the page's %d and the bar", file, len(body), len(want))
+					}
+				} else if body != string(want) {
+					t.Errorf("%s: %d bytes sent, %d written", file, len(body), len(want))
+				}
+				if resp.ContentLength != int64(len(body)) {
+					t.Errorf("%s: Content-Length %d, %d bytes sent", file, resp.ContentLength, len(body))
+				}
+			}
+			if t.Failed() {
+				t.Logf("server log:\n%s", logs.String())
+			}
+		})
+	}
+}
