@@ -20,6 +20,10 @@ type gapPlan struct {
 	changed []alert.Change // alerted with other numbers
 	healed  []alert.Change // alerted, and matching now
 	prior   map[string]history.Alert
+	// repeat says a day the plan tells was told before without Slack
+	// confirming it: the message may repeat that post, or follow one the
+	// channel never showed, and is marked as a possible repeat.
+	repeat bool
 }
 
 // decideGaps sorts rep's settled days by what prior (the history's alerts,
@@ -33,24 +37,50 @@ type gapPlan struct {
 // changed, and one that matches now, update the message that showed it.
 // Provisional and unverifiable days are never alerted as gaps and never
 // heal anything.
+//
+// What was told is what Slack accepted, or what a post whose answer was
+// lost may have shown (history.Alert.Unconfirmed counts such posts; a post
+// Slack refused told nothing). A day whose state (its gap with these
+// numbers, or its heal) was told once without an answer is told once more,
+// and a day whose alert was never confirmed that changes or heals is told
+// so: both in a message marked as a possible repeat. A state told twice
+// without an answer is taken as told: a webhook shows it at most twice.
 func decideGaps(rep report.Report, prior map[string]history.Alert) gapPlan {
 	p := gapPlan{prior: prior}
 	for _, d := range rep.Days {
 		a, had := prior[d.Date]
 		open := had && !a.Healed
 		gap := alert.IsGap(d)
+		again := had && a.Unconfirmed == 1 // told once, its answer lost
+		mended := d.Settled && d.Status == reconcile.Match && d.API != nil && d.Local != nil
 		switch {
 		case gap && !open:
 			p.fresh = append(p.fresh, d)
+		case gap && a.Status == d.Status && a.API == *d.API && a.Local == *d.Local && again:
+			p.fresh, p.repeat = append(p.fresh, d), true
 		case gap && a.Status == d.Status && a.API == *d.API && a.Local == *d.Local:
 			p.same = append(p.same, d)
 		case gap:
 			p.changed = append(p.changed, alert.Change{Date: d.Date, Kind: alert.ChangeChanged, Was: alerted(a), Now: current(d)})
-		case open && d.Settled && d.Status == reconcile.Match && d.API != nil && d.Local != nil:
+			p.repeat = p.repeat || a.Unconfirmed > 0
+		case mended && (open || a.Healed && again):
 			p.healed = append(p.healed, alert.Change{Date: d.Date, Kind: alert.ChangeHealed, Was: alerted(a), Now: current(d)})
+			p.repeat = p.repeat || a.Unconfirmed > 0
 		}
 	}
 	return p
+}
+
+// unconfirmed reports whether any day of cs was last told without Slack
+// confirming it (prior): a message telling cs is marked as a possible
+// repeat.
+func unconfirmed(prior map[string]history.Alert, cs []alert.Change) bool {
+	for _, c := range cs {
+		if prior[c.Date].Unconfirmed > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // news returns the plan's changes and heals, in that order.
@@ -154,8 +184,8 @@ func (o gapOutcome) LogValue() slog.Value {
 // post not settled, the history unread): the stage then posts nothing.
 type alertFacts struct {
 	Err error
-	// RepeatOf is the unconfirmed webhook post the run's new message may
-	// repeat (resolvePending), 0 for none.
+	// RepeatOf is the last post resolvePending settled as unconfirmed,
+	// which a message marked as a possible repeat names; 0 for none.
 	RepeatOf int64
 	Prior    map[string]history.Alert // by date; nil without history
 	Messages map[msgRef][]history.Alert
@@ -245,7 +275,7 @@ type gapSend struct {
 	rep       report.Report
 	prior     map[string]history.Alert
 	transport string
-	repeatOf  int64 // the unconfirmed webhook post a new message may repeat
+	repeatOf  int64 // the post a message marked as a possible repeat names (alertFacts.RepeatOf)
 }
 
 // newPost is a new message and its outbox record.
@@ -306,7 +336,11 @@ func planGaps(rep report.Report, csv []byte, a alertFacts, st gapSettings) gapSe
 			rows = append(rows, a)
 		}
 		in := s.intent(history.KindAlert, rep.Window.From, rep.Window.To, rows)
-		s.Alert = &newPost{Intent: in, Message: alert.RenderWith(rep, since, st.caveats)}
+		m := alert.RenderWith(rep, since, st.caveats)
+		if p.repeat {
+			m, in.RepeatOf = alert.MarkRepeat(m), a.RepeatOf
+		}
+		s.Alert = &newPost{Intent: in, Message: m}
 		if bot && len(csv) > 0 {
 			s.Attach = &attachment{Name: "clickrecon-" + rep.RunKey + ".csv", Title: "Table of run " + rep.RunKey, Data: csv}
 		}
@@ -340,7 +374,11 @@ func (s gapSend) update(loose []alert.Change) newPost {
 	kind := updateKind(loose)
 	u := alert.Update{WorkspaceID: s.rep.WorkspaceID, TZ: s.rep.Window.TZ, From: from, To: to, RunKey: s.rep.RunKey, GeneratedAt: s.rep.GeneratedAt, Days: loose}
 	in := s.intent(kind, from, to, s.changedRows(loose, "", "", from, to))
-	return newPost{Intent: in, Message: alert.RenderUpdate(u)}
+	m := alert.RenderUpdate(u)
+	if unconfirmed(s.prior, loose) {
+		m, in.RepeatOf = alert.MarkRepeat(m), s.repeatOf
+	}
+	return newPost{Intent: in, Message: m}
 }
 
 // sendGaps carries out s, the gap alert stage as planned (planGaps): the
@@ -357,7 +395,7 @@ func (t teller) sendGaps(ctx context.Context, s gapSend) (gapOutcome, error) {
 	if s.Err != nil {
 		return out, s.Err
 	}
-	ob := outbox{slack: t.slack, history: t.history, guard: t.guard, repeatOf: s.repeatOf}
+	ob := outbox{slack: t.slack, history: t.history, guard: t.guard}
 	if s.Alert != nil {
 		ch, ts, posted, err := ob.deliver(ctx, s.Alert.Intent, s.Alert.Message)
 		if posted {

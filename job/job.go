@@ -404,7 +404,7 @@ func (e ending) end(ctx context.Context, out Outcome) Outcome {
 	}
 	scope, chain := noticeScopes(e.identityID, e.query, e.legacyStoreID)
 	p := policy{Slack: e.slack != nil, Always: e.slack.Always(), DryRun: e.dryRun,
-		Unlocked: e.unlocked, History: e.history != nil, Secrets: e.secrets, Now: e.now()}
+		Unlocked: e.unlocked, History: e.history != nil, Secrets: e.secrets, Now: e.now(), Scope: scope}
 	if e.slack != nil {
 		p.Transport = e.slack.Transport()
 	}
@@ -412,7 +412,8 @@ func (e ending) end(ctx context.Context, out Outcome) Outcome {
 
 	var mem memory
 	if e.slack != nil && !e.dryRun && (out.Interrupted == nil || errors.Is(out.Interrupted, context.DeadlineExceeded)) {
-		mem = remember(ctx, e.log, e.history, recall{WorkspaceID: e.workspaceID, StoreID: storeID, Chain: chain, Window: e.window})
+		mem = remember(ctx, e.log, e.history, recall{WorkspaceID: e.workspaceID, StoreID: storeID, Chain: chain, Window: e.window,
+			Slack: e.slack, Now: e.now()})
 	}
 	if run, _ := gapsRun(out, p); run && e.history != nil {
 		mem.Alerted = recallAlerts(ctx, e.history, e.slack, guard, out.Report, e.now())
