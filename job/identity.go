@@ -104,7 +104,12 @@ func remember(ctx context.Context, log *slog.Logger, h *history.History, r recal
 		return mem
 	}
 	var recovered []history.Notice
+	seen := map[string]bool{}
 	for _, scope := range r.Chain {
+		if seen[scope] { // the legacy id may be the identity's
+			continue
+		}
+		seen[scope] = true
 		if _, err := resolvePending(ctx, h, r.Slack, history.NoticeScope(r.WorkspaceID, scope), r.Now); err != nil && mem.Unsettled == nil {
 			log.Error("an earlier notice's post is not settled: no notice is posted", "err", err)
 			mem.Unsettled = err

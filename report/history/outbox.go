@@ -262,7 +262,12 @@ func (h *History) applyNotice(ctx context.Context, tx *sqlx.Tx, in Intent, lost 
 		return h.saveNotice(ctx, tx, Notice{WorkspaceID: in.WorkspaceID, StoreID: c.Scopes[0], Fingerprint: c.Fingerprint,
 			Reason: c.Reason, RunKey: in.RunKey, LastPosted: c.At}, lost)
 	}
+	done := map[string]bool{}
 	for _, scope := range c.Scopes {
+		if done[scope] { // resolved once: a second time would count the lost answer twice
+			continue
+		}
+		done[scope] = true
 		if err := h.resolveNotice(ctx, tx, in.WorkspaceID, scope, in.RunKey, c.At, lost); err != nil {
 			return err
 		}
