@@ -45,7 +45,12 @@ type gapPlan struct {
 // and a day whose alert was never confirmed that changes or heals is told
 // so: both in a message marked as a possible repeat. A state told twice
 // without an answer is taken as told: a webhook shows it at most twice.
-func decideGaps(rep report.Report, prior map[string]history.Alert) gapPlan {
+//
+// older are days before the report's window that were told as gaps and
+// not yet told healed, re-checked by the run (recheckOlder): one that
+// matches now is told healed, as a day of the window is; nothing else of
+// them is told.
+func decideGaps(rep report.Report, prior map[string]history.Alert, older []report.Day) gapPlan {
 	p := gapPlan{prior: prior}
 	for _, d := range rep.Days {
 		a, had := prior[d.Date]
@@ -64,6 +69,14 @@ func decideGaps(rep report.Report, prior map[string]history.Alert) gapPlan {
 			p.changed = append(p.changed, alert.Change{Date: d.Date, Kind: alert.ChangeChanged, Was: alerted(a), Now: current(d)})
 			p.repeat = p.repeat || a.Unconfirmed > 0
 		case mended && (open || a.Healed && again):
+			p.healed = append(p.healed, alert.Change{Date: d.Date, Kind: alert.ChangeHealed, Was: alerted(a), Now: current(d)})
+			p.repeat = p.repeat || a.Unconfirmed > 0
+		}
+	}
+	for _, d := range older {
+		a, had := prior[d.Date]
+		mended := d.Settled && d.Status == reconcile.Match && d.API != nil && d.Local != nil
+		if had && mended && (!a.Healed || a.Unconfirmed == 1) {
 			p.healed = append(p.healed, alert.Change{Date: d.Date, Kind: alert.ChangeHealed, Was: alerted(a), Now: current(d)})
 			p.repeat = p.repeat || a.Unconfirmed > 0
 		}
@@ -187,8 +200,10 @@ type alertFacts struct {
 	// RepeatOf is the last post resolvePending settled as unconfirmed,
 	// which a message marked as a possible repeat names; 0 for none.
 	RepeatOf int64
-	Prior    map[string]history.Alert // by date; nil without history
+	Prior    map[string]history.Alert // by date, the older days' too; nil without history
 	Messages map[msgRef][]history.Alert
+	// Older are the days before the window re-checked (recheckOlder).
+	Older []report.Day
 }
 
 // msgRef names a bot message: its channel and ts.
@@ -201,8 +216,8 @@ type msgRef struct{ channel, ts string }
 // and, with a bot token, the days each earlier message shows that still
 // shows an open gap and a day whose status changed (the message an update
 // edits).
-func recallAlerts(ctx context.Context, h *history.History, n *alert.Notifier, guard func(context.Context) error, rep report.Report, now time.Time) alertFacts {
-	var a alertFacts
+func recallAlerts(ctx context.Context, h *history.History, n *alert.Notifier, guard func(context.Context) error, rep report.Report, older []report.Day, now time.Time) alertFacts {
+	a := alertFacts{Older: older}
 	if err := guard(ctx); err != nil {
 		return alertFacts{Err: fmt.Errorf("slack: nothing posted: %w", err)}
 	}
@@ -214,13 +229,23 @@ func recallAlerts(ctx context.Context, h *history.History, n *alert.Notifier, gu
 	if a.Prior, err = h.Alerts(ctx, scope, rep.Window.From, rep.Window.To); err != nil {
 		return alertFacts{Err: fmt.Errorf("slack: %w", err)}
 	}
+	if len(older) > 0 {
+		// Read after the pending posts are settled, as the window's are.
+		before, err := h.Alerts(ctx, scope, older[0].Date, older[len(older)-1].Date)
+		if err != nil {
+			return alertFacts{Err: fmt.Errorf("slack: %w", err)}
+		}
+		for d, al := range before {
+			a.Prior[d] = al
+		}
+	}
 	if n.Transport() != alert.TransportBot {
 		return a
 	}
 	// Only a message that shows a day whose status changed is edited
 	// (earlierAlerts): the others are not read.
 	edited := map[msgRef]bool{}
-	for _, c := range decideGaps(rep, a.Prior).news() {
+	for _, c := range decideGaps(rep, a.Prior, older).news() {
 		p := a.Prior[c.Date]
 		edited[msgRef{p.Channel, p.TS}] = true
 	}
@@ -318,7 +343,7 @@ func planGaps(rep report.Report, csv []byte, a alertFacts, st gapSettings) gapSe
 		s.Err = a.Err
 		return s
 	}
-	p := decideGaps(rep, a.Prior)
+	p := decideGaps(rep, a.Prior, a.Older)
 	s.Out.New, s.Out.Unchanged = dates(p.fresh), dates(p.same)
 	s.Out.Changed, s.Out.Healed = changeDates(p.changed), changeDates(p.healed)
 	bot := st.transport == alert.TransportBot

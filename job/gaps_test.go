@@ -486,7 +486,14 @@ func TestDecideGaps(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := decideGaps(gapReport(tt.day), tt.prior)
+			p := decideGaps(gapReport(tt.day), tt.prior, nil)
+			// The same day re-checked beyond the window: only a heal is
+			// told of it.
+			q := decideGaps(gapReport(day("2026-11-28", 10, 10, "match", "ok")), tt.prior, []report.Day{tt.day})
+			if wantOlder := tt.want == "healed"; (len(q.healed) == 1) != wantOlder || len(q.fresh)+len(q.same)+len(q.changed) > 0 || q.repeat != (wantOlder && tt.repeat) {
+				t.Errorf("re-checked beyond the window: %d heals, %d others, repeat %v; want a heal only when the window's day heals",
+					len(q.healed), len(q.fresh)+len(q.same)+len(q.changed), q.repeat)
+			}
 			if p.repeat != tt.repeat {
 				t.Errorf("marked as a possible repeat: %v, want %v", p.repeat, tt.repeat)
 			}

@@ -340,6 +340,12 @@ func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		defer cancel()
 	}
 	e.history, e.identityID = h, identityID
+	if h != nil && st != nil && d.Notifier != nil && !o.DryRun && !o.Unlocked && interrupted == nil && ctx.Err() == nil &&
+		reviseErr == nil && identityErr == nil {
+		e.older = recheckOlder(ctx, olderRead{history: h, elido: d.Elido, store: st, query: o.Query,
+			scope: history.Scope{WorkspaceID: o.WorkspaceID, StoreID: storeID, TZ: w.Loc.String()}, window: w,
+			retention: o.Retention, settle: o.Settle, tolerance: o.Tolerance, now: d.Now(), log: log})
+	}
 	return e.end(endCtx, out), reportErr
 }
 
@@ -386,6 +392,9 @@ type ending struct {
 	identityID, legacyStoreID string
 	dryRun, unlocked          bool
 	secrets                   []string
+	// older are the days before the window Slack was told are gaps and
+	// not yet told healed, as the sources count them now (recheckOlder).
+	older []report.Day
 }
 
 // end is how every run ends, in three steps. Read: what the history
@@ -416,7 +425,7 @@ func (e ending) end(ctx context.Context, out Outcome) Outcome {
 			Slack: e.slack, Now: e.now()})
 	}
 	if run, _ := gapsRun(out, p); run && e.history != nil {
-		mem.Alerted = recallAlerts(ctx, e.history, e.slack, guard, out.Report, e.now())
+		mem.Alerted = recallAlerts(ctx, e.history, e.slack, guard, out.Report, e.older, e.now())
 	}
 
 	out.Told = decide(out, mem, p)

@@ -50,7 +50,8 @@ type nightWorld struct {
 	history   string // HISTORY_DSN
 	slack     *fakeSlack
 	night     int
-	badKey    bool // Elido refuses the run's key tonight
+	badKey    bool   // Elido refuses the run's key tonight
+	from, to  string // the window tonight; "": nightFrom to nightTo
 	logs      bytes.Buffer
 	slackLogs bytes.Buffer
 }
@@ -132,7 +133,11 @@ func (w *nightWorld) run(ctx context.Context) Outcome {
 		w.t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC).AddDate(0, 0, w.night-1)
-	window, err := reconcile.NewWindow(reconcile.WindowSpec{From: nightFrom, To: nightTo, MaxDays: 10}, time.UTC, now)
+	from, to := nightFrom, nightTo
+	if w.from != "" {
+		from, to = w.from, w.to
+	}
+	window, err := reconcile.NewWindow(reconcile.WindowSpec{From: from, To: to, MaxDays: 10}, time.UTC, now)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -411,4 +416,49 @@ func TestNightsNoticeStoppedBetweenPostAndRecord(t *testing.T) {
 			t.Errorf("%d recoveries, want 1", len(recoveries))
 		}
 	})
+}
+
+// Night 1 alerts the loss of lossDay (night 1b: Slack's answer lost).
+// From night 2 the window has moved on past lossDay, which is repaired:
+// the run re-checks the open alerted days before its window and tells the
+// heal, once (marked as a possible repeat where the alert was never
+// confirmed); a bot edits its alert.
+func TestNightsDayHealedAfterItLeftTheWindow(t *testing.T) {
+	for _, answered := range []bool{true, false} {
+		name := "answered"
+		if !answered {
+			name = "answer_lost"
+		}
+		t.Run(name, func(t *testing.T) {
+			eachNightWorld(t, func(t *testing.T, w *nightWorld) {
+				if !answered {
+					w.loseAnswer()
+				}
+				w.run(t.Context())
+				w.slack.SetHook(nil)
+
+				w.from, w.to = "2026-11-26", "2026-11-27" // lossDay has left the window
+				w.run(t.Context())                        // still a gap: nothing
+				w.repair(lossDay)
+				w.run(t.Context())
+				w.run(t.Context())
+
+				heals := w.with(healed(lossDay))
+				switch {
+				case w.tr.name == "bot": // found in the channel when its answer was lost
+					ups := w.slack.Updates()
+					if len(ups) != 1 || !strings.Contains(ups[0].Body, "healed") || len(heals) != 0 {
+						t.Errorf("bot: %d edits, %d heal posts; want the alert edited to say %s healed, once", len(ups), len(heals), lossDay)
+					}
+				case len(heals) != 1:
+					t.Errorf("%d heals of %s, want one", len(heals), lossDay)
+				case marked(heals[0]) == answered:
+					t.Errorf("the heal is marked as a possible repeat: %v; want it marked only when the alert was never confirmed", marked(heals[0]))
+				}
+				if got := len(w.with(gap(lossDay))); got != 1 {
+					t.Errorf("%s alerted %d times, want once", lossDay, got)
+				}
+			})
+		})
+	}
 }

@@ -95,6 +95,18 @@ func (h *History) Alerts(ctx context.Context, s Scope, from, to string) (map[str
 	return byDay, nil
 }
 
+// OpenDays returns, oldest first, the days from from to to (YYYY-MM-DD,
+// inclusive) of scope s that Slack was told are gaps and not yet told
+// healed, and those whose heal was told once without an answer (see
+// Alert.Unconfirmed): the days a run re-checks beyond its window.
+func (h *History) OpenDays(ctx context.Context, s Scope, from, to string) ([]string, error) {
+	var days []string
+	if err := h.db.SelectContext(ctx, &days, h.q.openAlerts, s.WorkspaceID, s.StoreID, s.TZ, from, to); err != nil {
+		return nil, fmt.Errorf("read the open alerts of %s to %s: %w", from, to, err)
+	}
+	return days, nil
+}
+
 // MessageAlerts returns the days of scope s whose newest alert is the
 // message ts in channel, by date: what an edit of that message has to
 // show.

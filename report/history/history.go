@@ -53,6 +53,7 @@ type queries struct {
 	insertRunDay      string
 	latestAPI         string
 	alertsInWindow    string
+	openAlerts        string
 	alertsOfMessage   string
 	upsertAlert       string
 	insertMessage     string
@@ -80,6 +81,7 @@ func loadQueries(d dsn.Dialect) (queries, error) {
 		"insert_run_day":     &q.insertRunDay,
 		"latest_api":         &q.latestAPI,
 		"alerts_in_window":   &q.alertsInWindow,
+		"open_alerts":        &q.openAlerts,
 		"alerts_of_message":  &q.alertsOfMessage,
 		"upsert_alert":       &q.upsertAlert,
 		"insert_message":     &q.insertMessage,

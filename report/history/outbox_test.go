@@ -583,3 +583,37 @@ func TestNoticeThroughTheOutbox(t *testing.T) {
 		}
 	})
 }
+
+// OpenDays lists the days told as gaps and not told healed, and those
+// whose heal was told once without an answer, within the span asked.
+func TestOpenDays(t *testing.T) {
+	each(t, func(t *testing.T, dsn string) {
+		h := migrated(t, dsn)
+		ctx := context.Background()
+		m := Message{RunKey: "rk0", WorkspaceID: scope.WorkspaceID, StoreID: scope.StoreID, TZ: scope.TZ,
+			Kind: KindAlert, Action: ActionPosted, Transport: TransportWebhook}
+		row := func(day string, healed bool) Alert {
+			return Alert{Date: day, Status: "missing", Severity: "warn", API: 10, Local: 9, Delta: -1, Healed: healed,
+				Transport: TransportWebhook, From: day, To: day, RunKey: "rk0"}
+		}
+		if err := h.SaveAlerts(ctx, m, []Alert{row("2026-10-01", false), row("2026-10-02", true), row("2026-10-20", false)}); err != nil {
+			t.Fatal(err)
+		}
+		// A heal whose answer was lost: still open to a re-check.
+		id, err := h.Intend(ctx, Intent{Scope: scope, RunKey: "rk1", Kind: KindHealed, Transport: TransportWebhook,
+			From: "2026-10-03", To: "2026-10-03", Alerts: []Alert{row("2026-10-03", true)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.MarkUnconfirmed(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		got, err := h.OpenDays(ctx, scope, "2026-09-01", "2026-10-19")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"2026-10-01", "2026-10-03"}, got); diff != "" {
+			t.Errorf("OpenDays (-want +got):\n%s", diff)
+		}
+	})
+}
