@@ -340,8 +340,10 @@ func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		defer cancel()
 	}
 	e.history, e.identityID = h, identityID
+	// The open alerted days before the window are re-checked by a run
+	// that read both sources and will run the gap alert stage.
 	if h != nil && st != nil && d.Notifier != nil && !o.DryRun && !o.Unlocked && interrupted == nil && ctx.Err() == nil &&
-		reviseErr == nil && identityErr == nil {
+		elidoErr == nil && storeErr == nil && reviseErr == nil && identityErr == nil {
 		e.older = recheckOlder(ctx, olderRead{history: h, elido: d.Elido, store: st, query: o.Query,
 			scope: history.Scope{WorkspaceID: o.WorkspaceID, StoreID: storeID, TZ: w.Loc.String()}, window: w,
 			retention: o.Retention, settle: o.Settle, tolerance: o.Tolerance, now: d.Now(), log: log})
