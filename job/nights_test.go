@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -52,6 +53,7 @@ type nightWorld struct {
 	night     int
 	badKey    bool   // Elido refuses the run's key tonight
 	from, to  string // the window tonight; "": nightFrom to nightTo
+	unstored  bool   // the report location refuses tonight's report
 	logs      bytes.Buffer
 	slackLogs bytes.Buffer
 }
@@ -144,11 +146,18 @@ func (w *nightWorld) run(ctx context.Context) Outcome {
 	o := Options{Window: window, WorkspaceID: "48213", RunKey: fmt.Sprintf("night%d", w.night), Query: query,
 		Store: dbtest.Parsed(w.t, store.ParseDSN, w.storeDSN), History: dbtest.Parsed(w.t, history.ParseDSN, w.history),
 		Settle: 2 * time.Hour, Timeout: time.Minute, ReportDir: filepath.Join(w.t.TempDir(), "reports")}
+	if w.unstored { // a folder under a file cannot be created
+		file := filepath.Join(w.t.TempDir(), "file")
+		if err := os.WriteFile(file, nil, 0o600); err != nil {
+			w.t.Fatal(err)
+		}
+		o.ReportDir = filepath.Join(file, "reports")
+	}
 	fmt.Fprintf(&w.logs, "--- night %d\n", w.night)
 	d := Deps{Elido: client, Notifier: nt, Log: slog.New(slog.NewTextHandler(&w.logs, nil)),
 		Now: func() time.Time { return now }, Progress: noProgress{}}
 	out, err := Run(ctx, o, d)
-	if err != nil {
+	if err != nil && !w.unstored {
 		w.t.Fatalf("night %d: %v\n%s", w.night, err, w.logs.String())
 	}
 	return out
@@ -461,4 +470,34 @@ func TestNightsDayHealedAfterItLeftTheWindow(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Night 1 cannot store its report (no gap: its notice says so). Night 2
+// stores it, and is stopped as Slack takes its "reports stored again".
+// Night 3 cannot store its report again: the channel must hear it, not
+// take the unrecorded recovery for unsaid and stay quiet.
+func TestNightsRecoveryStoppedThenTheFailureReturns(t *testing.T) {
+	eachNightWorld(t, func(t *testing.T, w *nightWorld) {
+		w.repair(lossDay)
+		w.unstored = true
+		w.run(t.Context())
+		w.unstored = false
+
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		w.stopDuring(cancel)
+		w.run(ctx)
+		w.slack.SetHook(nil)
+
+		w.unstored = true
+		w.run(t.Context())
+
+		notices := w.with("could not store the report")
+		if len(notices) != 2 {
+			t.Errorf("%d notices that the report was not stored, want 2: night 3's is not heard", len(notices))
+		}
+		if got := len(w.with("stores the reports of workspace 48213 again")); got != 1 {
+			t.Errorf("%d recoveries, want the one stopped", got)
+		}
+	})
 }
