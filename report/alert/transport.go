@@ -114,7 +114,7 @@ func (n *Notifier) do(ctx context.Context, c call, fn func(ctx context.Context) 
 		if err == nil {
 			return nil
 		}
-		if unconfirmed(err) {
+		if unconfirmed(err, c) {
 			unsure = ErrUnconfirmed
 		}
 		if timedOut {
@@ -200,10 +200,14 @@ func (n *Notifier) retryAfter(err error, c call, attempt int) (time.Duration, bo
 	return 0, false
 }
 
-// unconfirmed reports whether err leaves open whether Slack acted on the
-// request: no answer came after it may have been sent, or the answer
-// (5xx, internal_error) does not say.
-func unconfirmed(err error) bool {
+// unconfirmed reports whether err, from call c, leaves open whether Slack
+// acted on the request: no answer came after it may have been sent, or
+// the Web API's answer (a 5xx, internal_error) does not say. An incoming
+// webhook's answer always says: a 5xx is Slack saying it did not post
+// the message, a refusal like any other (the message is posted again
+// unmarked, never taken as possibly delivered). A bot's post, which can
+// be read back, is settled by reading it back.
+func unconfirmed(err error, c call) bool {
 	if errors.Is(err, safehttp.ErrRedirect) || notSent(err) {
 		return false
 	}
@@ -213,7 +217,7 @@ func unconfirmed(err error) bool {
 	}
 	var sc slack.StatusCodeError
 	if errors.As(err, &sc) {
-		return sc.Code >= 500
+		return sc.Code >= 500 && c != callWebhook
 	}
 	var se slack.SlackErrorResponse
 	if errors.As(err, &se) {
