@@ -361,7 +361,14 @@ func planGaps(rep report.Report, csv []byte, a alertFacts, st gapSettings) gapSe
 			rows = append(rows, a)
 		}
 		in := s.intent(history.KindAlert, rep.Window.From, rep.Window.To, rows)
-		m := alert.RenderWith(rep, since, st.caveats)
+		cv := st.caveats
+		if len(p.same) > 0 {
+			cv.Alerted = map[string]bool{}
+			for _, d := range p.same {
+				cv.Alerted[d.Date] = true
+			}
+		}
+		m := alert.RenderWith(rep, since, cv)
 		if p.repeat {
 			m, in.RepeatOf = alert.MarkRepeat(m), a.RepeatOf
 		}

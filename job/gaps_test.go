@@ -634,3 +634,26 @@ func TestPlanGaps(t *testing.T) {
 		})
 	}
 }
+
+// A new alert posted for a new gap lists a gap Slack was already told of
+// with the same numbers as still open, as alerted: not as a gap told for
+// the first time, which would alert it twice.
+func TestANewAlertListsDaysAlertedBeforeAsStillOpen(t *testing.T) {
+	t.Parallel()
+	was := history.Alert{Date: "2026-11-25", Status: "missing", Severity: "warn", API: 1200, Local: 1195, Delta: -5,
+		Transport: "webhook", From: "2026-11-24", To: "2026-11-26", RunKey: "earlier"}
+	rep := gapReport(day("2026-11-24", 800, 790, "missing", "warn"), day("2026-11-25", 1200, 1195, "missing", "warn"))
+	s := planGaps(rep, nil, alertFacts{Prior: map[string]history.Alert{was.Date: was}}, gapSettings{transport: alert.TransportWebhook, history: true})
+	if s.Alert == nil {
+		t.Fatal("no alert for the new gap")
+	}
+	text := alert.RenderMarkdown(s.Alert.Message)
+	for _, want := range []string{"**2026-11-24** missing **-10**", "**2026-11-25** still missing **-5**", "as alerted"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the alert does not say %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "**2026-11-25** missing") {
+		t.Errorf("the alert tells 2026-11-25 as a new gap:\n%s", text)
+	}
+}
