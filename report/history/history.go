@@ -5,9 +5,13 @@
 // a later run stay quiet about a gap already reported, edit an alert whose
 // numbers changed and report a gap that healed.
 //
-// A Slack post is recorded as intended (Intend) before it is made and
-// marked posted (MarkPosted) after, so that a post whose answer never came
-// is resolved by the next run (Pending) instead of being repeated.
+// Every Slack post, whatever its kind (an alert, an update, a heal, a
+// notice, a reminder, a recovery), is recorded as intended (Intend) before
+// it is made and settled after with the outcome Slack gave: accepted
+// (MarkPosted), answer lost and unreadable (MarkUnconfirmed) or refused
+// (Abandon), what it told recorded in the same transaction; a post whose
+// answer never came is settled by the next run (Pending) instead of being
+// repeated.
 //
 // Migrate creates and upgrades the tables from the numbered files of
 // sql/history (embedded in the binary); Open refuses a database that was
