@@ -256,7 +256,7 @@ func eachNightWorld(t *testing.T, test func(t *testing.T, w *nightWorld)) {
 }
 
 // Night 1 alerts the loss of lossDay and never hears Slack's answer; night
-// 2 finds a new loss on laterDay and Slack refuses its post (503); night 3
+// 2 finds a new loss on laterDay and Slack answers 503 all night; night 3
 // Slack works. laterDay reached the channel on no night: night 3 must
 // alert it (marked as a possible repeat with a webhook, whose second
 // night's post may have arrived for all it knows), and lossDay is shown
@@ -268,8 +268,9 @@ func TestNightsRefusedRepeatCarryingANewDay(t *testing.T) {
 		w.slack.SetHook(nil)
 
 		w.lose(laterDay)
-		w.slack.Fail(w.postPath(), slacktest.Fault{Status: http.StatusServiceUnavailable})
+		w.slack.Fail(w.postPath(), slacktest.Fault{Status: http.StatusServiceUnavailable, Always: true})
 		w.run(t.Context())
+		w.slack.Clear(w.postPath())
 
 		w.run(t.Context())
 		w.run(t.Context()) // a fourth, clean night adds nothing
@@ -579,7 +580,7 @@ func TestNightsSeeded(t *testing.T) {
 					case 0:
 						w.loseAnswer()
 					case 1:
-						w.slack.Fail(w.postPath(), slacktest.Fault{Status: http.StatusServiceUnavailable})
+						w.slack.Fail(w.postPath(), slacktest.Fault{Status: http.StatusServiceUnavailable, Always: true})
 					case 2:
 						w.stopDuring(cancel)
 					}
@@ -613,5 +614,28 @@ func TestNightsSeeded(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A webhook that answers 500 once has said it did not post: the run posts
+// again at once, and the night is heard (a bot's 500 may have posted: it
+// is settled by reading the channel back on the next night).
+func TestNightsWebhook500OnceIsHeardTheSameNight(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			w := newNightWorld(t, webhook, backend)
+			w.slack.Fail(w.postPath(), slacktest.Fault{Status: http.StatusInternalServerError})
+			out := w.run(t.Context())
+			if out.Code == ExitIncomplete {
+				t.Errorf("exit %d after one 500: the night failed", out.Code)
+			}
+			if got := w.with(gap(lossDay)); len(got) != 1 || marked(got[0]) {
+				t.Errorf("%d alerts of %s the same night, want 1, not marked", len(got), lossDay)
+			}
+			w.run(t.Context())
+			if got := len(w.posts()); got != 1 {
+				t.Errorf("%d messages after a second night, want the 1 alert", got)
+			}
+		})
 	}
 }

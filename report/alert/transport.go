@@ -24,11 +24,14 @@ import (
 //     call.
 //   - The connection failed before the request was sent (refused, DNS): it
 //     never reached Slack. Retry with backoff, whatever the call.
-//   - 5xx, a timeout or a connection lost after the request was sent, and
-//     Slack's own internal_error, fatal_error and service_unavailable: Slack
-//     may or may not have acted. Retried only for calls that are safe to
-//     repeat (chat.update, files.getUploadURLExternal, the upload itself:
-//     call.repeatable); never for a post (the webhook, chat.postMessage,
+//   - An incoming webhook's 5xx: Slack answered that it did not post the
+//     message. Retried with backoff, as a refusal that may pass.
+//   - A Web API 5xx, a timeout or a connection lost after the request was
+//     sent, and Slack's own internal_error, fatal_error and
+//     service_unavailable: Slack may or may not have acted. Retried only
+//     for calls that are safe to repeat (chat.update,
+//     files.getUploadURLExternal, the upload itself: call.repeatable);
+//     never for a post (the webhook's lost answer, chat.postMessage,
 //     files.completeUploadExternal), which then fails the send. A failed
 //     send ends the run with exit 3 and a Job retry may post again, which is
 //     a duplicate only if Slack had in fact posted despite the error.
@@ -171,7 +174,9 @@ func (n *Notifier) retryAfter(err error, c call, attempt int) (time.Duration, bo
 	}
 	var sc slack.StatusCodeError
 	if errors.As(err, &sc) { // a 429 here came without Retry-After
-		if n.retry.RetryStatus(sc.Code, c.repeatable) {
+		// A webhook's 5xx says it did not post (unconfirmed): a retry
+		// cannot post twice.
+		if n.retry.RetryStatus(sc.Code, c.repeatable || c == callWebhook) {
 			return wait, true
 		}
 		return 0, false
