@@ -80,7 +80,14 @@ func (t teller) tell(ctx context.Context, dec Decision, rep report.Report) []Fai
 		fail(PartHistory, recordErr)
 	}
 	if dec.Record {
-		fail(PartHistory, t.record(ctx, rep))
+		recordErr := t.record(ctx, rep)
+		fail(PartHistory, recordErr)
+		// The trend's word weighs the nights with this one among them; a
+		// failure of it is logged and settled by the next night, and is
+		// not the night's.
+		if recordErr == nil && dec.Gaps && slackErr == nil {
+			_ = t.tellWorse(ctx, rep, trendURL(rep))
+		}
 	}
 	return fs
 }
