@@ -120,9 +120,41 @@ func diagnose(ctx context.Context, dg diagnoser, res reconcile.Result) diagnoses
 		}
 		out.Days = append(out.Days, dd)
 	}
+	reconcile.JoinMidnight(out.Days, dg.window.Loc, func(date reconcile.Date) reconcile.Beside {
+		return besideDay(dg.window, res, out.Days, date)
+	})
 	out.Requests = b.used()
 	dg.log.Info("gap days diagnosed", "days", len(out.Days), "requests", out.Requests)
 	return out
+}
+
+// besideDay says what the run knows of date, the day next to an outage
+// that reaches midnight, when no diagnosis of date continues it.
+func besideDay(w reconcile.Window, res reconcile.Result, diagnosed []reconcile.DayDiagnosis, date reconcile.Date) reconcile.Beside {
+	if date.Before(w.From) || date.After(w.To) {
+		return reconcile.Beside{Why: date.String() + " is outside the run's window and was not checked"}
+	}
+	for _, dd := range diagnosed {
+		if dd.Date == date && dd.Note != "" {
+			return reconcile.Beside{Why: date.String() + " was not diagnosed (" + dd.Note + ")"}
+		}
+	}
+	for _, d := range res.Days {
+		if d.Date != date {
+			continue
+		}
+		switch {
+		case d.Status == reconcile.Match && d.API != nil && d.Local != nil && *d.API == *d.Local:
+			return reconcile.Beside{Ended: true, Why: date.String() + " holds every click Elido counted"}
+		case d.Status == reconcile.Match:
+			return reconcile.Beside{Why: date.String() + " matched within the tolerance, its hours not compared"}
+		case d.Status == reconcile.Provisional:
+			return reconcile.Beside{Why: date.String() + " has not settled and was not checked"}
+		case d.Status == reconcile.Unverifiable:
+			return reconcile.Beside{Why: date.String() + " could not be checked (unverifiable)"}
+		}
+	}
+	return reconcile.Beside{Why: date.String() + " was not diagnosed"}
 }
 
 // hours returns a day's evidence of hourly counts: the store's counts of

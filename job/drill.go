@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,6 +64,11 @@ func drillDown(ctx context.Context, s drillStage, res reconcile.Result) (reconci
 			"%d days that differ were not wholly drilled for want of requests (RECON_DRILLDOWN_MAX_REQUESTS=%d) or time (RECON_TIMEOUT at ELIDO_RATE_LIMIT=%g a minute): the rest needs about %d more requests, %s at that rate; %s links were left unchecked",
 			drill.UndrilledDays, s.max, s.client.RatePerMinute(), drill.RestRequests,
 			(time.Duration(drill.RestSeconds) * time.Second).String(), drill.Unchecked())})
+	}
+	if n := len(drill.LinksBySums); n > 0 {
+		res.Findings = append(res.Findings, reconcile.Finding{Kind: reconcile.FindingLinksBySums, Message: fmt.Sprintf(
+			"the link rows of %s were proved by sums over their run of days (one breakdown over the run, a series per link whose sum over it differs, and the links the other days' own breakdowns found moving), not read day by day: a link whose clicks moved between days and cancel with another link's on every day where they differ is not among their rows, and unchecked_links does not count it",
+			strings.Join(drill.LinksBySums, ", "))})
 	}
 	if stopped {
 		s.log.Warn("drill-down stopped at its time limit")
@@ -381,7 +387,7 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 		}
 		for _, rc := range pieces {
 			var p runPlan
-			var proved map[reconcile.Date]bool
+			var across acrossOut
 			if rc.read {
 				p = rc.plan(b.room())
 				dr.log.Info("drill-down run", "from", rc.days[0].String(), "to", rc.days[len(rc.days)-1].String(),
@@ -390,17 +396,14 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 			}
 			if p.across && !dr.dayByDay && summary.Mode == report.DrillBreakdown {
 				var noBreakdown bool
-				proved, noBreakdown = dr.acrossRun(ctx, b, rc, p, api, drilled)
+				across, noBreakdown = dr.acrossRun(ctx, b, rc, p, api, drilled)
 				if noBreakdown {
 					summary.Mode = report.DrillFallback
 				}
 			}
+			proved := across.proved
 			if rc.read {
 				rc.forget()
-				for d := range proved {
-					k := rc.pos(d)
-					rc.cells[k], rc.wide[k] = nil, nil
-				}
 			}
 			// Several days at once, worst first, each holding the
 			// requests it needs; the rate limiter paces them all.
@@ -423,6 +426,17 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 			if !mode.isBreakdown() {
 				summary.Mode = report.DrillFallback
 			}
+			if len(proved) > 0 && mode.isBreakdown() {
+				// The days' own breakdowns may have found links that
+				// moved between days, which the proved days' sums hide.
+				dr.placeMoved(ctx, b, rc, across, drilled, left)
+			}
+			for d := range proved {
+				k := rc.pos(d)
+				rc.cells[k], rc.wide[k] = nil, nil
+				drilled[d].LinksBySums = true
+				summary.LinksBySums = append(summary.LinksBySums, d.String())
+			}
 		}
 	}
 	dr.progress.Step("drill-down", len(days), len(days))
@@ -440,6 +454,7 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 			}
 		}
 	}
+	slices.Sort(summary.LinksBySums)
 	dr.rest(left, b.rate, &summary)
 	dr.neighbourHours(ctx, b, res, drilled)
 	details = map[reconcile.Date]reconcile.DayDetail{}

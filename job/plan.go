@@ -237,20 +237,30 @@ func (p runPlan) switchDayByDay(pagesLeft, series, days, room int) bool {
 // days' own breakdowns the cheaper way.
 var errSwitch = errors.New("the links that differ over the run make per-day breakdowns cheaper")
 
+// acrossOut is what acrossRun found: the days it proved by sums, the
+// links it placed on every day (a series read, or none on Elido's side),
+// and the store's sum of each link over the run (by its position in rc),
+// which is Elido's too for a link not placed.
+type acrossOut struct {
+	proved map[reconcile.Date]bool
+	placed map[string]bool
+	sums   []int64
+}
+
 // acrossRun drills rc's links across the run (plan.across): its
 // breakdown, a series per link whose sum over the run differs, and the
 // proof by sums on each day. It fills in det of the days it proved and
 // returns them; the others are left to their own breakdowns. noBreakdown
 // says that Elido has no /breakdown/link.
 func (dr driller) acrossRun(ctx context.Context, b *budget, rc *runCounts, p runPlan, api map[reconcile.Date]*int64,
-	drilled map[reconcile.Date]*reconcile.DayDetail) (proved map[reconcile.Date]bool, noBreakdown bool) {
+	drilled map[reconcile.Date]*reconcile.DayDetail) (out acrossOut, noBreakdown bool) {
 	from, to := rc.days[0], rc.days[len(rc.days)-1]
 	sums := make([]int64, len(rc.ids))
 	for k := range rc.days {
 		for i := range rc.cells[k] {
 			s, ok := reconcile.AddClicks(sums[i], rc.cell(k, uint32(i)))
 			if !ok {
-				return nil, false // no real run has that many clicks: per day
+				return acrossOut{}, false // no real run has that many clicks: per day
 			}
 			sums[i] = s
 		}
@@ -293,22 +303,26 @@ func (dr driller) acrossRun(ctx context.Context, b *budget, rc *runCounts, p run
 	case errors.Is(err, errSwitch):
 		dr.log.Info("drill-down switches to per-day breakdowns", "from", from.String(), "to", to.String(),
 			"pages_read", pages, "links_differing", len(runAPI), "per_day_pages", p.perDay)
-		return nil, false
+		return acrossOut{}, false
 	case errors.Is(err, elido.ErrNotFound):
 		dr.log.Info("elido has no /breakdown/link; checking links one by one", "err", err)
-		return nil, true
+		return acrossOut{}, true
 	case err != nil:
 		dr.log.Warn("the run's link breakdown could not be read; drilling its days one by one", "from", from.String(), "to", to.String(), "err", err)
-		return nil, false
+		return acrossOut{}, false
 	}
 	if p.switchDayByDay(0, len(runAPI), len(rc.days), b.room()) {
 		dr.log.Info("drill-down switches to per-day breakdowns", "from", from.String(), "to", to.String(),
 			"links_differing", len(runAPI), "per_day_pages", p.perDay, "room", b.room())
-		return nil, false
+		return acrossOut{}, false
 	}
 	series, ok := dr.series(ctx, b, from, to, runAPI)
 	if !ok {
-		return nil, false
+		return acrossOut{}, false
+	}
+	out = acrossOut{placed: map[string]bool{}, sums: sums}
+	for id := range runAPI {
+		out.placed[id] = true
 	}
 	// The store's links Elido does not count over the run have 0 clicks
 	// on each of its days.
@@ -316,9 +330,13 @@ func (dr driller) acrossRun(ctx context.Context, b *budget, rc *runCounts, p run
 	for i := range rc.ids {
 		if (!seen[i] || none[i]) && sums[i] != 0 {
 			storeOnly = append(storeOnly, uint32(i))
+			out.placed[rc.ids[i]] = true
 		}
 	}
-	proved = map[reconcile.Date]bool{}
+	for id := range only {
+		out.placed[id] = true
+	}
+	proved := map[reconcile.Date]bool{}
 	for k, d := range rc.days {
 		apiLinks, localLinks := map[string]int64{}, map[string]int64{}
 		var attributed int64 // the store's less Elido's clicks of the links that differ
@@ -358,7 +376,125 @@ func (dr driller) acrossRun(ctx context.Context, b *budget, rc *runCounts, p run
 	}
 	dr.log.Info("drill-down across days", "from", from.String(), "to", to.String(), "pages", pages,
 		"series", len(runAPI), "days_proved", len(proved), "days", len(rc.days))
-	return proved, false
+	out.proved = proved
+	return out, false
+}
+
+// placeMoved checks the days acrossRun proved against what the days'
+// own breakdowns found. A link that differs on a day drilled by its own
+// breakdown but was placed by no series had the same sum over the run on
+// both sides: its clicks moved between days, and the sums of a proved day
+// cannot see it when its moves there cancel with another link's. Its
+// series is read and it is put on each proved day where it differs. A
+// proved day on which those links do not cancel is proved no more (some
+// other link that moved must cancel them): it is drilled by its own
+// breakdown, within the budget, and the links that finds are looked at in
+// turn. What the sums still cannot see, links that moved and cancel on
+// every day where they differ, is said by the days' LinksBySums.
+func (dr driller) placeMoved(ctx context.Context, b *budget, rc *runCounts, a acrossOut, drilled map[reconcile.Date]*reconcile.DayDetail,
+	left map[reconcile.Date]*dayLeft) {
+	var idx map[string]uint32
+	looked := map[reconcile.Date]bool{}
+	for {
+		var moved []string
+		for _, d := range rc.days {
+			if a.proved[d] || looked[d] {
+				continue
+			}
+			looked[d] = true
+			det := drilled[d]
+			if !det.LinksComplete {
+				continue
+			}
+			for _, m := range []map[string]int64{det.APILinks, det.LocalLinks} {
+				for id := range m {
+					if !a.placed[id] {
+						a.placed[id] = true
+						moved = append(moved, id)
+					}
+				}
+			}
+		}
+		if len(moved) == 0 {
+			return
+		}
+		if idx == nil {
+			idx = make(map[string]uint32, len(rc.ids))
+			for i, id := range rc.ids {
+				idx[id] = uint32(i)
+			}
+		}
+		want := map[string]int64{}
+		for _, id := range moved {
+			want[id] = -1 // not the store's: Elido's day and run counts disagree, so no sum is checked
+			if i, ok := idx[id]; ok {
+				want[id] = a.sums[i]
+			}
+		}
+		series, ok := dr.series(ctx, b, rc.days[0], rc.days[len(rc.days)-1], want)
+		dr.log.Info("drill-down: links whose clicks moved between days", "from", rc.days[0].String(), "to", rc.days[len(rc.days)-1].String(),
+			"links", len(moved), "series_read", ok)
+		for k, d := range rc.days {
+			if !a.proved[d] {
+				continue
+			}
+			det := drilled[d]
+			unprove := func(note string) {
+				delete(a.proved, d)
+				det.APILinks, det.LocalLinks, det.LinksComplete, det.APILinkSum = nil, nil, false, nil
+				if note != "" {
+					det.Notes = append(det.Notes, note)
+				}
+				left[d].links = true
+			}
+			if !ok {
+				unprove("per-link counts not read: links whose clicks moved between days were found, and their series could not be read to place them on this day")
+				continue
+			}
+			var shift int64
+			for _, id := range moved {
+				av, lv := series[id][k], int64(0)
+				if i, ok := idx[id]; ok {
+					lv = rc.cell(k, i)
+				}
+				if av == lv {
+					continue
+				}
+				if det.APILinks == nil {
+					det.APILinks = map[string]int64{}
+				}
+				if det.LocalLinks == nil {
+					det.LocalLinks = map[string]int64{}
+				}
+				if av != 0 {
+					det.APILinks[id] = av
+				}
+				if lv != 0 {
+					det.LocalLinks[id] = lv
+				}
+				shift += lv - av
+			}
+			if shift == 0 {
+				continue
+			}
+			// Other links that moved cancel these here: only the day's
+			// own breakdown finds them.
+			pages := pagesFor(rc.links[k])
+			h, fits := b.reserve(pages)
+			if !fits {
+				h.release()
+				unprove(dr.roomNote(b, pages))
+				left[d].rest += pages
+				continue
+			}
+			unprove("")
+			dr.links(elido.WithBudget(ctx, h.take), b, d, rc.take(k), det)
+			h.release()
+			if det.LinksComplete {
+				left[d].links = false
+			}
+		}
+	}
 }
 
 func ptrInt64(n int64) *int64 { return &n }
@@ -388,7 +524,7 @@ func (dr driller) series(ctx context.Context, b *budget, from, to reconcile.Date
 				counts[k] = dc.Clicks
 				sum += dc.Clicks // checkDays made sure it fits
 			}
-			if sum != want {
+			if want >= 0 && sum != want {
 				dr.log.Warn("a link's series does not add up to its count in the run's breakdown; drilling the run's days one by one",
 					"link_id", id, "series", sum, "breakdown", want)
 				return errors.New("series and breakdown disagree")

@@ -133,6 +133,20 @@ type Diagnosis struct {
 	Threshold int64
 	// Rate is a steady leak's lost fraction.
 	Rate float64
+	// AtStart and AtEnd, for an outage, say that it reaches the day's
+	// first or last instant as far as its evidence places it: no click the
+	// store recorded (nor an hour that matched) lies between it and
+	// midnight. Midnight is no event of the integration's: such an outage
+	// is one with the next day's (or the day before's) that begins (ends)
+	// at midnight, and JoinMidnight says so.
+	AtStart, AtEnd bool
+	// ContinuesFrom and ContinuesInto name the day the outage continues
+	// from or into (JoinMidnight); nil when it does not, or is not known to.
+	ContinuesFrom, ContinuesInto *Date
+	// dur is the span the message's retry-window verdict was judged on;
+	// retry says the message ends with that verdict (versusRetry).
+	dur   time.Duration
+	retry bool
 }
 
 // TimeBin is one bin of a diagnosed day's timeline: both sides' clicks
@@ -467,7 +481,7 @@ func (d *diagDay) outages(seq []flagged, busy busyBins) {
 		nl := len(links)
 		dur := to.Sub(from).Round(time.Second)
 		d.found = append(d.found, Diagnosis{Kind: DiagOutage, From: from, To: to, Clicks: int64(k), Links: &nl,
-			Evidence: []string{EvidenceRaw, EvidenceRows},
+			Evidence: []string{EvidenceRaw, EvidenceRows}, AtStart: rn.i == 0, AtEnd: rn.j == len(seq), dur: dur, retry: true,
 			Message: fmt.Sprintf("the store recorded none of Elido's %d clicks on %s from %s to %s: an outage of %s, %s",
 				k, words.Plural(nl, "link", "links"), clock(from, d.loc), clock(to, d.loc), span(dur), versusRetry(dur)),
 		})
@@ -797,7 +811,7 @@ func (d *diagDay) hourly() {
 			}
 			from, to := d.hourStart(i), d.hourStart(j)
 			d.found = append(d.found, Diagnosis{Kind: DiagOutage, From: from, To: to, Clicks: n, Links: d.wholeDay(n),
-				Evidence: []string{EvidenceHourly},
+				Evidence: []string{EvidenceHourly}, AtStart: d.quiet(0, i), AtEnd: d.quiet(j, len(d.ev.Hours)), dur: to.Sub(from), retry: true,
 				Message: fmt.Sprintf("the store recorded no click from %s although Elido counted %d: an outage of at least %s (hourly counts place it to the hour), %s",
 					HourSpan(from, to, d.loc), n, span(to.Sub(from)), versusRetry(to.Sub(from))),
 			})
@@ -859,6 +873,16 @@ func (d *diagDay) hourly() {
 		k = j
 	}
 	d.leak(false)
+}
+
+// quiet says that hours [i, j) hold no click on either side.
+func (d *diagDay) quiet(i, j int) bool {
+	for _, h := range d.ev.Hours[i:j] {
+		if h.API != 0 || h.Local != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // outliers returns the hours (in order) whose loss stands out from the

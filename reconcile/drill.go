@@ -15,6 +15,12 @@ type DayDetail struct {
 	// zeros included, and a link absent from it was not checked.
 	APILinks      map[string]int64
 	LinksComplete bool
+	// LinksBySums says the day's links were proved by sums over a run of
+	// days (one breakdown over the run, a series per link whose sum over
+	// it differs), not read by the day's own breakdown: links whose clicks
+	// moved between days and cancel on each day where they differ are not
+	// in APILinks and LocalLinks.
+	LinksBySums bool
 	// UncheckedLinks is how many links the store knows that the fallback
 	// had no request budget left for.
 	UncheckedLinks int
@@ -97,6 +103,7 @@ const (
 	FindingDrilldownGap   = "drilldown_incomplete"   // a part of the drill-down could not be read
 	FindingStoreQueries   = "store_queries_disagree" // the store's per-link rows do not add up to its day total
 	FindingLinksMerged    = "links_merged"           // links the store keeps as one counter: unverifiable one by one
+	FindingLinksBySums    = "links_by_sums"          // days whose link rows rest on sums over a run
 )
 
 // Explain adds the drill-down to a comparison: the links and countries of

@@ -28,6 +28,11 @@ type Diagnosis struct {
 	Message   string  `json:"message"`
 	IntervalS int     `json:"interval_s,omitempty"`
 	Threshold *int64  `json:"threshold,omitempty"`
+	// ContinuesFrom and ContinuesInto, for an outage that midnight cuts
+	// in two, name the day it continues from or into: the parts are one
+	// outage, and each message judges Elido's retry window on the whole.
+	ContinuesFrom string `json:"continues_from,omitempty"`
+	ContinuesInto string `json:"continues_into,omitempty"`
 }
 
 // Timeline is what report.html draws of a diagnosed day: both sides'
@@ -65,6 +70,12 @@ func AddDiagnoses(r *Report, days []reconcile.DayDiagnosis, loc *time.Location) 
 			if d.Kind == reconcile.DiagBusy {
 				t := d.Threshold
 				row.IntervalS, row.Threshold = d.IntervalS, &t
+			}
+			if d.ContinuesFrom != nil {
+				row.ContinuesFrom = d.ContinuesFrom.String()
+			}
+			if d.ContinuesInto != nil {
+				row.ContinuesInto = d.ContinuesInto.String()
 			}
 			if d.Kind == reconcile.DiagOutage {
 				tl.Outages = append(tl.Outages, [2]time.Time{d.From, d.To})
@@ -127,6 +138,14 @@ func DiagnosisLine(r Report, date string) string {
 		switch d.Kind {
 		case reconcile.DiagOutage:
 			what += " " + clockSpan(d.From, d.To, loc)
+			switch {
+			case d.ContinuesFrom != "" && d.ContinuesInto != "":
+				what += " (continues from " + d.ContinuesFrom + " into " + d.ContinuesInto + ")"
+			case d.ContinuesFrom != "":
+				what += " (continues from " + d.ContinuesFrom + ")"
+			case d.ContinuesInto != "":
+				what += " (continues into " + d.ContinuesInto + ")"
+			}
 		case reconcile.DiagBusy:
 			what += fmt.Sprintf(" (over %d per %s)", derefInt(d.Threshold), intervalWords(d.IntervalS))
 		}

@@ -101,22 +101,29 @@ type Drilldown struct {
 	UndrilledDays int `json:"undrilled_days,omitempty"`
 	RestRequests  int `json:"rest_requests,omitempty"`
 	RestSeconds   int `json:"rest_seconds,omitempty"`
+	// LinksBySums are the days (YYYY-MM-DD, date order) whose link rows
+	// were proved by sums over a run of days, not read by their own
+	// breakdowns: a link whose clicks moved between days and cancel on
+	// each day where they differ is not among their rows, and
+	// UncheckedLinks does not count it.
+	LinksBySums []string `json:"links_by_sums,omitempty"`
 }
 
 // drilldownJSON is Drilldown as report.json holds it.
 type drilldownJSON struct {
-	Mode           string `json:"mode"`
-	Requests       int    `json:"requests"`
-	UncheckedLinks *int   `json:"unchecked_links"`
-	UndrilledDays  int    `json:"undrilled_days,omitempty"`
-	RestRequests   int    `json:"rest_requests,omitempty"`
-	RestSeconds    int    `json:"rest_seconds,omitempty"`
+	Mode           string   `json:"mode"`
+	Requests       int      `json:"requests"`
+	UncheckedLinks *int     `json:"unchecked_links"`
+	UndrilledDays  int      `json:"undrilled_days,omitempty"`
+	RestRequests   int      `json:"rest_requests,omitempty"`
+	RestSeconds    int      `json:"rest_seconds,omitempty"`
+	LinksBySums    []string `json:"links_by_sums,omitempty"`
 }
 
 // MarshalJSON writes unchecked_links as null when it is not known.
 func (d Drilldown) MarshalJSON() ([]byte, error) {
 	j := drilldownJSON{Mode: d.Mode, Requests: d.Requests, UndrilledDays: d.UndrilledDays,
-		RestRequests: d.RestRequests, RestSeconds: d.RestSeconds}
+		RestRequests: d.RestRequests, RestSeconds: d.RestSeconds, LinksBySums: d.LinksBySums}
 	if !d.UncheckedUnknown {
 		j.UncheckedLinks = &d.UncheckedLinks
 	}
@@ -130,7 +137,7 @@ func (d *Drilldown) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*d = Drilldown{Mode: j.Mode, Requests: j.Requests, UndrilledDays: j.UndrilledDays,
-		RestRequests: j.RestRequests, RestSeconds: j.RestSeconds, UncheckedUnknown: j.UncheckedLinks == nil}
+		RestRequests: j.RestRequests, RestSeconds: j.RestSeconds, UncheckedUnknown: j.UncheckedLinks == nil, LinksBySums: j.LinksBySums}
 	if j.UncheckedLinks != nil {
 		d.UncheckedLinks = *j.UncheckedLinks
 	}
