@@ -76,6 +76,7 @@ type queries struct {
 	trendDays         string
 	trendDiagnoses    string
 	trendStores       string
+	trendAlerts       string
 }
 
 func loadQueries(d dsn.Dialect) (queries, error) {
@@ -108,6 +109,7 @@ func loadQueries(d dsn.Dialect) (queries, error) {
 		"trend_days":           &q.trendDays,
 		"trend_diagnoses":      &q.trendDiagnoses,
 		"trend_stores":         &q.trendStores,
+		"trend_alerts":         &q.trendAlerts,
 	}
 	if d == dsn.Postgres {
 		files["migrate_lock"] = &q.migrateLock

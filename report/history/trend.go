@@ -126,3 +126,43 @@ func (h *History) oneStores(ctx context.Context) (map[zoneOf]string, error) {
 	}
 	return out, nil
 }
+
+// AlertTimes is when Slack was first told of an alerted day, and when it
+// was told the day healed (zero while it has not).
+type AlertTimes struct {
+	WorkspaceID, StoreID, TZ, Day string
+	Alerted, Healed               time.Time
+}
+
+// TrendAlerts returns the alert times of the days from..to of workspaceID
+// ("" for every workspace): what the trend's time to alert and to tell a
+// heal are read from.
+func (h *History) TrendAlerts(ctx context.Context, workspaceID string, from, to reconcile.Date) ([]AlertTimes, error) {
+	var rows []struct {
+		WorkspaceID string `db:"workspace_id"`
+		StoreID     string `db:"store_id"`
+		TZ          string `db:"tz"`
+		Day         string `db:"day"`
+		AlertedAt   string `db:"alerted_at"`
+		Healed      bool   `db:"healed"`
+		UpdatedAt   string `db:"updated_at"`
+	}
+	if err := h.db.SelectContext(ctx, &rows, h.q.trendAlerts, workspaceID, from.String(), to.String()); err != nil {
+		return nil, fmt.Errorf("read the alerts for the trend: %w", err)
+	}
+	out := make([]AlertTimes, 0, len(rows))
+	for _, r := range rows {
+		a := AlertTimes{WorkspaceID: r.WorkspaceID, StoreID: r.StoreID, TZ: r.TZ, Day: r.Day}
+		var err error
+		if a.Alerted, err = time.Parse(time.RFC3339, r.AlertedAt); err != nil {
+			return nil, fmt.Errorf("alert of %s: alerted_at %q: %w", r.Day, r.AlertedAt, err)
+		}
+		if r.Healed {
+			if a.Healed, err = time.Parse(time.RFC3339, r.UpdatedAt); err != nil {
+				return nil, fmt.Errorf("alert of %s: updated_at %q: %w", r.Day, r.UpdatedAt, err)
+			}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}

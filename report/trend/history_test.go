@@ -6,11 +6,13 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/history"
 	"github.com/clickrecon/clickrecon/report/trend"
 )
@@ -81,5 +83,53 @@ func TestTrendFromHistoryIsTheTrendOfTheReports(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// From the history, each alerted day says when Slack was first told of it
+// (the alerts' alerted_at) and, once told healed, when; the series sums
+// up the time to alert.
+func TestTrendFromHistoryHasTheAlertTimes(t *testing.T) {
+	ctx := context.Background()
+	h := openHistory(t, "sqlite:"+filepath.Join(t.TempDir(), "history.db"))
+	loc, _ := time.LoadLocation("Europe/Warsaw")
+	day, _ := reconcile.ParseDate("2026-11-20")
+	api, local := int64(100), int64(80)
+	rep := report.Report{RunKey: report.RunKey("48213", reconcile.Window{From: day, To: day, Loc: loc}, "s"), WorkspaceID: "48213",
+		StoreID: "st_1", Window: report.Window{From: day.String(), To: day.String(), TZ: loc.String()},
+		GeneratedAt: time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC),
+		Days:        []report.Day{{Date: day.String(), API: &api, Local: &local, Status: reconcile.Missing, Settled: true}}}
+	if err := h.RecordRun(ctx, rep); err != nil {
+		t.Fatal(err)
+	}
+	m := history.Message{RunKey: rep.RunKey, WorkspaceID: "48213", StoreID: "st_1", TZ: loc.String(), Kind: history.KindAlert,
+		Action: history.ActionPosted, Transport: history.TransportWebhook}
+	a := history.Alert{Date: day.String(), Status: reconcile.Missing, Severity: reconcile.Fail, API: 100, Local: 80, Delta: -20,
+		Transport: history.TransportWebhook, From: day.String(), To: day.String(), RunKey: rep.RunKey}
+	before := time.Now().Add(-time.Second)
+	if err := h.SaveAlerts(ctx, m, []history.Alert{a}); err != nil {
+		t.Fatal(err)
+	}
+	tr, _ := trend.New(day, day)
+	if _, err := trend.ReadHistory(ctx, h, tr, "48213"); err != nil {
+		t.Fatal(err)
+	}
+	s := tr.Series()
+	if len(s) != 1 || s[0].Days[0].Alerted == nil || s[0].Days[0].Alerted.Before(before.Truncate(time.Second)) || s[0].Days[0].HealTold != nil {
+		t.Fatalf("the alerted day: %+v", s)
+	}
+	if s[0].ToAlert.Days != 1 || s[0].ToAlert.WorstDate != day.String() {
+		t.Errorf("to_alert: %+v, want the one day", s[0].ToAlert)
+	}
+	a.Healed, a.Local, a.Delta = true, 100, 0
+	if err := h.SaveAlerts(ctx, m, []history.Alert{a}); err != nil {
+		t.Fatal(err)
+	}
+	tr, _ = trend.New(day, day)
+	if _, err := trend.ReadHistory(ctx, h, tr, "48213"); err != nil {
+		t.Fatal(err)
+	}
+	if d := tr.Series()[0].Days[0]; d.HealTold == nil || d.HealTold.Before(*d.Alerted) {
+		t.Errorf("the day told healed: %+v", d)
 	}
 }

@@ -70,7 +70,17 @@ func readRun(ctx context.Context, d *storage.Dest, runKey string) (report.Report
 
 // ReadHistory adds to t every run h recorded of workspaceID ("" for
 // every workspace) whose window meets t's range, one run at a time, and
-// returns how many it read.
+// when Slack was told of its alerted days; it returns how many runs it
+// read.
 func ReadHistory(ctx context.Context, h *history.History, t *Trend, workspaceID string) (int, error) {
-	return h.TrendRuns(ctx, workspaceID, t.from, t.to, t.Add)
+	n, err := h.TrendRuns(ctx, workspaceID, t.from, t.to, t.Add)
+	if err != nil {
+		return n, err
+	}
+	alerts, err := h.TrendAlerts(ctx, workspaceID, t.from, t.to)
+	if err != nil {
+		return n, err
+	}
+	t.AddAlerts(alerts)
+	return n, nil
 }

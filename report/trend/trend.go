@@ -20,6 +20,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/history"
 )
 
 // Key names one series: the runs of a workspace against one store, in
@@ -66,6 +67,11 @@ type Day struct {
 	// report that showed it said.
 	WasMissing int64 `json:"was_missing,omitempty"`
 	WasSurplus int64 `json:"was_surplus,omitempty"`
+	// Alerted is when Slack was first told of the day's gap, and
+	// HealTold when it was told the day healed, as the history keeps them
+	// (read from the history only).
+	Alerted  *time.Time `json:"alerted,omitempty"`
+	HealTold *time.Time `json:"heal_told,omitempty"`
 }
 
 // ToFind is how long after the day ended its gap was first found, and
@@ -146,6 +152,9 @@ type Series struct {
 	// gaps were first found, and first seen healed.
 	ToFind Times `json:"to_find"`
 	ToHeal Times `json:"to_heal"`
+	// ToAlert is how long after their day ended Slack was first told of
+	// the gaps (from the history's alerts; empty from reports alone).
+	ToAlert Times `json:"to_alert"`
 	// Worse says how the last nights of the range got worse (Worse);
 	// empty when they did not.
 	Worse []Signal `json:"worse"`
@@ -192,8 +201,9 @@ type Trend struct {
 }
 
 type gathered struct {
-	runs int
-	days map[reconcile.Date]*Day
+	runs   int
+	alerts map[reconcile.Date]history.AlertTimes
+	days   map[reconcile.Date]*Day
 	// seen are the verdicts every run gave each day, for when its gap was
 	// found and healed: as many as the runs that checked the day.
 	seen map[reconcile.Date][]seen
@@ -327,7 +337,7 @@ func (t *Trend) one(k Key, g *gathered) Series {
 	if err != nil {
 		loc = time.UTC // a report's zone was valid where it was written
 	}
-	toFind, toHeal := map[string]time.Duration{}, map[string]time.Duration{}
+	toFind, toHeal, toAlert := map[string]time.Duration{}, map[string]time.Duration{}, map[string]time.Duration{}
 	var week, month *Period
 	for d := t.from; !t.to.Before(d); d = d.AddDays(1) {
 		day := Day{Date: d.String()}
@@ -335,12 +345,23 @@ func (t *Trend) one(k Key, g *gathered) Series {
 			day = *v
 			day.Found, day.Healed, day.WasMissing, day.WasSurplus = foundHealed(day, g.seen[d])
 		}
+		if a, ok := g.alerts[d]; ok {
+			at := a.Alerted
+			day.Alerted = &at
+			if !a.Healed.IsZero() {
+				told := a.Healed
+				day.HealTold = &told
+			}
+		}
 		s.Days = append(s.Days, day)
 		if t, ok := day.ToFind(loc); ok {
 			toFind[day.Date] = t
 		}
 		if t, ok := day.ToHeal(loc); ok {
 			toHeal[day.Date] = t
+		}
+		if day.Alerted != nil {
+			toAlert[day.Date] = day.Alerted.Sub(day.end(loc))
 		}
 		y, w := d.Start(time.UTC).ISOWeek()
 		if name := fmt.Sprintf("%04d-W%02d", y, w); week == nil || week.Name != name {
@@ -364,7 +385,7 @@ func (t *Trend) one(k Key, g *gathered) Series {
 			c.Days++
 		}
 	}
-	s.ToFind, s.ToHeal = timesOf(toFind), timesOf(toHeal)
+	s.ToFind, s.ToHeal, s.ToAlert = timesOf(toFind), timesOf(toHeal), timesOf(toAlert)
 	s.Worse = Worse(s)
 	for _, c := range causes {
 		s.Causes = append(s.Causes, *c)
@@ -480,4 +501,23 @@ func Range(fromS, toS, nightsS string, now time.Time) (from, to reconcile.Date, 
 		return from, to, fmt.Errorf("from %s to %s is longer than %d days", from, to, MaxDays)
 	}
 	return from, to, nil
+}
+
+// AddAlerts takes when Slack was told of the range's alerted days (the
+// history's alerts), for each day's time to alert and to tell its heal.
+func (t *Trend) AddAlerts(alerts []history.AlertTimes) {
+	for _, a := range alerts {
+		d, err := reconcile.ParseDate(a.Day)
+		if err != nil || d.Before(t.from) || t.to.Before(d) {
+			continue
+		}
+		g := t.series[Key{WorkspaceID: a.WorkspaceID, StoreID: a.StoreID, TZ: a.TZ}]
+		if g == nil {
+			continue // a store with no run in the range
+		}
+		if g.alerts == nil {
+			g.alerts = map[reconcile.Date]history.AlertTimes{}
+		}
+		g.alerts[d] = a
+	}
 }

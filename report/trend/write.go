@@ -130,6 +130,10 @@ func writeSeries(w io.Writer, s Series, by string) error {
 		fmt.Fprintf(w, "  gaps found %s after their day ended (median), %s at worst (%s), on %s\n",
 			hours(s.ToFind.MedianHours), hours(s.ToFind.WorstHours), s.ToFind.WorstDate, words.Plural(s.ToFind.Days, "day", "days"))
 	}
+	if s.ToAlert.Days > 0 {
+		fmt.Fprintf(w, "  gaps alerted %s after their day ended (median), %s at worst (%s), on %s\n",
+			hours(s.ToAlert.MedianHours), hours(s.ToAlert.WorstHours), s.ToAlert.WorstDate, words.Plural(s.ToAlert.Days, "day", "days"))
+	}
 	if s.ToHeal.Days > 0 {
 		fmt.Fprintf(w, "  gaps healed %s after their day ended (median), %s at worst (%s), on %s\n",
 			hours(s.ToHeal.MedianHours), hours(s.ToHeal.WorstHours), s.ToHeal.WorstDate, words.Plural(s.ToHeal.Days, "day", "days"))
