@@ -64,10 +64,12 @@ var faultKinds = []func(s *sim, repair bool) fault{
 		return fault{name: "report location refusing", setup: func(s *sim) { s.gate.setRefuse() }, codes: []int{2, 3}, unchecked: true}
 	},
 	func(*sim, bool) fault {
-		return fault{name: "slack 500 (once)", plan: &plan{name: "slack 500", match: isPost, nth: 1, how: "status500"}}
+		// A webhook's 500 may have posted: the run cannot know, exits 3
+		// and the next run settles it.
+		return fault{name: "slack 500 (once)", plan: &plan{name: "slack 500", match: isPost, nth: 1, how: "status500"}, codes: []int{0, 1, 3}, slackDown: true}
 	},
 	func(*sim, bool) fault {
-		return fault{name: "slack 503 (all night)", setup: func(s *sim) { s.gate.setStatus(503) }, codes: []int{3}, slackDown: true}
+		return fault{name: "slack 503 (all night)", plan: &plan{match: anyOf("slack"), nth: 1, how: "status503"}, setup: func(s *sim) { s.gate.setStatus(503) }, codes: []int{3}, slackDown: true}
 	},
 	func(s *sim, _ bool) fault {
 		return fault{name: "slack post taken, answer lost", plan: &plan{match: isPost, nth: 1 + s.rng.IntN(2), how: "lose"}, codes: []int{0, 1, 3}, slackDown: true}

@@ -101,6 +101,9 @@ func (g *gate) at(p point) decision {
 		return decision{err: refusedErr()}
 	}
 	if p.kind == "slack" && g.status != 0 {
+		if g.plan != nil && g.plan.match(p) {
+			g.fired = true // the night's fault struck a post
+		}
 		return decision{status: g.status}
 	}
 	pl := g.plan

@@ -46,10 +46,9 @@ var (
 )
 
 const (
-	workspace = "ws_sim"
-	apiKey    = "sim-key-not-a-secret"
-	botToken  = "xoxb-sim-token"
-	zone      = "Europe/Warsaw"
+	apiKey   = "sim-key-not-a-secret"
+	botToken = "xoxb-sim-token"
+	zone     = "Europe/Warsaw"
 )
 
 // cwd is the folder the simulation runs in: nothing may be written there.
@@ -168,6 +167,7 @@ func TestSimulation(t *testing.T) {
 			for _, db := range dbs {
 				c := simConfig{seed: seed, nights: nights, slack: sl, db: db}
 				t.Run(fmt.Sprintf("seed=%d/%s/%s", seed, sl, db), func(t *testing.T) {
+					t.Parallel() // each has its own fakes, databases and workspace
 					runSim(t, c)
 				})
 			}
@@ -256,6 +256,9 @@ func setup(t *testing.T, c simConfig) *sim {
 	// both changes of summer time.
 	s.clock.Set(time.Date(2027, 3, 1, 3, 0, 0, 0, loc))
 
+	// The run lock is per workspace, and on PostgreSQL it is the server's:
+	// a workspace of its own keeps simulations run at once apart.
+	workspace := fmt.Sprintf("ws_sim_%d_%s_%s_%d", c.seed, c.slack, c.db, os.Getpid())
 	s.elido = elidotest.NewServer(workspace, apiKey, nil)
 	s.elido.SetNow(s.clock.Now)
 	t.Cleanup(s.elido.Close)

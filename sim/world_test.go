@@ -189,4 +189,6 @@ func (w *world) trim(before time.Time) {
 	}
 }
 
-func (e eclick) String() string { return fmt.Sprintf("%s %s %s", e.ts.Format(time.RFC3339), e.link, e.country) }
+func (e eclick) String() string {
+	return fmt.Sprintf("%s %s %s", e.ts.Format(time.RFC3339), e.link, e.country)
+}
