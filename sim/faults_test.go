@@ -30,7 +30,22 @@ func isPost(p point) bool {
 
 func sqlIs(kind, prefix string) func(p point) bool {
 	return func(p point) bool {
-		return p.kind == kind && strings.HasPrefix(strings.ToUpper(strings.TrimSpace(p.what)), prefix)
+		return p.kind == kind && strings.HasPrefix(strings.ToUpper(statement(p.what)), prefix)
+	}
+}
+
+// statement is q without the comments that lead it.
+func statement(q string) string {
+	for {
+		q = strings.TrimSpace(q)
+		switch {
+		case strings.HasPrefix(q, "--"):
+			_, q, _ = strings.Cut(q, "\n")
+		case strings.HasPrefix(q, "/*"):
+			_, q, _ = strings.Cut(q, "*/")
+		default:
+			return strings.Join(strings.Fields(q), " ")
+		}
 	}
 }
 
@@ -72,25 +87,25 @@ var faultKinds = []func(s *sim, repair bool) fault{
 		return fault{name: "slack 503 (all night)", plan: &plan{match: anyOf("slack"), nth: 1, how: "status503"}, setup: func(s *sim) { s.gate.setStatus(503) }, codes: []int{3}, slackDown: true}
 	},
 	func(s *sim, _ bool) fault {
-		return fault{name: "slack post taken, answer lost", plan: &plan{match: isPost, nth: 1 + s.rng.IntN(2), how: "lose"}, codes: []int{0, 1, 3}, slackDown: true}
+		return fault{name: "slack post taken, answer lost", plan: &plan{match: isPost, nth: s.nth(), how: "lose"}, codes: []int{0, 1, 3}, slackDown: true}
 	},
 	func(s *sim, _ bool) fault {
-		return fault{name: "kill before a slack post", plan: &plan{match: isPost, nth: 1 + s.rng.IntN(2), how: "kill"}}
+		return fault{name: "kill before a slack post", plan: &plan{match: isPost, nth: s.nth(), how: "kill"}}
 	},
 	func(s *sim, _ bool) fault {
-		return fault{name: "kill after a slack post", plan: &plan{match: isPost, nth: 1 + s.rng.IntN(2), how: "kill", after: true}}
+		return fault{name: "kill after a slack post", plan: &plan{match: isPost, nth: s.nth(), how: "kill", after: true}}
 	},
 	func(s *sim, _ bool) fault {
-		return fault{name: "SIGTERM at a slack post", plan: &plan{match: isPost, nth: 1 + s.rng.IntN(2), how: "term"}, codes: []int{3}, slackDown: true}
+		return fault{name: "SIGTERM at a slack post", plan: &plan{match: isPost, nth: s.nth(), how: "term"}, codes: []int{3}, slackDown: true}
 	},
 	func(s *sim, _ bool) fault {
-		return fault{name: "kill before the outbox intent", plan: &plan{match: sqlIs("history", "INSERT INTO OUTBOX"), nth: 1 + s.rng.IntN(2), how: "kill"}}
+		return fault{name: "kill before the outbox intent", plan: &plan{match: sqlIs("history", "INSERT INTO OUTBOX"), nth: s.nth(), how: "kill"}}
 	},
 	func(s *sim, _ bool) fault {
-		return fault{name: "kill after the outbox intent", plan: &plan{match: sqlIs("history", "INSERT INTO OUTBOX"), nth: 1 + s.rng.IntN(2), how: "kill", after: true}}
+		return fault{name: "kill after the outbox intent", plan: &plan{match: sqlIs("history", "INSERT INTO OUTBOX"), nth: s.nth(), how: "kill", after: true}}
 	},
 	func(s *sim, _ bool) fault {
-		return fault{name: "kill as a post is marked sent", plan: &plan{match: sqlIs("history", "UPDATE OUTBOX"), nth: 1 + s.rng.IntN(2), how: "kill"}}
+		return fault{name: "kill as a post is marked sent", plan: &plan{match: sqlIs("history", "UPDATE OUTBOX"), nth: s.nth(), how: "kill"}}
 	},
 	func(s *sim, _ bool) fault {
 		return fault{name: "kill as the run is recorded", plan: &plan{match: sqlIs("history", "INSERT INTO RUNS"), nth: 1, how: "kill"}}
@@ -166,4 +181,13 @@ func (s *sim) count(f fault, struck, killed bool) {
 		stats.events[k] += v
 	}
 	clear(s.world.events)
+}
+
+// nth is which matching point a fault strikes: mostly the first, a
+// night's posts and intents being few.
+func (s *sim) nth() int {
+	if s.rng.IntN(4) == 0 {
+		return 2
+	}
+	return 1
 }
