@@ -38,7 +38,11 @@ type Decision struct {
 	// posted when the notice was not even weighed.
 	Notice    alert.NoticeAction
 	NoticeWhy string
-	Causes    []alert.Cause
+	// NoticeRepeat says the notice's message is marked as a possible
+	// repeat: it tells again what a post whose answer was lost may have
+	// told, or follows a notice Slack never confirmed (decideNotice).
+	NoticeRepeat bool
+	Causes       []alert.Cause
 	// NoticeTold says the gap alert posted told the notice's causes (the
 	// report could not be stored, and nothing else): the notice is
 	// recorded as told, not posted (toldByAlert).
@@ -61,6 +65,16 @@ type memory struct {
 	// Open are the notice scopes with an open notice: a run that checks
 	// everything again resolves them all, with one message.
 	Open []string
+	// Recovered is, when HadRecovered and no notice is open, a notice
+	// resolved by a recovery whose answer was lost (Unconfirmed counts
+	// such posts); Unanswered are the scopes of such notices.
+	Recovered    history.Notice
+	HadRecovered bool
+	Unanswered   []string
+	// Unsettled is why a notice post an earlier run left pending could not
+	// be settled (Slack could not be read back): no notice is posted
+	// until it is.
+	Unsettled error
 	// ReadErr is why the history, opened, could not be read for the
 	// notice: a cause of its own.
 	ReadErr error
@@ -84,6 +98,9 @@ type policy struct {
 	Transport string
 	Secrets   []string
 	Now       time.Time
+	// Scope is the notice scope the run's notice is kept under
+	// (noticeScopes).
+	Scope string
 }
 
 // decide says what Slack hears of out, given what the history remembers
@@ -127,12 +144,20 @@ func decide(out Outcome, mem memory, p policy) Decision {
 		// No post once the pod is told to stop; a run stopped by its
 		// deadline still says so.
 		d.Notice, d.NoticeWhy = alert.NoticeQuiet, "the run was stopped"
+	case mem.Unsettled != nil:
+		d.Notice, d.NoticeWhy = alert.NoticeQuiet, "an earlier notice's post is not settled: Slack could not be read back"
 	default:
-		d.Notice = decideNotice(noticeInput{Causes: d.Causes, Always: instead, Now: p.Now,
-			Remembered: mem.Remembered, Last: mem.Last, HadLast: mem.HadLast})
+		d.Notice, d.NoticeRepeat = decideNotice(noticeInput{Causes: d.Causes, Always: instead, Now: p.Now,
+			Remembered: mem.Remembered, Last: mem.Last, HadLast: mem.HadLast, Recovered: mem.Recovered, HadRecovered: mem.HadRecovered})
 	}
 	if d.Gaps {
 		d = toldByAlert(d, d.Send.kind())
+		if d.NoticeTold {
+			// The alert tells the notice's cause: its post records the
+			// notice as told, as Slack answers it.
+			d.Send.Alert.Intent.Notice = &history.NoticeChange{Scopes: []string{p.Scope}, Fingerprint: fingerprint(d.Causes),
+				Reason: alert.NoticeReason(d.Causes), At: p.Now}
+		}
 	}
 	return d
 }
@@ -239,6 +264,10 @@ type noticeInput struct {
 	Remembered bool
 	Last       history.Notice // the last notice, when HadLast
 	HadLast    bool
+	// Recovered is a notice resolved by a recovery whose answer was lost,
+	// when HadRecovered (memory.Recovered).
+	Recovered    history.Notice
+	HadRecovered bool
 	// Always is SLACK_NOTIFY=always with no gap to alert: the notice is
 	// the run's message and is posted every run.
 	Always bool
@@ -246,26 +275,37 @@ type noticeInput struct {
 }
 
 // decideNotice says whether a run posts a notice, a reminder, a recovery
-// message or nothing. A cause already told stays quiet for remindAfter; a
-// new cause is told at once; the first run that checks everything after a
-// notice says so, once. It does no I/O.
-func decideNotice(in noticeInput) alert.NoticeAction {
+// message or nothing, and whether that message is marked as a possible
+// repeat. A cause already told stays quiet for remindAfter; a new cause is
+// told at once; the first run that checks everything after a notice says
+// so, once. What was told is what Slack accepted or what a post whose
+// answer was lost may have shown (history.Notice.Unconfirmed); a post
+// Slack refused told nothing. A notice or a recovery told once without an
+// answer is told once more, marked as a possible repeat (a webhook cannot
+// read back whether it arrived), and one told twice so is taken as told;
+// a recovery of a notice Slack never confirmed is marked too. It does no
+// I/O.
+func decideNotice(in noticeInput) (action alert.NoticeAction, repeat bool) {
 	open := in.Remembered && in.HadLast && in.Last.Open()
 	switch {
 	case len(in.Causes) == 0 && open:
-		return alert.NoticeRecovered
+		return alert.NoticeRecovered, in.Last.Unconfirmed > 0
+	case len(in.Causes) == 0 && in.Remembered && in.HadRecovered && in.Recovered.Unconfirmed == 1:
+		return alert.NoticeRecovered, true
 	case len(in.Causes) == 0:
-		return alert.NoticeQuiet
+		return alert.NoticeQuiet, false
 	case !in.Remembered:
-		return alert.NoticeEveryRun
+		return alert.NoticeEveryRun, false
 	case in.Always || !open:
-		return alert.NoticePost
+		return alert.NoticePost, false
 	case !within(fingerprint(in.Causes), in.Last.Fingerprint):
-		return alert.NoticePost
+		return alert.NoticePost, false
+	case in.Last.Unconfirmed == 1:
+		return alert.NoticePost, true
 	case in.Now.Sub(in.Last.LastPosted) >= remindAfter:
-		return alert.NoticeRemind
+		return alert.NoticeRemind, false
 	}
-	return alert.NoticeQuiet
+	return alert.NoticeQuiet, false
 }
 
 // fingerprint names a set of causes: their keys, sorted, joined by "+".

@@ -116,49 +116,80 @@ var (
 		Do:  "check that the store is up and reachable at STORE_DSN; the CronJob retries, and the next run checks these days again"}
 )
 
+// decideNotice has a row for each outcome of each kind of notice message:
+// accepted (Unconfirmed 0), answer lost once (1) or twice (2); a refused
+// post leaves the history as it was, so its row is the one before it.
 func TestDecideNotice(t *testing.T) {
 	t.Parallel()
 	night := time.Date(2026, 11, 20, 3, 0, 0, 0, time.UTC)
 	told := func(fp string, at time.Time) history.Notice {
 		return history.Notice{Fingerprint: fp, FirstPosted: at, LastPosted: at}
 	}
+	lost := func(n history.Notice, times int) history.Notice {
+		n.Unconfirmed = times
+		return n
+	}
 	resolved := told("elido:http_401", night)
 	resolved.Resolved = night.Add(24 * time.Hour)
+	type want struct {
+		Action alert.NoticeAction
+		Repeat bool
+	}
 	tests := []struct {
 		name string
 		in   noticeInput
-		want alert.NoticeAction
+		want want
 	}{
-		{"all_checked_nothing_told", noticeInput{Remembered: true, Now: night}, alert.NoticeQuiet},
-		{"all_checked_after_a_recovery", noticeInput{Remembered: true, HadLast: true, Last: resolved, Now: night.AddDate(0, 0, 3)}, alert.NoticeQuiet},
-		{"first_failure_is_posted", noticeInput{Causes: []alert.Cause{keyRevoked}, Remembered: true, Now: night}, alert.NoticePost},
+		{"all_checked_nothing_told", noticeInput{Remembered: true, Now: night}, want{alert.NoticeQuiet, false}},
+		{"all_checked_after_a_recovery", noticeInput{Remembered: true, HadLast: true, Last: resolved, Now: night.AddDate(0, 0, 3)}, want{alert.NoticeQuiet, false}},
+		{"first_failure_is_posted", noticeInput{Causes: []alert.Cause{keyRevoked}, Remembered: true, Now: night}, want{alert.NoticePost, false}},
 		{"same_cause_next_night_is_quiet", noticeInput{Causes: []alert.Cause{keyRevoked}, Remembered: true, HadLast: true,
-			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, alert.NoticeQuiet},
+			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, want{alert.NoticeQuiet, false}},
 		{"same_cause_six_days_on_is_quiet", noticeInput{Causes: []alert.Cause{keyRevoked}, Remembered: true, HadLast: true,
-			Last: told("elido:http_401", night), Now: night.Add(remindAfter - time.Minute)}, alert.NoticeQuiet},
+			Last: told("elido:http_401", night), Now: night.Add(remindAfter - time.Minute)}, want{alert.NoticeQuiet, false}},
 		{"same_cause_a_week_on_is_reminded", noticeInput{Causes: []alert.Cause{keyRevoked}, Remembered: true, HadLast: true,
-			Last: told("elido:http_401", night), Now: night.Add(remindAfter)}, alert.NoticeRemind},
+			Last: told("elido:http_401", night), Now: night.Add(remindAfter)}, want{alert.NoticeRemind, false}},
 		{"a_new_cause_is_posted", noticeInput{Causes: []alert.Cause{keyRevoked, storeDown}, Remembered: true, HadLast: true,
-			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, alert.NoticePost},
+			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, want{alert.NoticePost, false}},
 		{"one_of_two_causes_left_is_quiet", noticeInput{Causes: []alert.Cause{storeDown}, Remembered: true, HadLast: true,
-			Last: told("elido:http_401+store:unavailable", night), Now: night.Add(24 * time.Hour)}, alert.NoticeQuiet},
+			Last: told("elido:http_401+store:unavailable", night), Now: night.Add(24 * time.Hour)}, want{alert.NoticeQuiet, false}},
 		{"another_cause_is_posted", noticeInput{Causes: []alert.Cause{storeDown}, Remembered: true, HadLast: true,
-			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, alert.NoticePost},
+			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, want{alert.NoticePost, false}},
 		{"failure_after_a_recovery_is_posted", noticeInput{Causes: []alert.Cause{keyRevoked}, Remembered: true, HadLast: true,
-			Last: resolved, Now: night.AddDate(0, 0, 3)}, alert.NoticePost},
+			Last: resolved, Now: night.AddDate(0, 0, 3)}, want{alert.NoticePost, false}},
 		{"checking_again_is_told_once", noticeInput{Remembered: true, HadLast: true,
-			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, alert.NoticeRecovered},
+			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, want{alert.NoticeRecovered, false}},
 		{"nothing_remembers_so_every_run_posts", noticeInput{Causes: []alert.Cause{keyRevoked}, Remembered: false, HadLast: true,
-			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, alert.NoticeEveryRun},
+			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, want{alert.NoticeEveryRun, false}},
 		{"nothing_remembers_no_recovery", noticeInput{Remembered: false, HadLast: true,
-			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, alert.NoticeQuiet},
+			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, want{alert.NoticeQuiet, false}},
 		{"always_posts_every_run", noticeInput{Causes: []alert.Cause{keyRevoked}, Remembered: true, HadLast: true, Always: true,
-			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, alert.NoticePost},
+			Last: told("elido:http_401", night), Now: night.Add(24 * time.Hour)}, want{alert.NoticePost, false}},
+
+		// A notice whose answer was lost once is told once more, marked;
+		// twice, it is taken as told.
+		{"notice_answer_lost_once_is_told_again_marked", noticeInput{Causes: []alert.Cause{keyRevoked}, Remembered: true, HadLast: true,
+			Last: lost(told("elido:http_401", night), 1), Now: night.Add(24 * time.Hour)}, want{alert.NoticePost, true}},
+		{"notice_answer_lost_twice_is_taken_as_told", noticeInput{Causes: []alert.Cause{keyRevoked}, Remembered: true, HadLast: true,
+			Last: lost(told("elido:http_401", night), 2), Now: night.Add(24 * time.Hour)}, want{alert.NoticeQuiet, false}},
+		{"recovery_of_an_unconfirmed_notice_is_marked", noticeInput{Remembered: true, HadLast: true,
+			Last: lost(told("elido:http_401", night), 2), Now: night.Add(24 * time.Hour)}, want{alert.NoticeRecovered, true}},
+		// A recovery whose answer was lost once is told once more,
+		// marked; twice, it is taken as told; accepted, it is not
+		// repeated.
+		{"recovery_answer_lost_once_is_told_again_marked", noticeInput{Remembered: true, HadRecovered: true,
+			Recovered: lost(resolved, 1), Now: night.AddDate(0, 0, 2)}, want{alert.NoticeRecovered, true}},
+		{"recovery_answer_lost_twice_is_taken_as_told", noticeInput{Remembered: true, HadRecovered: true,
+			Recovered: lost(resolved, 2), Now: night.AddDate(0, 0, 2)}, want{alert.NoticeQuiet, false}},
+		{"recovery_answer_lost_then_a_failure_is_posted", noticeInput{Causes: []alert.Cause{keyRevoked}, Remembered: true, HadRecovered: true,
+			Recovered: lost(resolved, 1), Now: night.AddDate(0, 0, 2)}, want{alert.NoticePost, false}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := decideNotice(tt.in); got != tt.want {
-				t.Errorf("decideNotice = %s, want %s", got, tt.want)
+			var got want
+			got.Action, got.Repeat = decideNotice(tt.in)
+			if got != tt.want {
+				t.Errorf("decideNotice = %+v, want %+v", got, tt.want)
 			}
 		})
 	}

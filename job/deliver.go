@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -89,54 +90,68 @@ func (t teller) tell(ctx context.Context, dec Decision, rep report.Report) []Fai
 const noticeTimeout = 15 * time.Second
 
 // notice posts what dec says of the failure notice, once per cause
-// (decideNotice), and once when checking works again, and records
-// it when the history remembers. The run lock is not needed: a notice
-// repeated by two overlapping runs is harmless, and a lock that cannot be
-// taken is often the very failure to tell. It returns the error of the
-// post, and of the record separately.
+// (decideNotice), and once when checking works again, through the outbox
+// as every message is: its intent recorded before the post, with what it
+// records in notices once Slack answered (history.NoticeChange), so that a
+// run killed or stopped between the post and the record is settled by the
+// next one, never taken as the opposite of what the channel saw. A notice
+// nothing remembers (NoticeEveryRun) is only posted. The run lock is not
+// needed: a notice repeated by two overlapping runs is harmless, and a
+// lock that cannot be taken is often the very failure to tell; nor is the
+// outbox's record: a notice the history cannot take is still posted,
+// unrecorded, since a silent night is worse than a repeated notice. It
+// returns the error of the post, and of the record separately.
 func (t teller) notice(ctx context.Context, dec Decision, rep report.Report) (postErr, recordErr error) {
 	mem, fp := dec.Memory, fingerprint(dec.Causes)
+	var m alert.Message
+	kind, change := history.KindNotice, &history.NoticeChange{Scopes: []string{t.scope}, Fingerprint: fp,
+		Reason: alert.NoticeReason(dec.Causes), At: t.now()}
 	switch dec.Notice {
 	case alert.NoticeQuiet:
 		if dec.NoticeWhy == "" && len(dec.Causes) > 0 {
 			t.log.Info("slack notice not repeated: Slack was told of this cause", "causes", fp, "last_posted", mem.Last.LastPosted)
 		}
 		return nil, nil
-	}
-	if dec.Notice == alert.NoticeRecovered {
-		if err := t.slack.PostNotice(ctx, alert.RenderRecovered(rep, mem.Last.Reason, mem.Last.FirstPosted, mem.Last.Fingerprint == alert.CauseReportUnstored)); err != nil {
-			t.log.Error("slack recovery message failed", "err", err)
-			return err, nil
+	case alert.NoticeRecovered:
+		last, scopes := mem.Last, mem.Open
+		if !mem.HadLast {
+			last, scopes = mem.Recovered, mem.Unanswered
 		}
-		t.log.Info("slack notice", "action", dec.Notice, "was", mem.Last.Fingerprint)
-		for _, scope := range mem.Open {
-			if err := t.history.ResolveNotice(ctx, rep.WorkspaceID, scope, rep.RunKey, t.now()); err != nil {
-				t.log.Error("the recovery message was posted but not recorded: the next run posts it again", "err", err)
-				return nil, err
-			}
+		m = alert.RenderRecovered(rep, last.Reason, last.FirstPosted, last.Fingerprint == alert.CauseReportUnstored)
+		kind, change = history.KindRecovery, &history.NoticeChange{Scopes: scopes, Resolve: true, At: t.now()}
+		fp = last.Fingerprint
+	default:
+		if dec.NoticeTold {
+			t.log.Info("slack notice not posted: the gap alert said the report could not be stored", "causes", fp)
+			return nil, nil
 		}
-		return nil, nil
-	}
-	if dec.NoticeTold {
-		t.log.Info("slack notice not posted: the gap alert said the report could not be stored", "causes", fp)
-	} else {
-		m := alert.RenderNotice(rep, dec.Causes, alert.NoticeOf{Action: dec.Notice, First: mem.Last.FirstPosted})
-		if err := t.slack.PostNotice(ctx, m); err != nil {
-			t.log.Error("slack notice failed", "causes", fp, "err", err)
-			return err, nil
+		m = alert.RenderNotice(rep, dec.Causes, alert.NoticeOf{Action: dec.Notice, First: mem.Last.FirstPosted})
+		if dec.Notice == alert.NoticeRemind {
+			kind = history.KindReminder
 		}
-		t.log.Info("slack notice", "action", dec.Notice, "causes", fp)
 	}
+	if dec.NoticeRepeat {
+		m = alert.MarkRepeat(m)
+	}
+	ob := outbox{slack: t.slack, history: t.history, guard: func(context.Context) error { return nil }}
 	if dec.Notice == alert.NoticeEveryRun {
-		return nil, nil
+		ob.history = nil
 	}
-	n := history.Notice{WorkspaceID: rep.WorkspaceID, StoreID: t.scope, Fingerprint: fp, Reason: alert.NoticeReason(dec.Causes),
-		RunKey: rep.RunKey, LastPosted: t.now()}
-	if err := t.history.SaveNotice(ctx, n); err != nil {
-		t.log.Error("the notice was posted but not recorded: the next run posts it again", "err", err)
-		return nil, err
+	in := history.Intent{Scope: history.NoticeScope(rep.WorkspaceID, t.scope), RunKey: rep.RunKey, Kind: kind,
+		Transport: t.slack.Transport(), From: rep.Window.From, To: rep.Window.To, Notice: change}
+	_, _, _, err := ob.deliver(ctx, in, m)
+	if errors.Is(err, errNotIntended) {
+		t.log.Error("the notice is posted without its record: the next run may post it again", "err", err)
+		recordErr = err
+		ob.history = nil
+		_, _, _, err = ob.deliver(ctx, in, m)
 	}
-	return nil, nil
+	if err != nil {
+		t.log.Error("slack "+kind+" failed", "causes", fp, "err", err)
+		return err, recordErr
+	}
+	t.log.Info("slack notice", "action", dec.Notice, "kind", kind, "causes", fp, "repeat", dec.NoticeRepeat)
+	return nil, recordErr
 }
 
 // record writes the run to the history, all or nothing, while the run

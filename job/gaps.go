@@ -20,6 +20,10 @@ type gapPlan struct {
 	changed []alert.Change // alerted with other numbers
 	healed  []alert.Change // alerted, and matching now
 	prior   map[string]history.Alert
+	// repeat says a day the plan tells was told before without Slack
+	// confirming it: the message may repeat that post, or follow one the
+	// channel never showed, and is marked as a possible repeat.
+	repeat bool
 }
 
 // decideGaps sorts rep's settled days by what prior (the history's alerts,
@@ -33,24 +37,63 @@ type gapPlan struct {
 // changed, and one that matches now, update the message that showed it.
 // Provisional and unverifiable days are never alerted as gaps and never
 // heal anything.
-func decideGaps(rep report.Report, prior map[string]history.Alert) gapPlan {
+//
+// What was told is what Slack accepted, or what a post whose answer was
+// lost may have shown (history.Alert.Unconfirmed counts such posts; a post
+// Slack refused told nothing). A day whose state (its gap with these
+// numbers, or its heal) was told once without an answer is told once more,
+// and a day whose alert was never confirmed that changes or heals is told
+// so: both in a message marked as a possible repeat. A state told twice
+// without an answer is taken as told: a webhook shows it at most twice.
+//
+// older are days before the report's window that were told as gaps and
+// not yet told healed, re-checked by the run (recheckOlder): one that
+// matches now is told healed, as a day of the window is; nothing else of
+// them is told.
+func decideGaps(rep report.Report, prior map[string]history.Alert, older []report.Day) gapPlan {
 	p := gapPlan{prior: prior}
 	for _, d := range rep.Days {
 		a, had := prior[d.Date]
 		open := had && !a.Healed
 		gap := alert.IsGap(d)
+		again := had && a.Unconfirmed == 1 // told once, its answer lost
+		mended := d.Settled && d.Status == reconcile.Match && d.API != nil && d.Local != nil
 		switch {
 		case gap && !open:
 			p.fresh = append(p.fresh, d)
+		case gap && a.Status == d.Status && a.API == *d.API && a.Local == *d.Local && again:
+			p.fresh, p.repeat = append(p.fresh, d), true
 		case gap && a.Status == d.Status && a.API == *d.API && a.Local == *d.Local:
 			p.same = append(p.same, d)
 		case gap:
 			p.changed = append(p.changed, alert.Change{Date: d.Date, Kind: alert.ChangeChanged, Was: alerted(a), Now: current(d)})
-		case open && d.Settled && d.Status == reconcile.Match && d.API != nil && d.Local != nil:
+			p.repeat = p.repeat || a.Unconfirmed > 0
+		case mended && (open || a.Healed && again):
 			p.healed = append(p.healed, alert.Change{Date: d.Date, Kind: alert.ChangeHealed, Was: alerted(a), Now: current(d)})
+			p.repeat = p.repeat || a.Unconfirmed > 0
+		}
+	}
+	for _, d := range older {
+		a, had := prior[d.Date]
+		mended := d.Settled && d.Status == reconcile.Match && d.API != nil && d.Local != nil
+		if had && mended && (!a.Healed || a.Unconfirmed == 1) {
+			p.healed = append(p.healed, alert.Change{Date: d.Date, Kind: alert.ChangeHealed, Was: alerted(a), Now: current(d)})
+			p.repeat = p.repeat || a.Unconfirmed > 0
 		}
 	}
 	return p
+}
+
+// unconfirmed reports whether any day of cs was last told without Slack
+// confirming it (prior): a message telling cs is marked as a possible
+// repeat.
+func unconfirmed(prior map[string]history.Alert, cs []alert.Change) bool {
+	for _, c := range cs {
+		if prior[c.Date].Unconfirmed > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // news returns the plan's changes and heals, in that order.
@@ -154,11 +197,13 @@ func (o gapOutcome) LogValue() slog.Value {
 // post not settled, the history unread): the stage then posts nothing.
 type alertFacts struct {
 	Err error
-	// RepeatOf is the unconfirmed webhook post the run's new message may
-	// repeat (resolvePending), 0 for none.
+	// RepeatOf is the last post resolvePending settled as unconfirmed,
+	// which a message marked as a possible repeat names; 0 for none.
 	RepeatOf int64
-	Prior    map[string]history.Alert // by date; nil without history
+	Prior    map[string]history.Alert // by date, the older days' too; nil without history
 	Messages map[msgRef][]history.Alert
+	// Older are the days before the window re-checked (recheckOlder).
+	Older []report.Day
 }
 
 // msgRef names a bot message: its channel and ts.
@@ -171,8 +216,8 @@ type msgRef struct{ channel, ts string }
 // and, with a bot token, the days each earlier message shows that still
 // shows an open gap and a day whose status changed (the message an update
 // edits).
-func recallAlerts(ctx context.Context, h *history.History, n *alert.Notifier, guard func(context.Context) error, rep report.Report, now time.Time) alertFacts {
-	var a alertFacts
+func recallAlerts(ctx context.Context, h *history.History, n *alert.Notifier, guard func(context.Context) error, rep report.Report, older []report.Day, now time.Time) alertFacts {
+	a := alertFacts{Older: older}
 	if err := guard(ctx); err != nil {
 		return alertFacts{Err: fmt.Errorf("slack: nothing posted: %w", err)}
 	}
@@ -184,13 +229,23 @@ func recallAlerts(ctx context.Context, h *history.History, n *alert.Notifier, gu
 	if a.Prior, err = h.Alerts(ctx, scope, rep.Window.From, rep.Window.To); err != nil {
 		return alertFacts{Err: fmt.Errorf("slack: %w", err)}
 	}
+	if len(older) > 0 {
+		// Read after the pending posts are settled, as the window's are.
+		before, err := h.Alerts(ctx, scope, older[0].Date, older[len(older)-1].Date)
+		if err != nil {
+			return alertFacts{Err: fmt.Errorf("slack: %w", err)}
+		}
+		for d, al := range before {
+			a.Prior[d] = al
+		}
+	}
 	if n.Transport() != alert.TransportBot {
 		return a
 	}
 	// Only a message that shows a day whose status changed is edited
 	// (earlierAlerts): the others are not read.
 	edited := map[msgRef]bool{}
-	for _, c := range decideGaps(rep, a.Prior).news() {
+	for _, c := range decideGaps(rep, a.Prior, older).news() {
 		p := a.Prior[c.Date]
 		edited[msgRef{p.Channel, p.TS}] = true
 	}
@@ -245,7 +300,7 @@ type gapSend struct {
 	rep       report.Report
 	prior     map[string]history.Alert
 	transport string
-	repeatOf  int64 // the unconfirmed webhook post a new message may repeat
+	repeatOf  int64 // the post a message marked as a possible repeat names (alertFacts.RepeatOf)
 }
 
 // newPost is a new message and its outbox record.
@@ -288,7 +343,7 @@ func planGaps(rep report.Report, csv []byte, a alertFacts, st gapSettings) gapSe
 		s.Err = a.Err
 		return s
 	}
-	p := decideGaps(rep, a.Prior)
+	p := decideGaps(rep, a.Prior, a.Older)
 	s.Out.New, s.Out.Unchanged = dates(p.fresh), dates(p.same)
 	s.Out.Changed, s.Out.Healed = changeDates(p.changed), changeDates(p.healed)
 	bot := st.transport == alert.TransportBot
@@ -306,7 +361,18 @@ func planGaps(rep report.Report, csv []byte, a alertFacts, st gapSettings) gapSe
 			rows = append(rows, a)
 		}
 		in := s.intent(history.KindAlert, rep.Window.From, rep.Window.To, rows)
-		s.Alert = &newPost{Intent: in, Message: alert.RenderWith(rep, since, st.caveats)}
+		cv := st.caveats
+		if len(p.same) > 0 {
+			cv.Alerted = map[string]bool{}
+			for _, d := range p.same {
+				cv.Alerted[d.Date] = true
+			}
+		}
+		m := alert.RenderWith(rep, since, cv)
+		if p.repeat {
+			m, in.RepeatOf = alert.MarkRepeat(m), a.RepeatOf
+		}
+		s.Alert = &newPost{Intent: in, Message: m}
 		if bot && len(csv) > 0 {
 			s.Attach = &attachment{Name: "clickrecon-" + rep.RunKey + ".csv", Title: "Table of run " + rep.RunKey, Data: csv}
 		}
@@ -340,7 +406,11 @@ func (s gapSend) update(loose []alert.Change) newPost {
 	kind := updateKind(loose)
 	u := alert.Update{WorkspaceID: s.rep.WorkspaceID, TZ: s.rep.Window.TZ, From: from, To: to, RunKey: s.rep.RunKey, GeneratedAt: s.rep.GeneratedAt, Days: loose}
 	in := s.intent(kind, from, to, s.changedRows(loose, "", "", from, to))
-	return newPost{Intent: in, Message: alert.RenderUpdate(u)}
+	m := alert.RenderUpdate(u)
+	if unconfirmed(s.prior, loose) {
+		m, in.RepeatOf = alert.MarkRepeat(m), s.repeatOf
+	}
+	return newPost{Intent: in, Message: m}
 }
 
 // sendGaps carries out s, the gap alert stage as planned (planGaps): the
@@ -357,7 +427,7 @@ func (t teller) sendGaps(ctx context.Context, s gapSend) (gapOutcome, error) {
 	if s.Err != nil {
 		return out, s.Err
 	}
-	ob := outbox{slack: t.slack, history: t.history, guard: t.guard, repeatOf: s.repeatOf}
+	ob := outbox{slack: t.slack, history: t.history, guard: t.guard}
 	if s.Alert != nil {
 		ch, ts, posted, err := ob.deliver(ctx, s.Alert.Intent, s.Alert.Message)
 		if posted {

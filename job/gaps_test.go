@@ -440,31 +440,63 @@ func TestAGapThatReturnsIsAlertedAgain(t *testing.T) {
 	}
 }
 
+// decideGaps has a row for each outcome of each kind of gap message:
+// what Slack accepted (Unconfirmed 0), and what a post whose answer was
+// lost may have shown, once (1) or twice (2). A refused post leaves the
+// history as it was: its row is the one before it (a day never alerted, or
+// alerted as before).
 func TestDecideGaps(t *testing.T) {
 	alerted := history.Alert{Date: "2026-11-25", Status: "missing", Severity: "warn", API: 1200, Local: 1195, Delta: -5}
 	healed := alerted
 	healed.Healed = true
+	lost := func(a history.Alert, times int) map[string]history.Alert {
+		a.Unconfirmed = times
+		return map[string]history.Alert{a.Date: a}
+	}
 	tests := []struct {
-		name  string
-		day   report.Day
-		prior map[string]history.Alert
-		want  string
+		name   string
+		day    report.Day
+		prior  map[string]history.Alert
+		want   string
+		repeat bool
 	}{
-		{"gap_never_alerted_is_new", day("2026-11-25", 1200, 1195, "missing", "warn"), nil, "fresh"},
-		{"same_numbers_are_not_news", day("2026-11-25", 1200, 1195, "missing", "fail"), map[string]history.Alert{"2026-11-25": alerted}, "same"},
-		{"store_count_changed", day("2026-11-25", 1200, 1197, "missing", "warn"), map[string]history.Alert{"2026-11-25": alerted}, "changed"},
-		{"elido_count_revised", day("2026-11-25", 1201, 1195, "missing", "warn"), map[string]history.Alert{"2026-11-25": alerted}, "changed"},
-		{"missing_turned_surplus", day("2026-11-25", 1200, 1300, "surplus", "fail"), map[string]history.Alert{"2026-11-25": alerted}, "changed"},
-		{"late_click_heals", day("2026-11-25", 1200, 1200, "match", "ok"), map[string]history.Alert{"2026-11-25": alerted}, "healed"},
-		{"healed_day_stays_quiet", day("2026-11-25", 1200, 1200, "match", "ok"), map[string]history.Alert{"2026-11-25": healed}, ""},
-		{"healed_day_reopens", day("2026-11-25", 1200, 1195, "missing", "warn"), map[string]history.Alert{"2026-11-25": healed}, "fresh"},
-		{"match_never_alerted", day("2026-11-25", 1200, 1200, "match", "ok"), nil, ""},
-		{"unverifiable_heals_nothing", unverifiable("2026-11-25", 1200), map[string]history.Alert{"2026-11-25": alerted}, ""},
-		{"provisional_gap_is_not_alerted", provisional("2026-11-25", 1200, 10), nil, ""},
+		// An alert (or update) whose answer was lost.
+		{"alert_answer_lost_once_is_told_again_marked", day("2026-11-25", 1200, 1195, "missing", "warn"), lost(alerted, 1), "fresh", true},
+		{"alert_answer_lost_twice_is_taken_as_told", day("2026-11-25", 1200, 1195, "missing", "warn"), lost(alerted, 2), "same", false},
+		{"unconfirmed_alert_whose_numbers_change_is_updated_marked", day("2026-11-25", 1200, 1197, "missing", "warn"), lost(alerted, 2), "changed", true},
+		{"unconfirmed_alert_whose_day_heals_is_healed_marked", day("2026-11-25", 1200, 1200, "match", "ok"), lost(alerted, 1), "healed", true},
+		{"alert_told_twice_unconfirmed_whose_day_heals_is_healed_marked", day("2026-11-25", 1200, 1200, "match", "ok"), lost(alerted, 2), "healed", true},
+		// A heal whose answer was lost.
+		{"heal_answer_lost_once_is_told_again_marked", day("2026-11-25", 1200, 1200, "match", "ok"), lost(healed, 1), "healed", true},
+		{"heal_answer_lost_twice_is_taken_as_told", day("2026-11-25", 1200, 1200, "match", "ok"), lost(healed, 2), "", false},
+		{"unconfirmed_heal_whose_gap_returns_is_new", day("2026-11-25", 1200, 1195, "missing", "warn"), lost(healed, 1), "fresh", false},
+		{"unconfirmed_heal_of_an_unverifiable_day_waits", unverifiable("2026-11-25", 1200), lost(healed, 1), "", false},
+
+		{"gap_never_alerted_is_new", day("2026-11-25", 1200, 1195, "missing", "warn"), nil, "fresh", false},
+		{"same_numbers_are_not_news", day("2026-11-25", 1200, 1195, "missing", "fail"), map[string]history.Alert{"2026-11-25": alerted}, "same", false},
+		{"store_count_changed", day("2026-11-25", 1200, 1197, "missing", "warn"), map[string]history.Alert{"2026-11-25": alerted}, "changed", false},
+		{"elido_count_revised", day("2026-11-25", 1201, 1195, "missing", "warn"), map[string]history.Alert{"2026-11-25": alerted}, "changed", false},
+		{"missing_turned_surplus", day("2026-11-25", 1200, 1300, "surplus", "fail"), map[string]history.Alert{"2026-11-25": alerted}, "changed", false},
+		{"late_click_heals", day("2026-11-25", 1200, 1200, "match", "ok"), map[string]history.Alert{"2026-11-25": alerted}, "healed", false},
+		{"healed_day_stays_quiet", day("2026-11-25", 1200, 1200, "match", "ok"), map[string]history.Alert{"2026-11-25": healed}, "", false},
+		{"healed_day_reopens", day("2026-11-25", 1200, 1195, "missing", "warn"), map[string]history.Alert{"2026-11-25": healed}, "fresh", false},
+		{"match_never_alerted", day("2026-11-25", 1200, 1200, "match", "ok"), nil, "", false},
+		{"unverifiable_heals_nothing", unverifiable("2026-11-25", 1200), map[string]history.Alert{"2026-11-25": alerted}, "", false},
+		{"provisional_gap_is_not_alerted", provisional("2026-11-25", 1200, 10), nil, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := decideGaps(gapReport(tt.day), tt.prior)
+			p := decideGaps(gapReport(tt.day), tt.prior, nil)
+			// The same day re-checked beyond the window: only a heal is
+			// told of it.
+			q := decideGaps(gapReport(day("2026-11-28", 10, 10, "match", "ok")), tt.prior, []report.Day{tt.day})
+			if wantOlder := tt.want == "healed"; (len(q.healed) == 1) != wantOlder || len(q.fresh)+len(q.same)+len(q.changed) > 0 || q.repeat != (wantOlder && tt.repeat) {
+				t.Errorf("re-checked beyond the window: %d heals, %d others, repeat %v; want a heal only when the window's day heals",
+					len(q.healed), len(q.fresh)+len(q.same)+len(q.changed), q.repeat)
+			}
+			if p.repeat != tt.repeat {
+				t.Errorf("marked as a possible repeat: %v, want %v", p.repeat, tt.repeat)
+			}
 			var got []string
 			for name, n := range map[string]int{"fresh": len(p.fresh), "same": len(p.same), "changed": len(p.changed), "healed": len(p.healed)} {
 				for range n {
@@ -495,6 +527,10 @@ func TestPlanGaps(t *testing.T) {
 	hooked.Transport, hooked.Channel, hooked.TS = "webhook", "", ""
 	healed := was
 	healed.Healed = true
+	hookedLost := hooked // posted by webhook, its answer lost once
+	hookedLost.Unconfirmed = 1
+	hookedLostTwice := hooked
+	hookedLostTwice.Unconfirmed = 2
 	other := was
 	other.Date = "2026-11-24"
 	prior := func(as ...history.Alert) map[string]history.Alert {
@@ -523,7 +559,8 @@ func TestPlanGaps(t *testing.T) {
 		News     []string
 		Update   string // the kind of the update of News, when no edit shows them
 		Skipped  string
-		RepeatOf int64
+		RepeatOf int64 // the post the new message names as the one it may repeat
+		Marked   bool  // the new message is marked as a possible repeat
 	}
 	for _, tt := range []struct {
 		name string
@@ -538,11 +575,17 @@ func TestPlanGaps(t *testing.T) {
 		{"new_gap_alerts_and_records_it", gap, csv, alertFacts{Prior: prior()}, webhook, want{Alert: true, Rows: 1}},
 		{"new_gap_with_a_bot_attaches_the_csv", gap, csv, alertFacts{Prior: prior(), Messages: map[msgRef][]history.Alert{}}, bot, want{Alert: true, Rows: 1, Attach: true}},
 		{"no_csv_attaches_nothing", gap, nil, alertFacts{Prior: prior(), Messages: map[msgRef][]history.Alert{}}, bot, want{Alert: true, Rows: 1}},
-		{"a_possible_repeat_is_carried", gap, csv, alertFacts{Prior: prior(), RepeatOf: 7}, webhook, want{Alert: true, Rows: 1, RepeatOf: 7}},
+		{"a_gap_never_told_after_an_unconfirmed_post_is_not_marked", gap, csv, alertFacts{Prior: prior(), RepeatOf: 7}, webhook, want{Alert: true, Rows: 1}},
+		{"a_gap_told_once_unconfirmed_is_told_again_marked", gap, csv, alertFacts{Prior: prior(hookedLost), RepeatOf: 7}, webhook, want{Alert: true, Rows: 1, RepeatOf: 7, Marked: true}},
+		{"a_gap_told_twice_unconfirmed_says_nothing", gap, csv, alertFacts{Prior: prior(hookedLostTwice)}, webhook, want{Skipped: "already alerted with the same numbers"}},
+		{"the_heal_of_an_unconfirmed_alert_is_marked", mended, csv, alertFacts{Prior: prior(hookedLostTwice)}, webhook, want{News: []string{d}, Update: history.KindHealed, Marked: true}},
+		{"the_heal_of_an_unconfirmed_alert_with_a_bot_is_a_new_message_marked", mended, csv, alertFacts{Prior: prior(hookedLost), Messages: map[msgRef][]history.Alert{}}, bot,
+			want{News: []string{d}, Update: history.KindHealed, Marked: true}},
 		{"same_numbers_say_nothing", gap, csv, alertFacts{Prior: prior(was)}, bot, want{Skipped: "already alerted with the same numbers"}},
 		{"already_posted_for_this_run_key_says_nothing", gap, csv, alertFacts{Prior: prior(rerun)}, webhook, want{Skipped: "already alerted with the same numbers"}},
 		{"an_unsettled_earlier_post_posts_nothing", gap, csv, alertFacts{Err: errors.New("slack: nothing posted until an earlier post is settled: timeout")}, bot, want{Err: true}},
-		{"a_possible_repeat_is_carried_by_an_update", shrunk, csv, alertFacts{Prior: prior(hooked), RepeatOf: 7}, webhook, want{News: []string{d}, Update: history.KindUpdate, RepeatOf: 7}},
+		{"a_possible_repeat_is_carried_by_an_update", shrunk, csv, alertFacts{Prior: prior(hookedLost), RepeatOf: 7}, webhook, want{News: []string{d}, Update: history.KindUpdate, RepeatOf: 7, Marked: true}},
+		{"an_update_of_a_confirmed_alert_is_not_marked", shrunk, csv, alertFacts{Prior: prior(hooked), RepeatOf: 7}, webhook, want{News: []string{d}, Update: history.KindUpdate}},
 		{"changed_numbers_with_a_bot_edit_the_alert_and_record_it", shrunk, csv, alertFacts{Prior: prior(was), Messages: message}, bot,
 			want{News: []string{d}, Update: history.KindUpdate, Edits: []edit{{Channel: "C1", TS: "1.1", Dates: []string{d}, Record: &history.Message{}}}}},
 		{"no_gap_says_nothing", mended, csv, alertFacts{Prior: prior()}, bot, want{Skipped: "no settled gap"}},
@@ -561,16 +604,19 @@ func TestPlanGaps(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := planGaps(tt.rep, tt.csv, tt.a, tt.st)
-			got := want{Err: s.Err != nil, Alert: s.Alert != nil, Attach: s.Attach != nil, News: changeDates(s.News), Skipped: s.Out.Skipped, RepeatOf: s.repeatOf}
+			got := want{Err: s.Err != nil, Alert: s.Alert != nil, Attach: s.Attach != nil, News: changeDates(s.News), Skipped: s.Out.Skipped}
+			marked := func(m alert.Message) bool { return strings.Contains(m.Text, "Possible repeat") }
 			if s.Alert != nil {
 				got.Rows = len(s.Alert.Intent.Alerts)
+				got.RepeatOf, got.Marked = s.Alert.Intent.RepeatOf, marked(s.Alert.Message)
 				if s.Alert.Intent.Kind != history.KindAlert || s.Alert.Intent.Scope != scopeOf(tt.rep) {
 					t.Errorf("the alert's intent %+v", s.Alert.Intent)
 				}
 				got.Healed = strings.Contains(strings.ToLower(alert.RenderMarkdown(s.Alert.Message)), "healed")
 			}
 			if len(s.News) > 0 {
-				got.Update = s.update(s.News).Intent.Kind
+				u := s.update(s.News)
+				got.Update, got.RepeatOf, got.Marked = u.Intent.Kind, u.Intent.RepeatOf, marked(u.Message)
 			}
 			for _, e := range s.Edits {
 				g := edit{Channel: e.Channel, TS: e.TS, Dates: e.Dates}
@@ -586,5 +632,28 @@ func TestPlanGaps(t *testing.T) {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A new alert posted for a new gap lists a gap Slack was already told of
+// with the same numbers as still open, as alerted: not as a gap told for
+// the first time, which would alert it twice.
+func TestANewAlertListsDaysAlertedBeforeAsStillOpen(t *testing.T) {
+	t.Parallel()
+	was := history.Alert{Date: "2026-11-25", Status: "missing", Severity: "warn", API: 1200, Local: 1195, Delta: -5,
+		Transport: "webhook", From: "2026-11-24", To: "2026-11-26", RunKey: "earlier"}
+	rep := gapReport(day("2026-11-24", 800, 790, "missing", "warn"), day("2026-11-25", 1200, 1195, "missing", "warn"))
+	s := planGaps(rep, nil, alertFacts{Prior: map[string]history.Alert{was.Date: was}}, gapSettings{transport: alert.TransportWebhook, history: true})
+	if s.Alert == nil {
+		t.Fatal("no alert for the new gap")
+	}
+	text := alert.RenderMarkdown(s.Alert.Message)
+	for _, want := range []string{"**2026-11-24** missing **-10**", "**2026-11-25** still missing **-5**", "as alerted"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the alert does not say %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "**2026-11-25** missing") {
+		t.Errorf("the alert tells 2026-11-25 as a new gap:\n%s", text)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/history"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
@@ -85,30 +86,53 @@ type recall struct {
 	StoreID     string
 	Chain       []string
 	Window      reconcile.Window
+	// Slack settles the notice posts an earlier run left pending (a bot
+	// reads its channel back); Now is the run's clock.
+	Slack *alert.Notifier
+	Now   time.Time
 }
 
 // remember reads what the decision weighs from the history: the open
-// notice among the scopes of r.Chain, and the zone r.Window's days were
-// last alerted in under r.StoreID if it is not the window's. h nil:
-// nothing remembers.
+// notice among the scopes of r.Chain (or, with none open, the recovery
+// told once without an answer), and the zone r.Window's days were last
+// alerted in under r.StoreID if it is not the window's. The notice posts
+// an earlier run left pending are settled first (resolvePending), so that
+// what is read is what Slack answered. h nil: nothing remembers.
 func remember(ctx context.Context, log *slog.Logger, h *history.History, r recall) memory {
 	var mem memory
 	if h == nil {
 		return mem
 	}
+	var recovered []history.Notice
+	seen := map[string]bool{}
 	for _, scope := range r.Chain {
+		if seen[scope] { // the legacy id may be the identity's
+			continue
+		}
+		seen[scope] = true
+		if _, err := resolvePending(ctx, h, r.Slack, history.NoticeScope(r.WorkspaceID, scope), r.Now); err != nil && mem.Unsettled == nil {
+			log.Error("an earlier notice's post is not settled: no notice is posted", "err", err)
+			mem.Unsettled = err
+		}
 		n, ok, err := h.LastNotice(ctx, r.WorkspaceID, scope)
 		if err != nil {
 			log.Error("history not read for the last notice", "err", err)
 			return memory{ReadErr: err}
 		}
-		if !ok || !n.Open() {
-			continue
+		switch {
+		case !ok:
+		case n.Open():
+			if !mem.HadLast {
+				mem.Last, mem.HadLast = n, true
+			}
+			mem.Open = append(mem.Open, scope)
+		case n.Unconfirmed > 0:
+			recovered = append(recovered, n)
+			mem.Unanswered = append(mem.Unanswered, scope)
 		}
-		if !mem.HadLast {
-			mem.Last, mem.HadLast = n, true
-		}
-		mem.Open = append(mem.Open, scope)
+	}
+	if !mem.HadLast && len(recovered) > 0 {
+		mem.Recovered, mem.HadRecovered = recovered[0], true
 	}
 	mem.Remembered = true
 	was, changed, err := h.OtherZone(ctx, history.Scope{WorkspaceID: r.WorkspaceID, StoreID: r.StoreID, TZ: r.Window.Loc.String()},

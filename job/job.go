@@ -340,6 +340,14 @@ func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		defer cancel()
 	}
 	e.history, e.identityID = h, identityID
+	// The open alerted days before the window are re-checked by a run
+	// that read both sources and will run the gap alert stage.
+	if h != nil && st != nil && d.Notifier != nil && !o.DryRun && !o.Unlocked && interrupted == nil && ctx.Err() == nil &&
+		elidoErr == nil && storeErr == nil && reviseErr == nil && identityErr == nil {
+		e.older = recheckOlder(ctx, olderRead{history: h, elido: d.Elido, store: st, query: o.Query,
+			scope: history.Scope{WorkspaceID: o.WorkspaceID, StoreID: storeID, TZ: w.Loc.String()}, window: w,
+			retention: o.Retention, settle: o.Settle, tolerance: o.Tolerance, now: d.Now(), log: log})
+	}
 	return e.end(endCtx, out), reportErr
 }
 
@@ -386,6 +394,9 @@ type ending struct {
 	identityID, legacyStoreID string
 	dryRun, unlocked          bool
 	secrets                   []string
+	// older are the days before the window Slack was told are gaps and
+	// not yet told healed, as the sources count them now (recheckOlder).
+	older []report.Day
 }
 
 // end is how every run ends, in three steps. Read: what the history
@@ -404,7 +415,7 @@ func (e ending) end(ctx context.Context, out Outcome) Outcome {
 	}
 	scope, chain := noticeScopes(e.identityID, e.query, e.legacyStoreID)
 	p := policy{Slack: e.slack != nil, Always: e.slack.Always(), DryRun: e.dryRun,
-		Unlocked: e.unlocked, History: e.history != nil, Secrets: e.secrets, Now: e.now()}
+		Unlocked: e.unlocked, History: e.history != nil, Secrets: e.secrets, Now: e.now(), Scope: scope}
 	if e.slack != nil {
 		p.Transport = e.slack.Transport()
 	}
@@ -412,10 +423,11 @@ func (e ending) end(ctx context.Context, out Outcome) Outcome {
 
 	var mem memory
 	if e.slack != nil && !e.dryRun && (out.Interrupted == nil || errors.Is(out.Interrupted, context.DeadlineExceeded)) {
-		mem = remember(ctx, e.log, e.history, recall{WorkspaceID: e.workspaceID, StoreID: storeID, Chain: chain, Window: e.window})
+		mem = remember(ctx, e.log, e.history, recall{WorkspaceID: e.workspaceID, StoreID: storeID, Chain: chain, Window: e.window,
+			Slack: e.slack, Now: e.now()})
 	}
 	if run, _ := gapsRun(out, p); run && e.history != nil {
-		mem.Alerted = recallAlerts(ctx, e.history, e.slack, guard, out.Report, e.now())
+		mem.Alerted = recallAlerts(ctx, e.history, e.slack, guard, out.Report, e.older, e.now())
 	}
 
 	out.Told = decide(out, mem, p)

@@ -30,23 +30,27 @@ func pendingSince(in history.Intent, since time.Time) time.Time {
 	return since
 }
 
-// resolvePending settles every pending post of s before a run posts anything, and
-// returns the id of the webhook post the run's next post may repeat (give
-// it as history.Intent.RepeatOf and say so in the message), 0 when there
-// is none:
+// resolvePending settles every pending post of s before a run decides
+// anything, so that the decision follows from what Slack answered alone
+// (any kind: an alert, an update, a heal, a notice, a reminder, a
+// recovery), and returns the id of the last post it settled as
+// unconfirmed (0 for none), which a message marked as a possible repeat
+// names (history.Intent.RepeatOf):
 //
 //   - a bot post, with a bot token, is looked for in the channel through
-//     its metadata (alert.Notifier.FindPosted): found, it is adopted
+//     its metadata (alert.Notifier.FindPosted): found, Slack has it
 //     (history.MarkPosted with its ts); not found, it never arrived
-//     (history.Abandon) and its days are alerted again;
-//   - a webhook post cannot be read back: the first time it is abandoned
-//     and its id returned, so that it is posted once more, marked as a
-//     possible repeat; a repeat that is itself pending is taken as
-//     delivered (history.MarkPosted with no channel or ts), so a webhook
-//     never posts a gap more than twice.
+//     (history.Abandon) and nothing of it was told;
+//   - a webhook post cannot be read back: it may be in the channel
+//     (history.MarkUnconfirmed). What it told counts one lost answer: a
+//     day, a heal, a notice or a recovery told once so is told once more,
+//     marked as a possible repeat, and one told twice so is taken as told
+//     (decideGaps, decideNotice), so a webhook never posts the same thing
+//     more than twice, and never loses what it may have said.
 //
-// An error leaves the rest pending: the run must post nothing.
-func resolvePending(ctx context.Context, h *history.History, n *alert.Notifier, s history.Scope, now time.Time) (repeatOf int64, err error) {
+// A post another run settled meanwhile is left as that run settled it. An
+// error leaves the rest pending: the run must post nothing in s.
+func resolvePending(ctx context.Context, h *history.History, n *alert.Notifier, s history.Scope, now time.Time) (unconfirmed int64, err error) {
 	pending, err := h.Pending(ctx, s)
 	if err != nil {
 		return 0, err
@@ -63,43 +67,44 @@ func resolvePending(ctx context.Context, h *history.History, n *alert.Notifier, 
 			} else {
 				err = h.Abandon(ctx, p.ID)
 			}
-			if err != nil {
-				return 0, err
-			}
-		case p.RepeatOf != 0:
-			if err := h.MarkPosted(ctx, p.ID, "", ""); err != nil {
+			if err != nil && !errors.Is(err, history.ErrResolved) {
 				return 0, err
 			}
 		default:
-			if err := h.Abandon(ctx, p.ID); err != nil {
+			if err := h.MarkUnconfirmed(ctx, p.ID); err != nil && !errors.Is(err, history.ErrResolved) {
 				return 0, err
 			}
-			repeatOf = p.ID
+			unconfirmed = p.ID
 		}
 	}
-	return repeatOf, nil
+	return unconfirmed, nil
 }
 
-// outbox is how the gap alert stage delivers its new message: through
+// errNotIntended marks a post that was not made because the history could
+// not record its intent first.
+var errNotIntended = errors.New("nothing posted: the history must record a post before it is made, and could not")
+
+// outbox is the one way a run posts a new message of any kind: through
 // Slack, recorded in the history (nil: only posted), with guard checked
-// immediately before the post, and repeatOf the unconfirmed webhook post
-// it may repeat (resolvePending), 0 for none.
+// immediately before the post.
 type outbox struct {
-	slack    *alert.Notifier
-	history  *history.History
-	guard    func(ctx context.Context) error
-	repeatOf int64
+	slack   *alert.Notifier
+	history *history.History
+	guard   func(ctx context.Context) error
 }
 
 // deliver posts m, the new message in, through the outbox: in is recorded
-// as pending first (a history that cannot take it means no post), the
-// guard is checked, m is posted (with a bot token, carrying in's id in its
-// metadata so that a rerun can find it), and in is marked posted with the
-// channel and ts Slack returned. posted says whether Slack took m.
+// as pending first (a history that cannot take it means no post, an error
+// matching errNotIntended), the guard is checked, m is posted as it is
+// (with a bot token, carrying in's id in its metadata so that a rerun can
+// find it), and the outcome is recorded: Slack accepted it
+// (history.MarkPosted, with the channel and ts Slack returned: what it
+// told counts as told) or refused it (history.Abandon: nothing of it
+// counts). posted says whether Slack took m.
 //
 // A post whose answer never came (alert.ErrUnconfirmed) stays pending: the
-// next run settles it rather than post blindly again. A post Slack refused
-// is abandoned. Without history m is only posted.
+// next run settles it (resolvePending) before it decides anything. Without
+// history m is only posted.
 func (o outbox) deliver(ctx context.Context, in history.Intent, m alert.Message) (ch, ts string, posted bool, err error) {
 	if o.history == nil {
 		if err := o.guard(ctx); err != nil {
@@ -108,17 +113,13 @@ func (o outbox) deliver(ctx context.Context, in history.Intent, m alert.Message)
 		ch, ts, err := o.slack.Post(ctx, m, alert.PostMark{})
 		return ch, ts, err == nil, err
 	}
-	in.RepeatOf = o.repeatOf
 	id, err := o.history.Intend(ctx, in)
 	if err != nil {
-		return "", "", false, fmt.Errorf("nothing posted: the history must record a post before it is made, and could not: %w", err)
+		return "", "", false, fmt.Errorf("%w: %w", errNotIntended, err)
 	}
 	in.ID = id
 	if err := o.guard(ctx); err != nil {
 		return "", "", false, errors.Join(fmt.Errorf("nothing posted: %w", err), abandon(ctx, o.history, id))
-	}
-	if in.RepeatOf != 0 {
-		m = alert.MarkRepeat(m)
 	}
 	ch, ts, err = o.slack.Post(ctx, m, alert.PostMark{ID: id, RunKey: in.RunKey})
 	if errors.Is(err, alert.ErrUnconfirmed) {

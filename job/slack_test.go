@@ -87,7 +87,7 @@ func send(ctx context.Context, nt *alert.Notifier, rep report.Report, csv []byte
 	}
 	var facts alertFacts
 	if h != nil {
-		facts = recallAlerts(ctx, h, nt, t.guard, rep, t.now())
+		facts = recallAlerts(ctx, h, nt, t.guard, rep, nil, t.now())
 	}
 	return t.sendGaps(ctx, planGaps(rep, csv, facts, gapSettings{transport: nt.Transport(), always: nt.Always(), history: h != nil}))
 }

@@ -394,6 +394,73 @@ func TestOutboxRunKilledDuringThePost(t *testing.T) {
 	}
 }
 
+// A run killed (SIGKILL) or stopped (SIGTERM) the moment Slack takes its
+// "checking again", before the outcome is recorded: the next night neither
+// repeats it unmarked nor stays silent about what it must say. A bot token
+// finds the recovery in the channel and posts nothing; a webhook posts it
+// once more, marked as a possible repeat; the night after, nothing.
+func TestOutboxRecoveryKilledDuringThePost(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
+		for _, transport := range []string{"webhook", "bot"} {
+			t.Run(strings.ToLower(sig.String()[:4])+"_"+transport, func(t *testing.T) {
+				f := newOutboxFixture(t, "sqlite")
+				withHistory(t, f, "sqlite")
+				slack := newFakeSlack(t)
+				slack.configure(f, transport)
+				f.env["ELIDO_API_KEY"] = "sk_live_revoked"
+				if r := f.run(outboxWindow...); r.code == exitOK {
+					t.Fatalf("night 1 with a revoked key: exit 0\n%s", r.stderr)
+				}
+				f.env["ELIDO_API_KEY"] = testKey
+				recovery := func(p fakePost) bool { return strings.Contains(p.Text, "again") }
+
+				var c *child
+				started := make(chan struct{})
+				var once sync.Once
+				slack.setHook(func(i int) bool {
+					if !recovery(slack.received()[i]) {
+						return false
+					}
+					<-started
+					once.Do(func() { c.cmd.Process.Signal(sig) })
+					return true
+				})
+				c = startChild(t, f, outboxWindow...)
+				close(started)
+				if code := c.wait(t); code == exitOK {
+					t.Errorf("night 2, signalled mid-recovery: exit 0\n%s", c.stderr.String())
+				}
+				slack.setHook(nil)
+				var logs strings.Builder
+				for night := 3; night <= 4; night++ {
+					r := f.run(outboxWindow...)
+					if r.code != exitOK {
+						t.Errorf("night %d: exit %d\n%s", night, r.code, r.stderr)
+					}
+					logs.WriteString(r.stderr)
+				}
+				defer func() {
+					if t.Failed() {
+						t.Logf("night 2:\n%s\nnights 3 and 4:\n%s", c.stderr.String(), logs.String())
+					}
+				}()
+				var told []fakePost
+				for _, p := range slack.received() {
+					if recovery(p) {
+						told = append(told, p)
+					}
+				}
+				switch {
+				case transport == "bot" && len(told) != 1:
+					t.Errorf("bot: %d recoveries, want exactly 1: %v", len(told), texts(told))
+				case transport == "webhook" && (len(told) != 2 || strings.Contains(told[0].Text, "Possible repeat") || !strings.Contains(told[1].Text, "Possible repeat")):
+					t.Errorf("webhook: recoveries %v, want the one killed and one more, marked as a possible repeat", texts(told))
+				}
+			})
+		}
+	}
+}
+
 // tcpProxy forwards connections to target until it is killed: a database
 // that goes away, with every connection, at a moment of the test's choice.
 type tcpProxy struct {

@@ -248,7 +248,8 @@ func TestPostWithoutAnswerIsUnconfirmed(t *testing.T) {
 		fault fault
 		want  bool
 	}{
-		{"webhook_500_may_have_posted", webhook, fault{status: http.StatusInternalServerError}, true},
+		{"webhook_500_refused", webhook, fault{status: http.StatusInternalServerError, always: true}, false},
+		{"webhook_503_refused", webhook, fault{status: http.StatusServiceUnavailable, always: true}, false},
 		{"bot_internal_error_may_have_posted", bot, fault{slackErr: "internal_error"}, true},
 		{"webhook_404_refused", webhook, fault{status: http.StatusNotFound}, false},
 		{"webhook_403_refused", webhook, fault{status: http.StatusForbidden}, false},

@@ -98,6 +98,10 @@ type Caveats struct {
 	// in, when it is not the report's: the same lost clicks may be told
 	// again under the new zone's dates, and the alert says so.
 	ZoneWas string
+	// Alerted are the days Slack was already told of with these very
+	// numbers: the alert, posted for other days, lists them as still
+	// open, as alerted, not as gaps it tells for the first time.
+	Alerted map[string]bool
 }
 
 // RenderWith is Render with the alert's caveats, each said plainly under
@@ -138,6 +142,10 @@ func RenderWith(rep report.Report, since []Change, cv Caveats) Message {
 		for i, d := range gaps {
 			lines[i] = fmt.Sprintf("• *%s* %s *%s* (Elido %s · store %s) · %s",
 				plain(d.Date), plain(d.Status), words.Signed(*d.Delta), words.Num(*d.API), words.Num(*d.Local), plain(d.Severity))
+			if cv.Alerted[d.Date] {
+				lines[i] = fmt.Sprintf("• 🔴 *%s* still %s *%s* (Elido %s · store %s) · %s, as alerted",
+					plain(d.Date), plain(d.Status), words.Signed(*d.Delta), words.Num(*d.API), words.Num(*d.Local), plain(d.Severity))
+			}
 			if why := report.DiagnosisLine(rep, d.Date); why != "" {
 				lines[i] += "\n      ↳ _why:_ " + plain(clipRunes(why, 400))
 			}

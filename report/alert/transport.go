@@ -24,11 +24,14 @@ import (
 //     call.
 //   - The connection failed before the request was sent (refused, DNS): it
 //     never reached Slack. Retry with backoff, whatever the call.
-//   - 5xx, a timeout or a connection lost after the request was sent, and
-//     Slack's own internal_error, fatal_error and service_unavailable: Slack
-//     may or may not have acted. Retried only for calls that are safe to
-//     repeat (chat.update, files.getUploadURLExternal, the upload itself:
-//     call.repeatable); never for a post (the webhook, chat.postMessage,
+//   - An incoming webhook's 5xx: Slack answered that it did not post the
+//     message. Retried with backoff, as a refusal that may pass.
+//   - A Web API 5xx, a timeout or a connection lost after the request was
+//     sent, and Slack's own internal_error, fatal_error and
+//     service_unavailable: Slack may or may not have acted. Retried only
+//     for calls that are safe to repeat (chat.update,
+//     files.getUploadURLExternal, the upload itself: call.repeatable);
+//     never for a post (the webhook's lost answer, chat.postMessage,
 //     files.completeUploadExternal), which then fails the send. A failed
 //     send ends the run with exit 3 and a Job retry may post again, which is
 //     a duplicate only if Slack had in fact posted despite the error.
@@ -114,7 +117,7 @@ func (n *Notifier) do(ctx context.Context, c call, fn func(ctx context.Context) 
 		if err == nil {
 			return nil
 		}
-		if unconfirmed(err) {
+		if unconfirmed(err, c) {
 			unsure = ErrUnconfirmed
 		}
 		if timedOut {
@@ -171,7 +174,9 @@ func (n *Notifier) retryAfter(err error, c call, attempt int) (time.Duration, bo
 	}
 	var sc slack.StatusCodeError
 	if errors.As(err, &sc) { // a 429 here came without Retry-After
-		if n.retry.RetryStatus(sc.Code, c.repeatable) {
+		// A webhook's 5xx says it did not post (unconfirmed): a retry
+		// cannot post twice.
+		if n.retry.RetryStatus(sc.Code, c.repeatable || c == callWebhook) {
 			return wait, true
 		}
 		return 0, false
@@ -200,10 +205,14 @@ func (n *Notifier) retryAfter(err error, c call, attempt int) (time.Duration, bo
 	return 0, false
 }
 
-// unconfirmed reports whether err leaves open whether Slack acted on the
-// request: no answer came after it may have been sent, or the answer
-// (5xx, internal_error) does not say.
-func unconfirmed(err error) bool {
+// unconfirmed reports whether err, from call c, leaves open whether Slack
+// acted on the request: no answer came after it may have been sent, or
+// the Web API's answer (a 5xx, internal_error) does not say. An incoming
+// webhook's answer always says: a 5xx is Slack saying it did not post
+// the message, a refusal like any other (the message is posted again
+// unmarked, never taken as possibly delivered). A bot's post, which can
+// be read back, is settled by reading it back.
+func unconfirmed(err error, c call) bool {
 	if errors.Is(err, safehttp.ErrRedirect) || notSent(err) {
 		return false
 	}
@@ -213,7 +222,7 @@ func unconfirmed(err error) bool {
 	}
 	var sc slack.StatusCodeError
 	if errors.As(err, &sc) {
-		return sc.Code >= 500
+		return sc.Code >= 500 && c != callWebhook
 	}
 	var se slack.SlackErrorResponse
 	if errors.As(err, &se) {

@@ -16,11 +16,16 @@ const (
 	TransportBot     = "bot"     // a bot token: messages can be edited in place
 )
 
-// Kinds of Slack message, as recorded.
+// Kinds of Slack message, as recorded. Every kind goes through the same
+// outbox (Intend, then MarkPosted, MarkUnconfirmed or Abandon), and the
+// history checks none of them: a new kind of message is one constant.
 const (
-	KindAlert  = "alert"  // a run's report: totals, gaps, findings
-	KindUpdate = "update" // the numbers of alerted days changed
-	KindHealed = "healed" // every day of an alert matches now
+	KindAlert    = "alert"    // a run's report: totals, gaps, findings
+	KindUpdate   = "update"   // the numbers of alerted days changed
+	KindHealed   = "healed"   // every day of an alert matches now
+	KindNotice   = "notice"   // a run could not check, or could not store its report
+	KindReminder = "reminder" // the same notice again, a week later
+	KindRecovery = "recovery" // checking (or storing reports) works again
 )
 
 // Actions on a Slack message, as recorded.
@@ -36,14 +41,21 @@ const (
 // outbox table: changing one makes pending rows of an older version
 // unreadable.
 type Alert struct {
-	Date      string             `db:"day" json:"day"`
-	Status    reconcile.Status   `db:"status" json:"status"` // missing or surplus, as alerted
-	Severity  reconcile.Severity `db:"severity" json:"severity"`
-	API       int64              `db:"api_clicks" json:"api_clicks"` // the counts as alerted
-	Local     int64              `db:"local_clicks" json:"local_clicks"`
-	Delta     int64              `db:"delta_clicks" json:"delta_clicks"`
-	Healed    bool               `db:"healed" json:"healed"` // the day matched after it was alerted
-	Transport string             `db:"transport" json:"transport"`
+	Date     string             `db:"day" json:"day"`
+	Status   reconcile.Status   `db:"status" json:"status"` // missing or surplus, as alerted
+	Severity reconcile.Severity `db:"severity" json:"severity"`
+	API      int64              `db:"api_clicks" json:"api_clicks"` // the counts as alerted
+	Local    int64              `db:"local_clicks" json:"local_clicks"`
+	Delta    int64              `db:"delta_clicks" json:"delta_clicks"`
+	Healed   bool               `db:"healed" json:"healed"` // the day matched after it was alerted
+	// Unconfirmed counts the posts whose answer was lost that told this
+	// state of the day (its status and numbers, or its heal): 0 once
+	// Slack accepted one. A state told once so may not be in the channel,
+	// and is told once more, marked as a possible repeat; one told twice
+	// so is taken as told. Set by the history, from how each post was
+	// settled (MarkPosted, MarkUnconfirmed).
+	Unconfirmed int    `db:"unconfirmed" json:"-"`
+	Transport   string `db:"transport" json:"transport"`
 	// Channel and TS name the newest message that shows the day, the one
 	// a later run edits; both are empty for a webhook.
 	Channel string `db:"channel" json:"channel"`
@@ -83,6 +95,18 @@ func (h *History) Alerts(ctx context.Context, s Scope, from, to string) (map[str
 	return byDay, nil
 }
 
+// OpenDays returns, oldest first, the days from from to to (YYYY-MM-DD,
+// inclusive) of scope s that Slack was told are gaps and not yet told
+// healed, and those whose heal was told once without an answer (see
+// Alert.Unconfirmed): the days a run re-checks beyond its window.
+func (h *History) OpenDays(ctx context.Context, s Scope, from, to string) ([]string, error) {
+	var days []string
+	if err := h.db.SelectContext(ctx, &days, h.q.openAlerts, s.WorkspaceID, s.StoreID, s.TZ, from, to); err != nil {
+		return nil, fmt.Errorf("read the open alerts of %s to %s: %w", from, to, err)
+	}
+	return days, nil
+}
+
 // MessageAlerts returns the days of scope s whose newest alert is the
 // message ts in channel, by date: what an edit of that message has to
 // show.
@@ -98,23 +122,27 @@ func (h *History) MessageAlerts(ctx context.Context, s Scope, channel, ts string
 // it told Slack about, in one transaction: either history knows about the
 // message and every day it showed, or about none of them.
 func (h *History) SaveAlerts(ctx context.Context, m Message, alerts []Alert) error {
-	err := h.inTx(ctx, func(tx *sqlx.Tx) error { return h.saveAlerts(ctx, tx, m, alerts) })
+	err := h.inTx(ctx, func(tx *sqlx.Tx) error { return h.saveAlerts(ctx, tx, m, alerts, false) })
 	if err != nil {
 		return fmt.Errorf("record Slack %s of run %s: %w", m.Kind, m.RunKey, err)
 	}
 	return nil
 }
 
-// saveAlerts is SaveAlerts inside the caller's transaction.
-func (h *History) saveAlerts(ctx context.Context, tx *sqlx.Tx, m Message, alerts []Alert) error {
-	if _, err := tx.ExecContext(ctx, h.q.insertMessage,
-		m.RunKey, m.WorkspaceID, m.TZ, m.Kind, m.Action, m.Transport, m.Channel, m.TS); err != nil {
-		return fmt.Errorf("insert message: %w", err)
+// saveAlerts is SaveAlerts inside the caller's transaction. lost says
+// the message's answer was lost (it may be in the channel): the message is
+// not recorded as sent, and its days count the lost answer (unconfirmed).
+func (h *History) saveAlerts(ctx context.Context, tx *sqlx.Tx, m Message, alerts []Alert, lost bool) error {
+	if !lost {
+		if _, err := tx.ExecContext(ctx, h.q.insertMessage,
+			m.RunKey, m.WorkspaceID, m.TZ, m.Kind, m.Action, m.Transport, m.Channel, m.TS); err != nil {
+			return fmt.Errorf("insert message: %w", err)
+		}
 	}
 	for _, a := range alerts {
 		if _, err := tx.ExecContext(ctx, h.q.upsertAlert,
 			m.WorkspaceID, m.StoreID, m.TZ, a.Date, a.Status, a.Severity, a.API, a.Local, a.Delta,
-			a.Healed, a.Transport, a.Channel, a.TS, a.From, a.To, a.RunKey); err != nil {
+			a.Healed, a.Transport, a.Channel, a.TS, a.From, a.To, a.RunKey, flag(lost)); err != nil {
 			return fmt.Errorf("save alert of %s: %w", a.Date, err)
 		}
 	}
@@ -136,4 +164,12 @@ func (h *History) OtherZone(ctx context.Context, s Scope, from, to string) (stri
 		return "", false, fmt.Errorf("read the zone of earlier alerts of %s to %s: %w", from, to, err)
 	}
 	return was, true, nil
+}
+
+// flag is b as the 0 or 1 the history's queries take.
+func flag(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

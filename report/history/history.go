@@ -5,9 +5,13 @@
 // a later run stay quiet about a gap already reported, edit an alert whose
 // numbers changed and report a gap that healed.
 //
-// A Slack post is recorded as intended (Intend) before it is made and
-// marked posted (MarkPosted) after, so that a post whose answer never came
-// is resolved by the next run (Pending) instead of being repeated.
+// Every Slack post, whatever its kind (an alert, an update, a heal, a
+// notice, a reminder, a recovery), is recorded as intended (Intend) before
+// it is made and settled after with the outcome Slack gave: accepted
+// (MarkPosted), answer lost and unreadable (MarkUnconfirmed) or refused
+// (Abandon), what it told recorded in the same transaction; a post whose
+// answer never came is settled by the next run (Pending) instead of being
+// repeated.
 //
 // Migrate creates and upgrades the tables from the numbered files of
 // sql/history (embedded in the binary); Open refuses a database that was
@@ -53,6 +57,7 @@ type queries struct {
 	insertRunDay      string
 	latestAPI         string
 	alertsInWindow    string
+	openAlerts        string
 	alertsOfMessage   string
 	upsertAlert       string
 	insertMessage     string
@@ -80,6 +85,7 @@ func loadQueries(d dsn.Dialect) (queries, error) {
 		"insert_run_day":     &q.insertRunDay,
 		"latest_api":         &q.latestAPI,
 		"alerts_in_window":   &q.alertsInWindow,
+		"open_alerts":        &q.openAlerts,
 		"alerts_of_message":  &q.alertsOfMessage,
 		"upsert_alert":       &q.upsertAlert,
 		"insert_message":     &q.insertMessage,

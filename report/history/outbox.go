@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -13,11 +14,16 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// States of an intended Slack post.
+// States of an intended Slack post: the outcome of the post, as Slack
+// gave it.
 const (
-	StatePending   = "pending"   // recorded before the post; Slack's answer not yet known
-	StatePosted    = "posted"    // Slack took it: channel and ts are known (empty for a webhook)
-	StateAbandoned = "abandoned" // a later run found it was never delivered, or gave it up
+	StatePending = "pending" // recorded before the post; Slack's answer not yet known
+	StatePosted  = "posted"  // Slack took it: channel and ts are known (empty for a webhook)
+	// StateUnconfirmed: Slack's answer was lost and the post cannot be
+	// read back (a webhook): it may be in the channel. What it told counts
+	// as told without an answer (Alert.Unconfirmed, Notice.Unconfirmed).
+	StateUnconfirmed = "unconfirmed"
+	StateAbandoned   = "abandoned" // Slack refused it, or a later run found it never arrived: nothing of it was told
 )
 
 // Scope is what de-duplication is kept per: one store of a workspace, in
@@ -28,6 +34,27 @@ type Scope struct {
 	TZ          string
 }
 
+// NoticeScope is the outbox scope of the notices of workspaceID kept under
+// scope (a notice scope, as LastNotice takes it): notices are kept in no
+// zone, so their posts never wait on a gap alert's, nor the reverse.
+func NoticeScope(workspaceID, scope string) Scope {
+	return Scope{WorkspaceID: workspaceID, StoreID: scope}
+}
+
+// NoticeChange is what a settled post records in notices: a notice told
+// (Fingerprint and Reason, under Scopes[0]), or, with Resolve, a recovery
+// that resolves the notice of every scope of Scopes. At is when it was
+// told. It is applied with the post's outcome, in the same transaction:
+// when Slack accepted it (MarkPosted) or its answer was lost
+// (MarkUnconfirmed), never when it was refused (Abandon).
+type NoticeChange struct {
+	Scopes      []string  `json:"scopes"`
+	Resolve     bool      `json:"resolve,omitempty"`
+	Fingerprint string    `json:"fingerprint,omitempty"`
+	Reason      string    `json:"reason,omitempty"`
+	At          time.Time `json:"at"`
+}
+
 // Intent is a Slack post recorded before it is made: what a run is about
 // to tell Slack, so that a run that never learns whether Slack took it (a
 // crash, a stalled webhook, SIGTERM, a history that went away) leaves a
@@ -36,18 +63,22 @@ type Intent struct {
 	ID int64 // set by Intend
 	Scope
 	RunKey    string
-	Kind      string // KindAlert or KindHealed: a new message
+	Kind      string // KindAlert, KindHealed, KindNotice, ...: a new message
 	Transport string // TransportWebhook or TransportBot
 	// From and To are the window of the message, YYYY-MM-DD.
 	From, To string
 	// Alerts are the days the message shows, as MarkPosted records them
 	// in the alerts table; their Channel and TS are set by MarkPosted.
 	Alerts []Alert
-	// RepeatOf is the id of the pending post this one may repeat: a
-	// webhook cannot read back whether the earlier post arrived, so it is
-	// posted once more, marked as a possible repeat. 0 for none.
+	// Notice is what the post records in notices once settled; nil for
+	// none.
+	Notice *NoticeChange
+	// RepeatOf is the id of the unconfirmed post this one may repeat: a
+	// webhook cannot read back whether the earlier post arrived, so what
+	// it told is posted once more, marked as a possible repeat. 0 for
+	// none, or when the post it may repeat is not known.
 	RepeatOf int64
-	State    string // set by the history: StatePending, StatePosted or StateAbandoned
+	State    string // set by the history: StatePending, StatePosted, StateUnconfirmed or StateAbandoned
 	Channel  string // set by MarkPosted; empty for a webhook
 	TS       string
 	// Created and Updated are RFC 3339 instants in UTC, set by the history.
@@ -72,6 +103,7 @@ type intentRow struct {
 	TS          string `db:"ts"`
 	Created     string `db:"created_at"`
 	Updated     string `db:"updated_at"`
+	Notice      string `db:"notice"`
 }
 
 func (r intentRow) intent() (Intent, error) {
@@ -81,6 +113,12 @@ func (r intentRow) intent() (Intent, error) {
 		Created: r.Created, Updated: r.Updated}
 	if err := json.Unmarshal([]byte(r.Alerts), &in.Alerts); err != nil {
 		return Intent{}, fmt.Errorf("read the days of intended post %d: %w", r.ID, err)
+	}
+	if r.Notice != "" {
+		in.Notice = new(NoticeChange)
+		if err := json.Unmarshal([]byte(r.Notice), in.Notice); err != nil {
+			return Intent{}, fmt.Errorf("read the notice of intended post %d: %w", r.ID, err)
+		}
 	}
 	return in, nil
 }
@@ -103,6 +141,9 @@ func (h *History) Intend(ctx context.Context, in Intent) (int64, error) {
 	if in.WorkspaceID == "" || in.RunKey == "" || in.Kind == "" || in.Transport == "" || in.From == "" || in.To == "" {
 		return 0, fmt.Errorf("record intended Slack post: workspace, run key, kind, transport and window are all needed")
 	}
+	if in.Notice != nil && len(in.Notice.Scopes) == 0 {
+		return 0, fmt.Errorf("record intended Slack %s of run %s: its notice names no scope", in.Kind, in.RunKey)
+	}
 	days := in.Alerts
 	if days == nil {
 		days = []Alert{}
@@ -111,10 +152,16 @@ func (h *History) Intend(ctx context.Context, in Intent) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("record intended Slack %s of run %s: %w", in.Kind, in.RunKey, err)
 	}
+	var notice []byte
+	if in.Notice != nil {
+		if notice, err = json.Marshal(in.Notice); err != nil {
+			return 0, fmt.Errorf("record intended Slack %s of run %s: %w", in.Kind, in.RunKey, err)
+		}
+	}
 	repeatOf := sql.NullInt64{Int64: in.RepeatOf, Valid: in.RepeatOf != 0}
 	var id int64
 	err = h.db.GetContext(ctx, &id, h.q.insertIntent, in.WorkspaceID, in.StoreID, in.TZ, in.RunKey,
-		in.Kind, in.Transport, in.From, in.To, string(b), repeatOf)
+		in.Kind, in.Transport, in.From, in.To, string(b), repeatOf, string(notice))
 	if err != nil {
 		if uniqueViolation(err) {
 			err = ErrPending
@@ -145,42 +192,93 @@ func (h *History) Pending(ctx context.Context, s Scope) ([]Intent, error) {
 
 // MarkPosted records that the intended post id was taken by Slack as the
 // message ts in channel (both empty for a webhook), and, in the same
-// transaction, records the message and sets the alerts of its days as
-// SaveAlerts does: a post marked posted always counts as alerted. Marking
-// a post again with the same channel and ts does nothing; a post resolved
-// otherwise gives an error wrapping ErrResolved.
+// transaction, records the message, sets the alerts of its days as
+// SaveAlerts does and applies its notice change: a post marked posted
+// always counts as told, and confirmed. Marking a post again with the same
+// channel and ts does nothing; a post resolved otherwise gives an error
+// wrapping ErrResolved.
 func (h *History) MarkPosted(ctx context.Context, id int64, channel, ts string) error {
-	err := h.inTx(ctx, func(tx *sqlx.Tx) error {
-		in, err := h.lockIntent(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		switch {
-		case in.State == StatePosted && in.Channel == channel && in.TS == ts:
-			return nil
-		case in.State != StatePending:
-			return fmt.Errorf("%w: it is %s", ErrResolved, in.State)
-		}
-		if _, err := tx.ExecContext(ctx, h.q.resolveIntent, id, StatePosted, channel, ts); err != nil {
-			return fmt.Errorf("update outbox: %w", err)
-		}
-		alerts := make([]Alert, len(in.Alerts))
-		for i, a := range in.Alerts {
-			a.Channel, a.TS = channel, ts
-			alerts[i] = a
-		}
-		return h.saveAlerts(ctx, tx, Message{RunKey: in.RunKey, WorkspaceID: in.WorkspaceID, StoreID: in.StoreID,
-			TZ: in.TZ, Kind: in.Kind, Action: ActionPosted, Transport: in.Transport, Channel: channel, TS: ts}, alerts)
-	})
+	err := h.settle(ctx, id, StatePosted, channel, ts)
 	if err != nil {
 		return fmt.Errorf("mark Slack post %d posted: %w", id, err)
 	}
 	return nil
 }
 
-// Abandon records that the intended post id was never delivered (a bot
-// found no message carrying its id in the channel), or is superseded by a
-// new post: it no longer blocks Intend, and its days count as not alerted.
+// MarkUnconfirmed records that Slack's answer to the intended post id was
+// lost and that the post cannot be read back (a webhook): it may be in the
+// channel. In the same transaction its days and its notice change are
+// recorded as told without an answer: each state it told counts one more
+// lost answer (Alert.Unconfirmed, Notice.Unconfirmed), unless Slack had
+// confirmed that very state before. Marking it again does nothing; a post
+// resolved otherwise gives an error wrapping ErrResolved.
+func (h *History) MarkUnconfirmed(ctx context.Context, id int64) error {
+	err := h.settle(ctx, id, StateUnconfirmed, "", "")
+	if err != nil {
+		return fmt.Errorf("mark Slack post %d unconfirmed: %w", id, err)
+	}
+	return nil
+}
+
+// settle resolves the pending post id as state (StatePosted or
+// StateUnconfirmed) and records what it told, in one transaction.
+func (h *History) settle(ctx context.Context, id int64, state, channel, ts string) error {
+	return h.inTx(ctx, func(tx *sqlx.Tx) error {
+		in, err := h.lockIntent(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		switch {
+		case in.State == state && in.Channel == channel && in.TS == ts:
+			return nil
+		case in.State != StatePending:
+			return fmt.Errorf("%w: it is %s", ErrResolved, in.State)
+		}
+		if _, err := tx.ExecContext(ctx, h.q.resolveIntent, id, state, channel, ts); err != nil {
+			return fmt.Errorf("update outbox: %w", err)
+		}
+		lost := state == StateUnconfirmed
+		alerts := make([]Alert, len(in.Alerts))
+		for i, a := range in.Alerts {
+			a.Channel, a.TS = channel, ts
+			alerts[i] = a
+		}
+		if err := h.saveAlerts(ctx, tx, Message{RunKey: in.RunKey, WorkspaceID: in.WorkspaceID, StoreID: in.StoreID,
+			TZ: in.TZ, Kind: in.Kind, Action: ActionPosted, Transport: in.Transport, Channel: channel, TS: ts}, alerts, lost); err != nil {
+			return err
+		}
+		return h.applyNotice(ctx, tx, in, lost)
+	})
+}
+
+// applyNotice records in's notice change, if any, as told (lost: without
+// an answer).
+func (h *History) applyNotice(ctx context.Context, tx *sqlx.Tx, in Intent, lost bool) error {
+	c := in.Notice
+	if c == nil {
+		return nil
+	}
+	if !c.Resolve {
+		return h.saveNotice(ctx, tx, Notice{WorkspaceID: in.WorkspaceID, StoreID: c.Scopes[0], Fingerprint: c.Fingerprint,
+			Reason: c.Reason, RunKey: in.RunKey, LastPosted: c.At}, lost)
+	}
+	done := map[string]bool{}
+	for _, scope := range c.Scopes {
+		if done[scope] { // resolved once: a second time would count the lost answer twice
+			continue
+		}
+		done[scope] = true
+		if err := h.resolveNotice(ctx, tx, in.WorkspaceID, scope, in.RunKey, c.At, lost); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Abandon records that the intended post id was never delivered: Slack
+// refused it, a bot found no message carrying its id in the channel, or it
+// was never sent. It no longer blocks Intend, and nothing it would have
+// told counts as told.
 func (h *History) Abandon(ctx context.Context, id int64) error {
 	err := h.inTx(ctx, func(tx *sqlx.Tx) error {
 		in, err := h.lockIntent(ctx, tx, id)
@@ -190,8 +288,8 @@ func (h *History) Abandon(ctx context.Context, id int64) error {
 		switch in.State {
 		case StateAbandoned:
 			return nil
-		case StatePosted:
-			return fmt.Errorf("%w: it is posted", ErrResolved)
+		case StatePosted, StateUnconfirmed:
+			return fmt.Errorf("%w: it is %s", ErrResolved, in.State)
 		}
 		if _, err := tx.ExecContext(ctx, h.q.resolveIntent, id, StateAbandoned, "", ""); err != nil {
 			return fmt.Errorf("update outbox: %w", err)

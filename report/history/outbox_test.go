@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -239,15 +240,13 @@ func TestIntendFailsOnAHistoryItCannotWrite(t *testing.T) {
 func TestMigrateAddsTheOutboxToAnExistingHistory(t *testing.T) {
 	each(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		h := migrated(t, dsn)
-		if err := h.SaveAlerts(ctx, Message{RunKey: "rk0", WorkspaceID: "48213", StoreID: "st_a", TZ: "Europe/Warsaw",
-			Kind: KindAlert, Action: ActionPosted, Transport: TransportWebhook}, sampleIntent("rk0").Alerts); err != nil {
-			t.Fatal(err)
-		}
-		// Back to what 001_history alone left.
-		for _, stmt := range []string{"DROP TABLE outbox", "DELETE FROM schema_migrations WHERE version = '002_outbox'"} {
-			if _, err := h.db.ExecContext(ctx, stmt); err != nil {
-				t.Fatalf("%s: %v", stmt, err)
+		h := migratedUpTo(t, dsn, "002")
+		// Two alerts as 001_history alone recorded them.
+		for _, day := range []string{"2026-11-25", "2026-11-26"} {
+			if _, err := h.db.ExecContext(ctx, h.db.Rebind(`INSERT INTO alerts (workspace_id, store_id, tz, day, status, severity,
+				api_clicks, local_clicks, delta_clicks, transport, window_from, window_to, run_key)
+				VALUES ('48213', 'st_a', 'Europe/Warsaw', ?, 'missing', 'warn', 1200, 1195, -5, 'webhook', '2026-11-24', '2026-11-26', 'rk0')`), day); err != nil {
+				t.Fatal(err)
 			}
 		}
 		if _, err := Open(ctx, mustParse(t, dsn, false)); !errors.Is(err, ErrNotMigrated) {
@@ -257,7 +256,7 @@ func TestMigrateAddsTheOutboxToAnExistingHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]string{"002_outbox"}, applied); diff != "" {
+		if diff := cmp.Diff([]string{"002_outbox", "003_notices", "004_unknown_totals", "005_outbox_outcomes"}, applied); diff != "" {
 			t.Errorf("Migrate applied (-want +got):\n%s", diff)
 		}
 		h2, err := Open(ctx, mustParse(t, dsn, false))
@@ -331,6 +330,290 @@ func TestAdoptStoreID(t *testing.T) {
 		}
 		if moved, err := h.AdoptStoreID(ctx, "48213", "same", "same"); err != nil || moved != 0 {
 			t.Errorf("AdoptStoreID of an id to itself = %d, %v", moved, err)
+		}
+	})
+}
+
+// migratedUpTo returns a history on dsn with only the migrations before
+// version applied, as an earlier version of clickrecon left it.
+func migratedUpTo(t *testing.T, dsn, version string) *History {
+	t.Helper()
+	h := openUnmigrated(t, dsn)
+	t.Cleanup(func() { h.Close() })
+	ms, err := migrations(h.dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.db.Exec(h.q.migrationsTable); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.version >= version {
+			break
+		}
+		if _, err := h.db.Exec(m.sql); err != nil {
+			t.Fatalf("apply %s: %v", m.version, err)
+		}
+		if _, err := h.db.Exec(h.q.migrationRecord, m.version); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
+}
+
+// A history created by the migrations before 005 and holding rows of
+// every table 005 changes (posts pending, posted and abandoned, one
+// repeating another; messages; alerts; notices) migrates with every row
+// kept, ids and states included; what was told counts as confirmed, and
+// the new kinds and outcomes are taken.
+func TestMigrateOutboxOutcomesKeepsEveryRow(t *testing.T) {
+	each(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		h := migratedUpTo(t, dsn, "005")
+		exec := func(q string, args ...any) {
+			t.Helper()
+			if _, err := h.db.ExecContext(ctx, h.db.Rebind(q), args...); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		for _, r := range []struct {
+			state    string
+			repeatOf any
+		}{{"abandoned", nil}, {"posted", 1}, {"pending", nil}} {
+			// ids are given by the table, 1, 2, 3 in a new database
+			exec(`INSERT INTO outbox (workspace_id, store_id, tz, run_key, kind, transport, window_from, window_to, alerts, repeat_of, state)
+				VALUES ('48213', 'st_a', 'Europe/Warsaw', 'rk0', 'alert', 'webhook', '2026-11-24', '2026-11-26', '[]', ?, ?)`, r.repeatOf, r.state)
+		}
+		exec(`INSERT INTO slack_messages (run_key, workspace_id, tz, kind, action, transport) VALUES ('rk0', '48213', 'Europe/Warsaw', 'healed', 'posted', 'webhook')`)
+		exec(`INSERT INTO alerts (workspace_id, store_id, tz, day, status, severity, api_clicks, local_clicks, delta_clicks, healed, transport, window_from, window_to, run_key)
+			VALUES ('48213', 'st_a', 'Europe/Warsaw', '2026-11-25', 'missing', 'warn', 1200, 1195, -5, ?, 'webhook', '2026-11-24', '2026-11-26', 'rk0')`, false)
+		exec(`INSERT INTO notices (workspace_id, store_id, fingerprint, reason, run_key, first_posted, last_posted)
+			VALUES ('48213', 'st_a', 'elido:http_401', 'revoked', 'rk0', '2026-11-24T03:00:00Z', '2026-11-24T03:00:00Z')`)
+
+		applied, err := Migrate(ctx, mustParse(t, dsn, true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"005_outbox_outcomes"}, applied); diff != "" {
+			t.Errorf("Migrate applied (-want +got):\n%s", diff)
+		}
+		h2, err := Open(ctx, mustParse(t, dsn, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h2.Close()
+		type row struct {
+			ID       int64  `db:"id"`
+			State    string `db:"state"`
+			RepeatOf int64  `db:"repeat_of"`
+			Notice   string `db:"notice"`
+		}
+		var rows []row
+		if err := h2.db.Select(&rows, "SELECT id, state, COALESCE(repeat_of, 0) AS repeat_of, notice FROM outbox ORDER BY id"); err != nil {
+			t.Fatal(err)
+		}
+		want := []row{{1, "abandoned", 0, ""}, {2, "posted", 1, ""}, {3, "pending", 0, ""}}
+		if diff := cmp.Diff(want, rows); diff != "" {
+			t.Errorf("outbox after migrating (-want +got):\n%s", diff)
+		}
+		for table, want := range map[string]int{"slack_messages": 1, "alerts": 1, "notices": 1} {
+			if got := count(t, h2, table); got != want {
+				t.Errorf("%s = %d rows after migrating, want %d", table, got, want)
+			}
+		}
+		got, err := h2.Alerts(ctx, scope, "2026-11-20", "2026-11-30")
+		if err != nil || got["2026-11-25"].Unconfirmed != 0 || got["2026-11-25"].API != 1200 {
+			t.Errorf("the alert after migrating = %+v, %v; want it kept, confirmed", got, err)
+		}
+		n, ok, err := h2.LastNotice(ctx, "48213", "st_a")
+		if err != nil || !ok || n.Fingerprint != "elido:http_401" || n.Unconfirmed != 0 || !n.Open() {
+			t.Errorf("the notice after migrating = %+v, %v, %v; want it kept, open, confirmed", n, ok, err)
+		}
+		// The post left pending still blocks another, and settles as an
+		// answer lost; then a notice, a kind 005 lets in, is intended.
+		if _, err := h2.Intend(ctx, sampleIntent("rk1")); !errors.Is(err, ErrPending) {
+			t.Errorf("Intend beside the pending post: %v, want ErrPending", err)
+		}
+		if err := h2.MarkUnconfirmed(ctx, 3); err != nil {
+			t.Fatal(err)
+		}
+		in := Intent{Scope: scope, RunKey: "rk1", Kind: KindNotice, Transport: TransportWebhook, From: "2026-11-24", To: "2026-11-26",
+			Notice: &NoticeChange{Scopes: []string{"st_a"}, Fingerprint: "store:unavailable", Reason: "down", At: time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC)}}
+		id, err := h2.Intend(ctx, in)
+		if err != nil {
+			t.Fatalf("Intend a notice after migrating: %v", err)
+		}
+		if err := h2.MarkPosted(ctx, id, "", ""); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// A post settled as unconfirmed (its answer lost, a webhook) records what
+// it told as told without an answer, counted per state: the same state
+// told again without an answer counts twice, a state Slack accepted is
+// confirmed and stays so, and a post Slack refused changes nothing.
+func TestMarkUnconfirmedCountsLostAnswers(t *testing.T) {
+	each(t, func(t *testing.T, dsn string) {
+		h := migrated(t, dsn)
+		ctx := context.Background()
+		settle := func(runKey string, edit func(*Intent), outcome func(id int64) error) {
+			t.Helper()
+			in := sampleIntent(runKey)
+			if edit != nil {
+				edit(&in)
+			}
+			id, err := h.Intend(ctx, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := outcome(id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lost := func(id int64) error { return h.MarkUnconfirmed(ctx, id) }
+		accepted := func(id int64) error { return h.MarkPosted(ctx, id, "", "") }
+		refused := func(id int64) error { return h.Abandon(ctx, id) }
+		unconfirmed := func() map[string]int {
+			t.Helper()
+			got, err := h.Alerts(ctx, scope, "2026-11-20", "2026-11-30")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := map[string]int{}
+			for d, a := range got {
+				out[d] = a.Unconfirmed
+			}
+			return out
+		}
+		settle("rk1", nil, lost)
+		if diff := cmp.Diff(map[string]int{"2026-11-25": 1, "2026-11-26": 1}, unconfirmed()); diff != "" {
+			t.Errorf("after a lost answer (-want +got):\n%s", diff)
+		}
+		settle("rk2", nil, refused)
+		if diff := cmp.Diff(map[string]int{"2026-11-25": 1, "2026-11-26": 1}, unconfirmed()); diff != "" {
+			t.Errorf("after a refusal (-want +got):\n%s", diff)
+		}
+		// Told again without an answer, 2026-11-26 with new numbers.
+		settle("rk3", func(in *Intent) { in.Alerts[1].Local = 906 }, lost)
+		if diff := cmp.Diff(map[string]int{"2026-11-25": 2, "2026-11-26": 1}, unconfirmed()); diff != "" {
+			t.Errorf("after a second lost answer (-want +got):\n%s", diff)
+		}
+		settle("rk4", func(in *Intent) { in.Alerts[1].Local = 906 }, accepted)
+		settle("rk5", func(in *Intent) { in.Alerts[1].Local = 906 }, lost)
+		if diff := cmp.Diff(map[string]int{"2026-11-25": 0, "2026-11-26": 0}, unconfirmed()); diff != "" {
+			t.Errorf("once accepted, a lost answer of the same state (-want +got):\n%s", diff)
+		}
+		// Only a post Slack accepted is recorded as a message sent.
+		if got := count(t, h, "slack_messages"); got != 1 {
+			t.Errorf("slack_messages = %d, want the 1 accepted", got)
+		}
+		var states []string
+		if err := h.db.Select(&states, "SELECT state FROM outbox ORDER BY id"); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"unconfirmed", "abandoned", "unconfirmed", "posted", "unconfirmed"}, states); diff != "" {
+			t.Errorf("outcomes (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// A notice, and a recovery, go through the outbox: what they record in
+// notices is written with their outcome, counting lost answers, and
+// nothing of a refused one.
+func TestNoticeThroughTheOutbox(t *testing.T) {
+	each(t, func(t *testing.T, dsn string) {
+		h := migrated(t, dsn)
+		ctx := context.Background()
+		at := time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC)
+		post := func(runKey, kind string, c NoticeChange, outcome func(h *History, id int64) error) {
+			t.Helper()
+			in := Intent{Scope: NoticeScope("48213", "st_a"), RunKey: runKey, Kind: kind, Transport: TransportWebhook,
+				From: "2026-11-24", To: "2026-11-26", Notice: &c}
+			id, err := h.Intend(ctx, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := outcome(h, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		lost := func(h *History, id int64) error { return h.MarkUnconfirmed(ctx, id) }
+		accepted := func(h *History, id int64) error { return h.MarkPosted(ctx, id, "", "") }
+		refused := func(h *History, id int64) error { return h.Abandon(ctx, id) }
+		last := func() Notice {
+			t.Helper()
+			n, _, err := h.LastNotice(ctx, "48213", "st_a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		told := NoticeChange{Scopes: []string{"st_a"}, Fingerprint: "elido:http_401", Reason: "revoked", At: at}
+		post("rk1", KindNotice, told, refused)
+		if _, ok, _ := h.LastNotice(ctx, "48213", "st_a"); ok {
+			t.Fatal("a refused notice is recorded")
+		}
+		post("rk2", KindNotice, told, lost)
+		if n := last(); !n.Open() || n.Unconfirmed != 1 || n.Fingerprint != "elido:http_401" {
+			t.Errorf("after a lost notice: %+v, want it open, told once without an answer", n)
+		}
+		post("rk3", KindNotice, told, lost)
+		if n := last(); n.Unconfirmed != 2 {
+			t.Errorf("after a second lost notice: %+v, want it counted twice", n)
+		}
+		// A scope named twice (the legacy id may be the identity's) is
+		// resolved once.
+		recovery := NoticeChange{Scopes: []string{"st_a", "st_a"}, Resolve: true, At: at.Add(24 * time.Hour)}
+		post("rk4", KindRecovery, recovery, lost)
+		if n := last(); n.Open() || n.Unconfirmed != 1 {
+			t.Errorf("after a lost recovery: %+v, want it resolved, told once without an answer", n)
+		}
+		post("rk5", KindRecovery, recovery, lost)
+		if n := last(); n.Open() || n.Unconfirmed != 2 {
+			t.Errorf("after a second lost recovery: %+v, want it counted twice", n)
+		}
+		post("rk6", KindRecovery, recovery, accepted)
+		if n := last(); n.Open() || n.Unconfirmed != 0 || n.RunKey != "rk6" {
+			t.Errorf("after an accepted recovery: %+v, want it resolved and confirmed", n)
+		}
+		post("rk7", KindNotice, told, accepted)
+		if n := last(); !n.Open() || n.Unconfirmed != 0 {
+			t.Errorf("after an accepted notice: %+v, want it open and confirmed", n)
+		}
+	})
+}
+
+// OpenDays lists the days told as gaps and not told healed, and those
+// whose heal was told once without an answer, within the span asked.
+func TestOpenDays(t *testing.T) {
+	each(t, func(t *testing.T, dsn string) {
+		h := migrated(t, dsn)
+		ctx := context.Background()
+		m := Message{RunKey: "rk0", WorkspaceID: scope.WorkspaceID, StoreID: scope.StoreID, TZ: scope.TZ,
+			Kind: KindAlert, Action: ActionPosted, Transport: TransportWebhook}
+		row := func(day string, healed bool) Alert {
+			return Alert{Date: day, Status: "missing", Severity: "warn", API: 10, Local: 9, Delta: -1, Healed: healed,
+				Transport: TransportWebhook, From: day, To: day, RunKey: "rk0"}
+		}
+		if err := h.SaveAlerts(ctx, m, []Alert{row("2026-10-01", false), row("2026-10-02", true), row("2026-10-20", false)}); err != nil {
+			t.Fatal(err)
+		}
+		// A heal whose answer was lost: still open to a re-check.
+		id, err := h.Intend(ctx, Intent{Scope: scope, RunKey: "rk1", Kind: KindHealed, Transport: TransportWebhook,
+			From: "2026-10-03", To: "2026-10-03", Alerts: []Alert{row("2026-10-03", true)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.MarkUnconfirmed(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		got, err := h.OpenDays(ctx, scope, "2026-09-01", "2026-10-19")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"2026-10-01", "2026-10-03"}, got); diff != "" {
+			t.Errorf("OpenDays (-want +got):\n%s", diff)
 		}
 	})
 }

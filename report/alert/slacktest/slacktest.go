@@ -129,6 +129,13 @@ func (s *Server) Fail(path string, f Fault) {
 	s.faults[path] = append(s.faults[path], f)
 }
 
+// Clear drops the faults of path not used yet.
+func (s *Server) Clear(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.faults, path)
+}
+
 // Requests returns the requests received on path (every request, for
 // ""), oldest first.
 func (s *Server) Requests(path string) []Request {

@@ -1,7 +1,7 @@
 -- The days of workspace ?1, store ?2, in zone ?3 whose newest alert is
 -- the Slack message ?5 in channel ?4: what an edit of that message must show.
 SELECT day, status, severity, api_clicks, local_clicks, delta_clicks,
-       healed, transport, channel, ts, window_from, window_to, run_key
+       healed, unconfirmed, transport, channel, ts, window_from, window_to, run_key
 FROM alerts
 WHERE workspace_id = ?1 AND store_id = ?2 AND tz = ?3 AND channel = ?4 AND ts = ?5
 ORDER BY day
