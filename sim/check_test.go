@@ -153,7 +153,7 @@ func (s *sim) violation(n int, kind, format string, args ...any) {
 // check is every invariant, after night r.
 func (s *sim) check(r nightResult) {
 	n := r.n
-	after := s.snapshot(r.window, s.clock.Now())
+	after := s.snapshot(r.window, s.clock.Now(), r.window.From.AddDays(-40))
 
 	// (7) The exit code is the night's.
 	if !r.killed {
@@ -254,7 +254,7 @@ func (s *sim) check(r nightResult) {
 
 	// (5) A click is never written twice, nor from nowhere, nor deleted;
 	// a clean repair night leaves the days it repaired matching.
-	from, to := s.world.dayStart(r.window.From), s.world.dayStart(r.window.To.AddDays(1))
+	from, to := s.world.dayStart(r.window.From.AddDays(-40)), s.world.dayStart(r.window.To.AddDays(1))
 	ek := s.world.elidoKeys(from, to)
 	// The receiver wrote nothing during the night: what the store gained
 	// since the night began, clickrecon inserted. It may insert a click

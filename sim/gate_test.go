@@ -43,6 +43,7 @@ type gate struct {
 	plan   *plan
 	seen   int
 	fired  bool
+	at_    string // the point the fault struck
 	dead   bool
 	down   map[string]bool // a database kind gone for the night
 	refuse bool            // the object store refuses writes for the night
@@ -61,7 +62,7 @@ func refusedErr() error {
 func (g *gate) reset(p *plan, cancel context.CancelFunc) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.plan, g.seen, g.fired, g.dead = p, 0, false, false
+	g.plan, g.seen, g.fired, g.dead, g.at_ = p, 0, false, false, ""
 	g.down, g.refuse, g.status, g.cancel = map[string]bool{}, false, 0, cancel
 }
 
@@ -115,6 +116,7 @@ func (g *gate) at(p point) decision {
 		return decision{}
 	}
 	g.fired = true
+	g.at_ = p.kind + " " + firstWords(statementOf(p.what))
 	switch {
 	case pl.how == "status500":
 		return decision{status: 500}
@@ -150,10 +152,12 @@ func (g *gate) didFire() bool {
 	return g.fired
 }
 
+func statementOf(q string) string { return statement(q) }
+
 func firstWords(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 40 {
-		s = s[:40]
+	if len(s) > 60 {
+		s = s[:60]
 	}
 	return s
 }

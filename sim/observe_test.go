@@ -190,9 +190,11 @@ type snapshot struct {
 
 func (s *sim) dayOf(ts time.Time) reconcile.Date { return reconcile.DateOf(ts.In(s.loc)) }
 
-func (s *sim) snapshot(w reconcile.Window, now time.Time) snapshot {
+// snapshot reads the model's truth for the days since (the window's, and
+// the days before it an alert may still be open on) at now.
+func (s *sim) snapshot(w reconcile.Window, now time.Time, since reconcile.Date) snapshot {
 	sn := snapshot{days: w.Days(), api: map[reconcile.Date]int64{}, local: map[reconcile.Date]int64{}}
-	from, to := s.world.dayStart(w.From), s.world.dayStart(w.To.AddDays(1))
+	from, to := s.world.dayStart(since), s.world.dayStart(w.To.AddDays(1))
 	for _, c := range s.world.visible(now, from) {
 		if c.TS.Before(to) {
 			sn.api[s.dayOf(c.TS)]++

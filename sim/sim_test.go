@@ -41,7 +41,7 @@ var (
 	flagNights = flag.Int("nights", 0, "nights a simulation runs (0: the mode's)")
 	flagSlack  = flag.String("slack", "", "webhook or bot (\"\": both)")
 	flagStore  = flag.String("store", "", "sqlite or postgres (\"\": both)")
-	flagLong   = flag.Bool("long", false, "the long mode: SIM_NIGHTS nights in all (default 100000) over many seeds")
+	flagLong   = flag.Bool("long", false, "the long mode: SIM_NIGHTS nights in all (default 100000), 250 a simulation, over as many seeds")
 	flagVerb   = flag.Bool("simlog", false, "log each night's fault and exit code")
 )
 
@@ -127,11 +127,13 @@ var stats = struct {
 }{faults: map[string]int{}, events: map[string]int{}, violations: map[string]int{}}
 
 func TestSimulation(t *testing.T) {
-	seeds := []uint64{1, 2, 3, 4, 5}
-	nights := 25 // a night for each of the 40 configurations: 1,000 nights
+	// The CI mode: 10 seeds × 2 Slack transports × 2 databases × 25
+	// nights = 1,000 nights.
+	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	nights := 25
 	switch {
 	case *flagLong:
-		nights = 1000
+		nights = 250
 		seeds = nil
 		total := 100_000
 		if s := os.Getenv("SIM_NIGHTS"); s != "" {
@@ -143,9 +145,6 @@ func TestSimulation(t *testing.T) {
 	case testing.Short() || raceEnabled:
 		nights = 6 // -race and -short: a taste; .ci/run runs the full mode without -race
 		seeds = seeds[:2]
-	default:
-		seeds = append(seeds, 6, 7, 8, 9, 10)
-		nights = 25
 	}
 	if *flagSeed != 0 {
 		seeds = []uint64{*flagSeed}
@@ -387,8 +386,8 @@ func (s *sim) night(n int) {
 	y := d.AddDays(-1)
 	write := s.world.evolve(n, start, y)
 	s.obs.insert(t, write)
-	s.world.trim(start.AddDate(0, 0, -40))
-	s.elido.SetClicks(s.world.visible(start, start.AddDate(0, 0, -20)))
+	s.world.trim(start.AddDate(0, 0, -50))
+	s.elido.SetClicks(s.world.visible(start, start.AddDate(0, 0, -45)))
 
 	repairNight := s.rng.Float64() < 0.15
 	// clickrecon repair --apply after the run (run --repair needs the
@@ -403,7 +402,7 @@ func (s *sim) night(n int) {
 		f.setup(s)
 	}
 	window := reconcile.Window{From: d.AddDays(-5), To: d.AddDays(-1), Loc: s.loc}
-	snap := s.snapshot(window, start)
+	snap := s.snapshot(window, start, d.AddDays(-40))
 	s.snaps[n] = snap
 
 	env := maps(s.env)
@@ -420,7 +419,12 @@ func (s *sim) night(n int) {
 	struck := f.name != "" && (f.plan == nil || s.gate.didFire())
 	s.count(f, struck, killed)
 	if *flagVerb {
-		t.Logf("night %d %s: fault %q struck %v killed %v exit %d repair %v/%v", n, d, f.name, struck, killed, code, repairNight, repairCmd)
+		t.Logf("night %d %s: fault %q struck %v (%s) killed %v exit %d repair %v", n, d, f.name, struck, s.gate.at_, killed, code, repairNight)
+	}
+	if struck && f.plan != nil && f.plan.how == "term" && strings.HasSuffix(s.gate.at_, "COMMIT") {
+		// SIGTERM as a transaction commits: the last of the run's writes
+		// may be that one, and the run then ended having done everything.
+		f.codes = []int{0, 1, 3}
 	}
 	s.gate.reset(nil, nil)
 	s.elido.SetFaults()
