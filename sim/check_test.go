@@ -43,6 +43,8 @@ type channel struct {
 	days     map[string]*told
 	standing []string // the causes of the notice that stands ("" when none)
 	noticeAt int
+	// repeated: a webhook's marked repeat of the last recovery was seen
+	repeated bool
 }
 
 func newChannel() *channel { return &channel{days: map[string]*told{}} }
@@ -59,6 +61,7 @@ var (
 	gapRe    = regexp.MustCompile(`• \*(\d{4}-\d\d-\d\d)\* (missing|surplus) \*` + numRe + `\* \(Elido ` + numRe + ` · store ` + numRe + `\)`)
 	healRe   = regexp.MustCompile(`• ✅ \*(\d{4}-\d\d-\d\d)\* healed(?:: \w+ now \(Elido ` + numRe + ` · store ` + numRe + `\))?`)
 	changeRe = regexp.MustCompile(`• 🔄 \*(\d{4}-\d\d-\d\d)\* (missing|surplus) \*` + numRe + `\* now \(Elido ` + numRe + ` · store ` + numRe + `\)`)
+	stillRe  = regexp.MustCompile(`• 🔴 \*(\d{4}-\d\d-\d\d)\* still (missing|surplus) \*` + numRe + `\* \(Elido ` + numRe + ` · store ` + numRe + `\)`)
 	runRe    = regexp.MustCompile("[Rr]un `([^`]+)`")
 	// a notice's cause: what failed, and what to do (a new cause of the
 	// same part, a revoked key after a 500, is told at once)
@@ -178,8 +181,7 @@ func (s *sim) check(r nightResult) {
 	for _, p := range posts[s.seen:] {
 		m := readMessage(p)
 		if *flagVerb {
-			head, _, _ := strings.Cut(m.text, "\n")
-			s.t.Logf("  night %d posted %s: %s", n, m.kind, head)
+			s.t.Logf("  night %d posted %s: %s", n, m.kind, m.text)
 		}
 		switch m.kind {
 		case "alert":
@@ -197,14 +199,18 @@ func (s *sim) check(r nightResult) {
 				cs = append(cs, c[1]+" → "+c[2])
 			}
 			slices.Sort(cs)
-			if m.kind == "notice" && s.tell.standing != nil && slices.Equal(cs, s.tell.standing) && s.historyWorks(r) {
+			if m.kind == "notice" && s.tell.standing != nil && slices.Equal(cs, s.tell.standing) && s.historyWorks(r) && !(m.repeat && s.c.slack == "webhook") {
 				s.violation(n, "notice told twice", "the notice of %v was posted again with no recovery between:\n%s", cs, m.text)
 			}
-			s.tell.standing, s.tell.noticeAt = cs, n
+			s.tell.standing, s.tell.noticeAt, s.tell.repeated = cs, n, false
 			if cs == nil {
 				s.tell.standing = []string{}
 			}
 		case "recovery":
+			if s.tell.standing == nil && m.repeat && s.c.slack == "webhook" && !s.tell.repeated {
+				s.tell.repeated = true // a webhook's one marked repeat of a recovery never confirmed
+				break
+			}
 			if s.tell.standing == nil {
 				s.violation(n, "recovery told twice", "a recovery with no notice standing:\n%s", m.text)
 			}
@@ -350,6 +356,17 @@ func (s *sim) alerted(n int, m message) {
 			fresh = true
 		}
 		lines = append(lines, l)
+	}
+	// A day shown "still … as alerted" must be one the channel shows so:
+	// one never told would be a gap never alerted.
+	for _, g := range stillRe.FindAllStringSubmatch(m.text, -1) {
+		d, status, api, local := g[1], g[2], num(g[4]), num(g[5])
+		s.trueGap(n, night, known, d, status, api, local, m)
+		tl := s.tell.day(d)
+		if !(tl.alerted && tl.status == status && tl.api == api && tl.local == local) {
+			s.violation(n, "gap never alerted", "%s shown as %s (Elido %d · store %d) \"as alerted\", but the channel shows %s", d, status, api, local, tl)
+		}
+		tl.alerted, tl.status, tl.api, tl.local = true, status, api, local
 	}
 	// A new alert shows the window's gaps as they stand, those alerted
 	// before among them: it tells a gap twice when it tells nothing new.

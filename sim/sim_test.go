@@ -114,7 +114,7 @@ type simConfig struct {
 }
 
 func (c simConfig) replay(night int) string {
-	return fmt.Sprintf("go test ./sim -run 'TestSimulation' -count=1 -args -seed=%d -nights=%d -slack=%s -store=%s",
+	return fmt.Sprintf("go test ./sim -run '^TestSimulation$' -count=1 -args -seed=%d -nights=%d -slack=%s -store=%s",
 		c.seed, night, c.slack, c.db)
 }
 
