@@ -1,7 +1,6 @@
 package alert
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -62,18 +61,6 @@ func (n *Notifier) Always() bool { return n != nil && n.notify == NotifyAlways }
 
 // Alertable reports whether rep has a settled gap a Slack alert shows.
 func Alertable(rep report.Report) bool { return len(alertable(rep.Days)) > 0 }
-
-// PostNotice posts m, a notice or a recovery message, as it is: it is not
-// de-duplicated here (the run's decision did that) and not recorded as an alert.
-func (n *Notifier) PostNotice(ctx context.Context, m Message) error {
-	if n == nil {
-		return nil
-	}
-	if _, _, err := n.Post(ctx, m, PostMark{}); err != nil {
-		return fmt.Errorf("post the Slack notice: %w", err)
-	}
-	return nil
-}
 
 // How much of a notice's lists and texts it shows.
 const (
