@@ -281,7 +281,8 @@ func (c *conn_) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 	if b, ok := c.Conn.(driver.ConnBeginTx); ok {
 		tx, err = b.BeginTx(ctx, opts)
 	} else {
-		tx, err = c.Conn.Begin() //nolint:staticcheck // the driver has no BeginTx
+		//lint:ignore SA1019 the driver has no BeginTx
+		tx, err = c.Conn.Begin()
 	}
 	if err != nil {
 		return nil, err
