@@ -56,6 +56,7 @@ var cwd string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	root = findRoot()
 	dir, err := os.MkdirTemp("", "clickrecon-sim-cwd-")
 	if err != nil {
 		panic(err)
@@ -352,25 +353,27 @@ func readSchema(t *testing.T, dialect string) string {
 	return string(b)
 }
 
+// root is the repository's root, found from the package's folder before
+// TestMain leaves it.
 var root string
 
 func repoRoot(t *testing.T) string {
-	if root != "" {
-		return root
+	if root == "" {
+		t.Fatal("the repository's root was not found from the package's folder")
 	}
-	_, err := os.Stat(filepath.Join(cwd, "go.mod"))
-	if err == nil {
-		return cwd
+	return root
+}
+
+func findRoot() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
 	}
-	// go test runs the package in its folder; TestMain left it for cwd.
-	wd := os.Getenv("PWD")
-	for d := wd; d != "/" && d != "."; d = filepath.Dir(d) {
+	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			root = d
 			return d
 		}
 	}
-	t.Fatal("the repository's root is not found from PWD")
 	return ""
 }
 
