@@ -405,7 +405,7 @@ func (s *sim) night(n int) {
 		f.setup(s)
 	}
 	window := reconcile.Window{From: d.AddDays(-5), To: d.AddDays(-1), Loc: s.loc}
-	snap := s.snapshot(window, start, d.AddDays(-40))
+	snap := s.snapshot(window, start, window.From.AddDays(-40))
 	s.snaps[n] = snap
 
 	env := maps(s.env)
