@@ -241,3 +241,66 @@ func filesIn(dir string) []string {
 	})
 	return out
 }
+
+// myObserver is a MariaDB store (the events schema's DATETIME(3) in UTC)
+// beside a SQLite history.
+type myObserver struct {
+	db     *sqlx.DB
+	hisDir string
+	repair string
+}
+
+func (o *myObserver) insert(t *testing.T, cs []click) {
+	insertAll(t, o.db, cs, func(c click) any { return c.ts.UTC().Format("2006-01-02 15:04:05") })
+}
+
+func (o *myObserver) keys(t *testing.T, from, to time.Time) map[string]int {
+	rows, err := o.db.Query("SELECT DATE_FORMAT(ts, '%Y-%m-%dT%H:%i:%sZ'), link_id, coalesce(country_code, '') FROM clicks WHERE ts >= ? AND ts < ?",
+		from.UTC().Format("2006-01-02 15:04:05"), to.UTC().Format("2006-01-02 15:04:05"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return readKeys(t, rows, func(v any) time.Time {
+		var s string
+		switch v := v.(type) {
+		case []byte:
+			s = string(v)
+		case string:
+			s = v
+		}
+		ts, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatalf("a ts in the store that is not a time: %q", s)
+		}
+		return ts
+	})
+}
+
+func (o *myObserver) tables(t *testing.T) []string {
+	var names []string
+	if err := o.db.Select(&names, "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY 1"); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, n := range names {
+		out = append(out, "store table "+n)
+	}
+	es, err := os.ReadDir(o.hisDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		n := e.Name()
+		if strings.HasSuffix(n, "-wal") || strings.HasSuffix(n, "-shm") || strings.HasSuffix(n, "-journal") {
+			continue
+		}
+		if i := strings.Index(n, ".lock-"); i > 0 {
+			n = n[:i] + ".lock-*"
+		}
+		out = append(out, "history file "+n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (o *myObserver) repairDir(*testing.T) string { return o.repair }

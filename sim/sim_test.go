@@ -22,6 +22,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/internal/config"
 	"github.com/clickrecon/clickrecon/internal/dsn"
+	"github.com/clickrecon/clickrecon/internal/mysqltest"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
 	"github.com/clickrecon/clickrecon/internal/s3test"
 	"github.com/clickrecon/clickrecon/job"
@@ -40,7 +41,7 @@ var (
 	flagSeed   = flag.Uint64("seed", 0, "run this seed only (0: the CI's seeds)")
 	flagNights = flag.Int("nights", 0, "nights a simulation runs (0: the mode's)")
 	flagSlack  = flag.String("slack", "", "webhook or bot (\"\": both)")
-	flagStore  = flag.String("store", "", "sqlite or postgres (\"\": both)")
+	flagStore  = flag.String("store", "", "sqlite, postgres or mariadb (\"\": sqlite and postgres; the long mode adds mariadb)")
 	flagLong   = flag.Bool("long", false, "the long mode: SIM_NIGHTS nights in all (default 100000), 250 a simulation, over as many seeds")
 	flagVerb   = flag.Bool("simlog", false, "log each night's fault and exit code")
 )
@@ -158,6 +159,9 @@ func TestSimulation(t *testing.T) {
 		slacks = []string{*flagSlack}
 	}
 	dbs := []string{"sqlite", "postgres"}
+	if *flagLong {
+		dbs = append(dbs, "mariadb")
+	}
 	if *flagStore != "" {
 		dbs = []string{*flagStore}
 	}
@@ -247,7 +251,7 @@ func setup(t *testing.T, c simConfig) *sim {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mode := map[string]uint64{"webhook": 1, "bot": 2}[c.slack]<<8 | map[string]uint64{"sqlite": 1, "postgres": 2}[c.db]
+	mode := map[string]uint64{"webhook": 1, "bot": 2}[c.slack]<<8 | map[string]uint64{"sqlite": 1, "postgres": 2, "mariadb": 3}[c.db]
 	rng := rand.New(rand.NewPCG(c.seed, mode))
 	s := &sim{t: t, c: c, rng: rng, clock: &clock{}, gate: &gate{}, loc: loc,
 		world: newWorld(rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())), loc),
@@ -330,8 +334,20 @@ func setup(t *testing.T, c simConfig) *sim {
 		s.env["STORE_WRITE_DSN"] = sdsn
 		s.env["HISTORY_DSN"] = hdsn
 		s.obs = &pgObserver{db: sdb, hist: hdb}
+	case "mariadb":
+		// MariaDB has no history driver: the store on MariaDB, the
+		// history in a SQLite file.
+		sdb, sdsn := mysqltest.New(t)
+		if _, err := sdb.Exec(readSchema(t, "mysql")); err != nil {
+			t.Fatal(err)
+		}
+		hd := t.TempDir()
+		s.env["STORE_DSN"] = sdsn
+		s.env["STORE_WRITE_DSN"] = sdsn
+		s.env["HISTORY_DSN"] = "sqlite:" + filepath.Join(hd, "history.db")
+		s.obs = &myObserver{db: sdb, hisDir: hd, repair: t.TempDir()}
 	default:
-		t.Fatalf("-store=%s: want sqlite or postgres", c.db)
+		t.Fatalf("-store=%s: want sqlite, postgres or mariadb", c.db)
 	}
 	ht, err := history.ParseMigrateDSN(s.env["HISTORY_DSN"])
 	if err != nil {
