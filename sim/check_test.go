@@ -385,6 +385,7 @@ func (s *sim) alerted(n int, m message) {
 		}
 		if !(tl.alerted && tl.status == l.status && tl.api == l.api && tl.local == l.local) {
 			tl.lastAlert = n
+			delete(tl.repeats, "healed") // a new gap: its heal may be repeated once, marked
 		}
 		tl.alerted, tl.status, tl.api, tl.local = true, l.status, l.api, l.local
 	}
