@@ -405,8 +405,10 @@ func (s *sim) night(n int) {
 	y := d.AddDays(-1)
 	write := s.world.evolve(n, start, y)
 	s.obs.insert(t, write)
-	s.world.trim(start.AddDate(0, 0, -50))
-	s.elido.SetClicks(s.world.visible(start, start.AddDate(0, 0, -45)))
+	// Elido holds whole days, back past every day a snapshot reads (the
+	// window and the 40 days before it).
+	s.world.trim(s.world.dayStart(d.AddDays(-60)))
+	s.elido.SetClicks(s.world.visible(start, s.world.dayStart(d.AddDays(-50))))
 
 	repairNight := s.rng.Float64() < 0.15
 	// clickrecon repair --apply after the run (run --repair needs the
