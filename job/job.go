@@ -277,11 +277,6 @@ func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		driller: driller{client: d.Elido, store: st, query: o.Query, window: w, now: d.Now(),
 			retention: o.Retention, max: o.DrillMax, log: log, progress: d.Progress, wall: naive.WallZone()}}, res)
 	diag := diagnoseRun(ctx, o, d, st, res, drill.Requests)
-	interrupted := interruption(ctx, o.Timeout)
-	var reviseErr error
-	if interrupted == nil {
-		res, reviseErr = revise(ctx, log, h, o.WorkspaceID, w, res)
-	}
 	// identityID is the store id of what the store is (identify), "" when
 	// it cannot say; storeID is the one the run goes by: identityID, else
 	// the legacy id of how STORE_DSN spells it.
@@ -289,6 +284,22 @@ func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	storeID := identityID
 	if storeID == "" {
 		storeID = o.LegacyStoreID
+	}
+	// The open alerted days before the window are re-checked by a run
+	// that read both sources and may run the gap alert stage, before the
+	// run asks whether it was stopped: a signal during the re-check stops
+	// the run as one during any read does.
+	var older []report.Day
+	if h != nil && st != nil && d.Notifier != nil && !o.DryRun && !o.Unlocked && ctx.Err() == nil &&
+		elidoErr == nil && storeErr == nil && identityErr == nil {
+		older = recheckOlder(ctx, olderRead{history: h, elido: d.Elido, store: st, query: o.Query,
+			scope: history.Scope{WorkspaceID: o.WorkspaceID, StoreID: storeID, TZ: w.Loc.String()}, window: w,
+			retention: o.Retention, settle: o.Settle, tolerance: o.Tolerance, now: d.Now(), log: log})
+	}
+	interrupted := interruption(ctx, o.Timeout)
+	var reviseErr error
+	if interrupted == nil {
+		res, reviseErr = revise(ctx, log, h, o.WorkspaceID, w, res)
 	}
 	var why string // the report's words for the interruption
 	if interrupted != nil {
@@ -341,13 +352,8 @@ func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		defer cancel()
 	}
 	e.history, e.identityID = h, identityID
-	// The open alerted days before the window are re-checked by a run
-	// that read both sources and will run the gap alert stage.
-	if h != nil && st != nil && d.Notifier != nil && !o.DryRun && !o.Unlocked && interrupted == nil && ctx.Err() == nil &&
-		elidoErr == nil && storeErr == nil && reviseErr == nil && identityErr == nil {
-		e.older = recheckOlder(ctx, olderRead{history: h, elido: d.Elido, store: st, query: o.Query,
-			scope: history.Scope{WorkspaceID: o.WorkspaceID, StoreID: storeID, TZ: w.Loc.String()}, window: w,
-			retention: o.Retention, settle: o.Settle, tolerance: o.Tolerance, now: d.Now(), log: log})
+	if interrupted == nil {
+		e.older = older
 	}
 	return e.end(endCtx, out), reportErr
 }

@@ -112,6 +112,10 @@ type Target struct {
 	// password, decoded and as written in the DSN. Hand them to
 	// RedactError.
 	Secrets []string
+	// Wrap, when set, wraps the connector Open builds, for every pool
+	// opened on the target: a seam for a test to watch, or fail, what
+	// reaches the database. nil: the driver's connector as it is.
+	Wrap func(driver.Connector) driver.Connector
 }
 
 // IsZero reports whether t is no DSN, as for a HISTORY_DSN left unset.
@@ -294,6 +298,9 @@ func (t Target) Open() (*sqlx.DB, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if t.Wrap != nil {
+		c = t.Wrap(c)
 	}
 	return sqlx.NewDb(sql.OpenDB(c), t.Dialect.String()), nil
 }

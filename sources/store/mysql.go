@@ -129,7 +129,11 @@ func openMySQL(t dsn.Target) (*sqlx.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sqlx.NewDb(sql.OpenDB(readOnlyConnector{c}), "mysql"), nil
+	var conn driver.Connector = readOnlyConnector{c}
+	if t.Wrap != nil {
+		conn = t.Wrap(conn)
+	}
+	return sqlx.NewDb(sql.OpenDB(conn), "mysql"), nil
 }
 
 // readOnlyConnector makes each new MySQL connection read-only for its

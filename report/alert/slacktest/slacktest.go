@@ -43,6 +43,11 @@ func WithToken(token string) Option { return func(s *Server) { s.token = token }
 // WithChannel makes channel the one channel the bot API knows.
 func WithChannel(channel string) Option { return func(s *Server) { s.channel = channel } }
 
+// WithClock makes the server stamp each post's ts by now instead of the
+// wall clock: a simulation whose clock is virtual reads back, by its own
+// time, what it posted.
+func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = now } }
+
 // Request is one request the server received: its path, and the form (Web
 // API), the JSON payload (webhook) or the file (upload) it carried.
 type Request struct {
@@ -76,6 +81,7 @@ type Server struct {
 	t *testing.T
 
 	token, channel string
+	now            func() time.Time // ts of a post; time.Now unless WithClock
 
 	mu       sync.Mutex
 	requests []Request
@@ -92,7 +98,7 @@ type Server struct {
 // New starts a fake Slack, closed when t ends.
 func New(t *testing.T, opts ...Option) *Server {
 	t.Helper()
-	s := &Server{t: t, status: http.StatusOK, channel: ChannelID, faults: map[string][]Fault{}}
+	s := &Server{t: t, status: http.StatusOK, channel: ChannelID, faults: map[string][]Fault{}, now: time.Now}
 	for _, o := range opts {
 		o(s)
 	}
@@ -331,7 +337,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, rec Request
 func (s *Server) keep(r *http.Request, p Post) bool {
 	s.mu.Lock()
 	i := len(s.posts)
-	now := time.Now()
+	now := s.now()
 	p.TS = fmt.Sprintf("%d.%06d", now.Unix(), now.Nanosecond()/1000+i)
 	s.posts = append(s.posts, p)
 	hook := s.hook

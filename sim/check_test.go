@@ -1,0 +1,454 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clickrecon/clickrecon/job"
+	"github.com/clickrecon/clickrecon/reconcile"
+	"github.com/clickrecon/clickrecon/report/alert/slacktest"
+)
+
+// nightResult is what a night did, as the checks see it.
+type nightResult struct {
+	n      int
+	date   reconcile.Date
+	window reconcile.Window
+	snap   snapshot
+	fault  fault
+	struck bool
+	killed bool
+	code   int
+	repair bool
+	out    job.Outcome
+}
+
+// told is what the channel says of a day now.
+type told struct {
+	alerted             bool // a gap, told and not healed since
+	status              string
+	api, local          int64
+	repeats             map[string]int // a webhook's possible repeats, per state
+	lastAlert, lastHeal int            // the nights they were told
+}
+
+// channel is what Slack was told, read back from the fake's posts.
+type channel struct {
+	days     map[string]*told
+	standing []string // the causes of the notice that stands ("" when none)
+	noticeAt int
+	// repeated: a webhook's marked repeat of the last recovery was seen
+	repeated bool
+}
+
+func newChannel() *channel { return &channel{days: map[string]*told{}} }
+
+func (c *channel) day(d string) *told {
+	if c.days[d] == nil {
+		c.days[d] = &told{repeats: map[string]int{}}
+	}
+	return c.days[d]
+}
+
+var (
+	numRe    = `([+\-−]?[\d,]+)`
+	gapRe    = regexp.MustCompile(`• \*(\d{4}-\d\d-\d\d)\* (missing|surplus) \*` + numRe + `\* \(Elido ` + numRe + ` · store ` + numRe + `\)`)
+	healRe   = regexp.MustCompile(`• ✅ \*(\d{4}-\d\d-\d\d)\* healed(?:: \w+ now \(Elido ` + numRe + ` · store ` + numRe + `\))?`)
+	changeRe = regexp.MustCompile(`• 🔄 \*(\d{4}-\d\d-\d\d)\* (missing|surplus) \*` + numRe + `\* now \(Elido ` + numRe + ` · store ` + numRe + `\)`)
+	stillRe  = regexp.MustCompile(`• 🔴 \*(\d{4}-\d\d-\d\d)\* still (missing|surplus) \*` + numRe + `\* \(Elido ` + numRe + ` · store ` + numRe + `\)`)
+	runRe    = regexp.MustCompile("[Rr]un `([^`]+)`")
+	// a notice's cause: what failed, and what to do (a new cause of the
+	// same part, a revoked key after a 500, is told at once)
+	whyRe = regexp.MustCompile(`• \*([^*]+)\*: [^\n]*\n\s*→ ([^\n]*)`)
+)
+
+func num(s string) int64 {
+	s = strings.NewReplacer(",", "", "−", "-", "+", "").Replace(s)
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+// texts gathers every text of a message's blocks, in order.
+func texts(raw []json.RawMessage) string {
+	var b strings.Builder
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if s, ok := v["text"].(string); ok {
+				b.WriteString(s)
+				b.WriteByte('\n')
+			}
+			for k, x := range v {
+				if k != "text" {
+					walk(x)
+				} else if _, ok := x.(string); !ok {
+					walk(x)
+				}
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	for _, r := range raw {
+		var v any
+		if json.Unmarshal(r, &v) == nil {
+			walk(v)
+		}
+	}
+	return b.String()
+}
+
+// message is one post as the checks read it.
+type message struct {
+	kind   string // alert, update, notice, reminder, recovery, other
+	text   string
+	runKey string
+	repeat bool
+}
+
+func readMessage(p slacktest.Post) message {
+	all := texts(p.Blocks)
+	if all == "" {
+		all = p.Text
+	}
+	m := message{text: all, kind: "other", repeat: strings.Contains(all, "Possible repeat")}
+	if r := runRe.FindStringSubmatch(all); r != nil {
+		m.runKey = r[1]
+	}
+	head, rest, _ := strings.Cut(all, "\n")
+	if m.repeat && strings.Contains(head, "Possible repeat") {
+		head, _, _ = strings.Cut(rest, "\n") // the title follows the repeat's note
+	}
+	switch {
+	case strings.Contains(head, "Updated: click gaps"), strings.Contains(head, "Healed: click gaps"):
+		m.kind = "update"
+	case strings.Contains(head, "Click gaps in workspace"), strings.Contains(head, "No click gaps"), strings.Contains(head, "not fully verified"):
+		m.kind = "alert"
+	case strings.Contains(head, "Checking again"), strings.Contains(head, "Reports stored again"):
+		m.kind = "recovery"
+	case strings.HasPrefix(head, "⏰"):
+		m.kind = "reminder"
+	case strings.Contains(head, "clickrecon could not"), strings.Contains(head, "⚠️ clickrecon"):
+		m.kind = "notice"
+	}
+	return m
+}
+
+// violation fails the simulation with the seed, the night and the
+// command that replays it.
+func (s *sim) violation(n int, kind, format string, args ...any) {
+	stats.Lock()
+	stats.violations[kind]++
+	stats.Unlock()
+	s.t.Errorf("seed %d night %d (%s, %s): %s: %s\n  replay: %s", s.c.seed, n, s.c.slack, s.c.db, kind,
+		fmt.Sprintf(format, args...), s.c.replay(n))
+}
+
+// check is every invariant, after night r.
+func (s *sim) check(r nightResult) {
+	n := r.n
+	after := s.snapshot(r.window, s.clock.Now(), r.window.From.AddDays(-40))
+
+	// (7) The exit code is the night's.
+	if !r.killed {
+		want := []int{0}
+		if gaps(r.snap) {
+			want = []int{1}
+		}
+		if r.repair {
+			want = []int{0, 1}
+		}
+		if r.struck && r.fault.codes != nil {
+			want = r.fault.codes
+		}
+		if !slices.Contains(want, r.code) {
+			s.violation(n, "exit code", "exit %d, want one of %v (fault %q)", r.code, want, r.fault.name)
+		}
+	}
+
+	// (1), (2): what Slack was told this night.
+	posts := s.slack.Posts()
+	heard := false
+	for _, p := range posts[s.seen:] {
+		m := readMessage(p)
+		if *flagVerb {
+			s.t.Logf("  night %d posted %s: %s", n, m.kind, m.text)
+		}
+		switch m.kind {
+		case "alert":
+			s.alerted(n, m)
+			if strings.Contains(m.text, "could not be stored") {
+				heard = true
+			}
+		case "update":
+			s.updated(n, m, true)
+		case "notice", "reminder":
+			heard = true
+			causes := whyRe.FindAllStringSubmatch(m.text, -1)
+			var cs []string
+			for _, c := range causes {
+				cs = append(cs, c[1]+" → "+c[2])
+			}
+			slices.Sort(cs)
+			if m.kind == "notice" && s.tell.standing != nil && slices.Equal(cs, s.tell.standing) && s.historyWorks(r) && !(m.repeat && s.c.slack == "webhook") {
+				s.violation(n, "notice told twice", "the notice of %v was posted again with no recovery between:\n%s", cs, m.text)
+			}
+			s.tell.standing, s.tell.noticeAt, s.tell.repeated = cs, n, false
+			if cs == nil {
+				s.tell.standing = []string{}
+			}
+		case "recovery":
+			if s.tell.standing == nil && m.repeat && s.c.slack == "webhook" && !s.tell.repeated {
+				s.tell.repeated = true // a webhook's one marked repeat of a recovery never confirmed
+				break
+			}
+			if s.tell.standing == nil {
+				s.violation(n, "recovery told twice", "a recovery with no notice standing:\n%s", m.text)
+			}
+			s.tell.standing = nil
+		}
+	}
+	s.seen = len(posts)
+	ups := s.slack.Updates()
+	for _, u := range ups[s.seenUp:] {
+		m := readMessage(slacktest.Post{Text: u.Text, Blocks: formBlocks(u.Body)})
+		if *flagVerb {
+			head, _, _ := strings.Cut(m.text, "\n")
+			s.t.Logf("  night %d edited %s: %s", n, m.kind, head)
+		}
+		s.updated(n, m, false)
+	}
+	s.seenUp = len(ups)
+
+	// (3) No silent night: a night that could not check is heard, unless
+	// a notice of it stands or Slack itself was what failed.
+	if !r.killed && (r.code == job.ExitUsage || r.code == job.ExitIncomplete) && !(r.struck && r.fault.slackDown) {
+		if !heard && s.tell.standing == nil {
+			s.violation(n, "silent night", "exit %d (fault %q, struck %v) and Slack heard nothing, with no notice standing", r.code, r.fault.name, r.struck)
+		}
+	}
+
+	// (4) After a clean night every settled gap of the window is told as
+	// it is, and every alerted day that matches is told healed.
+	if !r.struck && !r.killed && r.code != job.ExitIncomplete {
+		for _, d := range r.window.Days() {
+			status, api, local, isGap := r.snap.gap(d)
+			st2, api2, local2, isGap2 := after.gap(d)
+			tl := s.tell.day(d.String())
+			switch {
+			case isGap || (r.repair && isGap2):
+				ok := tl.alerted && tl.status == status && tl.api == api && tl.local == local
+				ok = ok || (r.repair && (tl.alerted && tl.status == st2 && tl.api == api2 && tl.local == local2 || !isGap2 && !tl.alerted))
+				if !ok {
+					s.violation(n, "gap not told", "after a clean night %s is %s (Elido %d · store %d) but the channel says %s",
+						d, status, api, local, tl)
+				}
+			case tl.alerted:
+				s.violation(n, "heal not told", "after a clean night %s matches (%d) but the channel still shows it %s", d, api, tl)
+			}
+		}
+	}
+
+	// (5) A click is never written twice, nor from nowhere, nor deleted;
+	// a clean repair night leaves the days it repaired matching.
+	from, to := s.world.dayStart(r.window.From.AddDays(-40)), s.world.dayStart(r.window.To.AddDays(1))
+	ek := s.world.elidoKeys(from, to)
+	// The receiver wrote nothing during the night: what the store gained
+	// since the night began, clickrecon inserted. It may insert a click
+	// once, and only one Elido counted and the store lacked.
+	for k, got := range after.keys {
+		before := r.snap.keys[k]
+		if got > before && (before > 0 || !ek[k] || got-before > 1) {
+			s.violation(n, "click written twice", "%s is in the store %d times, %d before the night; Elido has it: %v", k, got, before, ek[k])
+		}
+	}
+	for k, before := range r.snap.keys {
+		if after.keys[k] < before {
+			s.violation(n, "click deleted", "%s is in the store %d times, %d before the night", k, after.keys[k], before)
+		}
+	}
+	if r.repair && !r.struck && !r.killed {
+		vis := s.world.visible(s.clock.Now(), from)
+		for _, d := range r.window.Days() {
+			if after.local[d] == r.snap.local[d] {
+				continue // not repaired
+			}
+			for _, c := range vis {
+				k := click{ts: c.TS, link: c.LinkID, country: c.CountryCode}.key()
+				if s.dayOf(c.TS) == d && after.keys[k] == 0 {
+					s.violation(n, "repaired day still differs", "%s was repaired on a clean night but %s is still missing", d, k)
+					break
+				}
+			}
+		}
+	}
+
+	// (6) Nothing written outside clickrecon's own tables, folders and
+	// objects.
+	if got := s.obs.tables(s.t); !slices.Equal(got, s.rows) && !slices.Equal(got, withLock(s.rows)) {
+		s.violation(n, "written outside its own", "the databases hold %v, want %v", got, s.rows)
+	}
+	if out := objectsOutside(s.s3objs()); len(out) > 0 {
+		s.violation(n, "written outside its own", "objects outside the reports' prefix: %v", out)
+	}
+	if fs := filesIn(cwd); len(fs) > 0 {
+		s.violation(n, "written outside its own", "files in the working folder: %v", fs)
+	}
+}
+
+// historyWorks says the night's history was there: a history that cannot
+// be opened posts its notice every run, as documented.
+func (s *sim) historyWorks(r nightResult) bool {
+	return !(r.struck && strings.HasPrefix(r.fault.name, "history gone"))
+}
+
+// withLock is rows with the run lock's file beside a SQLite history.
+func withLock(rows []string) []string {
+	out := append([]string{"history file history.db.lock-*"}, rows...)
+	slices.Sort(out)
+	return out
+}
+
+func gaps(sn snapshot) bool {
+	for _, d := range sn.days {
+		if _, _, _, g := sn.gap(d); g {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *told) String() string {
+	if t.alerted {
+		return fmt.Sprintf("%s (Elido %d · store %d), told night %d", t.status, t.api, t.local, t.lastAlert)
+	}
+	if t.lastHeal > 0 {
+		return fmt.Sprintf("healed on night %d", t.lastHeal)
+	}
+	return "nothing"
+}
+
+// alerted reads a new alert: each gap it names was true on the night of
+// its run, with its numbers, and is not one the channel already shows.
+func (s *sim) alerted(n int, m message) {
+	night, known := s.runs[m.runKey]
+	type line struct {
+		d, status, state string
+		api, local       int64
+	}
+	var lines []line
+	fresh := false
+	for _, g := range gapRe.FindAllStringSubmatch(m.text, -1) {
+		l := line{d: g[1], status: g[2], api: num(g[4]), local: num(g[5])}
+		l.state = fmt.Sprintf("%s %d %d", l.status, l.api, l.local)
+		s.trueGap(n, night, known, l.d, l.status, l.api, l.local, m)
+		tl := s.tell.day(l.d)
+		if !(tl.alerted && tl.status == l.status && tl.api == l.api && tl.local == l.local) {
+			fresh = true
+		}
+		lines = append(lines, l)
+	}
+	// A day shown "still … as alerted" must be one the channel shows so:
+	// one never told would be a gap never alerted.
+	for _, g := range stillRe.FindAllStringSubmatch(m.text, -1) {
+		d, status, api, local := g[1], g[2], num(g[4]), num(g[5])
+		s.trueGap(n, night, known, d, status, api, local, m)
+		tl := s.tell.day(d)
+		if !(tl.alerted && tl.status == status && tl.api == api && tl.local == local) {
+			s.violation(n, "gap never alerted", "%s shown as %s (Elido %d · store %d) \"as alerted\", but the channel shows %s", d, status, api, local, tl)
+		}
+		tl.alerted, tl.status, tl.api, tl.local = true, status, api, local
+	}
+	// A new alert shows the window's gaps as they stand, those alerted
+	// before among them: it tells a gap twice when it tells nothing new.
+	for _, l := range lines {
+		tl := s.tell.day(l.d)
+		if m.repeat {
+			if s.c.slack == "bot" {
+				s.violation(n, "gap alerted twice", "a bot token's post marked as a possible repeat: %s %s", l.d, l.state)
+			}
+			tl.repeats[l.state]++
+			if tl.repeats[l.state] > 1 {
+				s.violation(n, "gap alerted twice", "%s %s posted as a possible repeat %d times", l.d, l.state, tl.repeats[l.state])
+			}
+		} else if !fresh {
+			s.violation(n, "gap alerted twice", "%s %s alerted again (first told on night %d) in an alert with no new gap, unmarked:\n%s", l.d, l.state, tl.lastAlert, m.text)
+		}
+		if !(tl.alerted && tl.status == l.status && tl.api == l.api && tl.local == l.local) {
+			tl.lastAlert = n
+			delete(tl.repeats, "healed") // a new gap: its heal may be repeated once, marked
+		}
+		tl.alerted, tl.status, tl.api, tl.local = true, l.status, l.api, l.local
+	}
+	s.updated(n, m, true)
+}
+
+// trueGap checks a gap's numbers against the model on the night its run
+// read them.
+func (s *sim) trueGap(n, night int, known bool, d, status string, api, local int64, m message) {
+	if !known {
+		s.violation(n, "false gap", "a post of a run the simulation never ran (%q):\n%s", m.runKey, m.text)
+		return
+	}
+	date, _ := reconcile.ParseDate(d)
+	snap := s.snaps[night]
+	st, a, l, _ := snap.gap(date)
+	if st != status || a != api || l != local {
+		s.violation(n, "false gap", "%s told %s (Elido %d · store %d); on night %d it was %s (Elido %d · store %d)",
+			d, status, api, local, night, st, a, l)
+	}
+}
+
+// updated reads the heals and changes a message tells (a new message
+// when post is set, else an edit of an earlier one).
+func (s *sim) updated(n int, m message, post bool) {
+	night, known := s.runs[m.runKey]
+	for _, h := range healRe.FindAllStringSubmatch(m.text, -1) {
+		tl := s.tell.day(h[1])
+		if post && !tl.alerted && m.repeat && s.c.slack == "webhook" && tl.repeats["healed"] == 0 {
+			tl.repeats["healed"]++ // a webhook's one marked repeat of a post never confirmed
+		} else if post && !tl.alerted {
+			s.violation(n, "heal told twice", "%s told healed, but the channel did not show it as a gap (%s):\n%s", h[1], tl, m.text)
+		}
+		if post && h[2] != "" && known {
+			date, _ := reconcile.ParseDate(h[1])
+			if sn := s.snaps[night]; sn.api[date] != num(h[2]) || sn.local[date] != num(h[3]) {
+				s.violation(n, "false heal", "%s told healed at Elido %s · store %s; on night %d: Elido %d · store %d", h[1], h[2], h[3], night, sn.api[date], sn.local[date])
+			}
+		}
+		if tl.alerted {
+			tl.lastHeal = n
+		}
+		tl.alerted = false
+	}
+	for _, c := range changeRe.FindAllStringSubmatch(m.text, -1) {
+		d, status, api, local := c[1], c[2], num(c[4]), num(c[5])
+		if post {
+			s.trueGap(n, night, known, d, status, api, local, m)
+		}
+		tl := s.tell.day(d)
+		tl.alerted, tl.status, tl.api, tl.local = true, status, api, local
+	}
+}
+
+// formBlocks are the blocks of a chat.update's form.
+func formBlocks(body string) []json.RawMessage {
+	v, err := url.ParseQuery(body)
+	if err != nil {
+		return nil
+	}
+	var bs []json.RawMessage
+	json.Unmarshal([]byte(v.Get("blocks")), &bs)
+	return bs
+}
+
+var _ = time.Second
