@@ -20,7 +20,7 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/clickrecon/clickrecon/internal/config"
+	"github.com/clickrecon/clickrecon/config"
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/mysqltest"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
