@@ -364,8 +364,14 @@ func planGaps(rep report.Report, csv []byte, a alertFacts, st gapSettings) gapSe
 		cv := st.caveats
 		if len(p.same) > 0 {
 			cv.Alerted = map[string]bool{}
+			// Only a day Slack confirmed is shown as alerted: one whose
+			// posts all lost their answer may never have reached the
+			// channel (a webhook cannot read it back), and is shown as a
+			// gap.
 			for _, d := range p.same {
-				cv.Alerted[d.Date] = true
+				if p.prior[d.Date].Unconfirmed == 0 {
+					cv.Alerted[d.Date] = true
+				}
 			}
 		}
 		m := alert.RenderWith(rep, since, cv)

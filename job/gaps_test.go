@@ -657,3 +657,22 @@ func TestANewAlertListsDaysAlertedBeforeAsStillOpen(t *testing.T) {
 		t.Errorf("the alert tells 2026-11-25 as a new gap:\n%s", text)
 	}
 }
+
+// A day whose every post lost its answer (a webhook's, taken as told after
+// two) may never have reached the channel: a new alert shows it as a gap,
+// never as "still … as alerted" (seed 6 of the simulation: two nights
+// killed before their post left).
+func TestANewAlertShowsAnUnconfirmedDayAsAGap(t *testing.T) {
+	t.Parallel()
+	was := history.Alert{Date: "2026-11-25", Status: "missing", Severity: "warn", API: 1200, Local: 1195, Delta: -5,
+		Transport: "webhook", From: "2026-11-24", To: "2026-11-26", RunKey: "earlier", Unconfirmed: 2}
+	rep := gapReport(day("2026-11-24", 800, 790, "missing", "warn"), day("2026-11-25", 1200, 1195, "missing", "warn"))
+	s := planGaps(rep, nil, alertFacts{Prior: map[string]history.Alert{was.Date: was}}, gapSettings{transport: alert.TransportWebhook, history: true})
+	if s.Alert == nil {
+		t.Fatal("no alert for the new gap")
+	}
+	text := alert.RenderMarkdown(s.Alert.Message)
+	if !strings.Contains(text, "**2026-11-25** missing **-5**") || strings.Contains(text, "as alerted") {
+		t.Errorf("the alert does not show 2026-11-25 as a gap:\n%s", text)
+	}
+}
