@@ -82,11 +82,12 @@ func (t teller) tell(ctx context.Context, dec Decision, rep report.Report) []Fai
 	if dec.Record {
 		recordErr := t.record(ctx, rep)
 		fail(PartHistory, recordErr)
-		// The trend's word weighs the nights with this one among them; a
-		// failure of it is logged and settled by the next night, and is
-		// not the night's.
+		// The trend's word weighs the nights with this one among them. It
+		// is one of the night's messages: a failure of it (the history,
+		// Slack, or the run stopped as it was told) is the night's, and
+		// the outbox settles it on the next.
 		if recordErr == nil && dec.Gaps && slackErr == nil {
-			_ = t.tellWorse(ctx, rep, trendURL(rep))
+			fail(t.tellWorse(ctx, rep, trendURL(rep)))
 		}
 	}
 	return fs

@@ -68,22 +68,23 @@ const worseNights = trend.RecentDays + trend.BaselineDays
 // change has passed, is told once through the outbox (decideWorse). It
 // runs only where the gap alert ran and the run was recorded: the history
 // answered, the lock is held, nothing was cut short. What fails is
-// logged and returned; the night's own messages were already told.
-func (t teller) tellWorse(ctx context.Context, rep report.Report, trendURL string) error {
+// logged and returned with its part (the history's or Slack's); the
+// night's own messages were already told.
+func (t teller) tellWorse(ctx context.Context, rep report.Report, trendURL string) (Part, error) {
 	if t.history == nil || t.slack == nil {
-		return nil
+		return PartHistory, nil
 	}
 	last, err := reconcile.ParseDate(rep.Window.To)
 	if err != nil {
-		return err
+		return PartHistory, err
 	}
 	tr, err := trend.New(last.AddDays(-(worseNights - 1)), last)
 	if err != nil {
-		return err
+		return PartHistory, err
 	}
 	if _, err := trend.ReadHistory(ctx, t.history, tr, rep.WorkspaceID); err != nil {
 		t.log.Error("the trend was not read: no word on it tonight", "err", err)
-		return err
+		return PartHistory, err
 	}
 	var signals []trend.Signal
 	for _, s := range tr.Series() {
@@ -95,12 +96,12 @@ func (t teller) tellWorse(ctx context.Context, rep report.Report, trendURL strin
 	hs := history.NoticeScope(rep.WorkspaceID, scope)
 	if _, err := resolvePending(ctx, t.history, t.slack, hs, t.now()); err != nil {
 		t.log.Error("an earlier trend word's post is not settled: no word on the trend tonight", "err", err)
-		return err
+		return PartHistory, err
 	}
 	told, had, err := t.history.LastNotice(ctx, rep.WorkspaceID, scope)
 	if err != nil {
 		t.log.Error("history not read for the trend word", "err", err)
-		return err
+		return PartHistory, err
 	}
 	keys := trend.Keys(signals)
 	action, repeat := decideWorse(keys, told, had)
@@ -108,7 +109,7 @@ func (t teller) tellWorse(ctx context.Context, rep report.Report, trendURL strin
 		if keys != "" {
 			t.log.Info("the nights are still worse: told already", "ways", keys, "told", told.LastPosted)
 		}
-		return nil
+		return PartSlack, nil
 	}
 	w := alert.Worse{WorkspaceID: rep.WorkspaceID, StoreID: rep.StoreID, TZ: rep.Window.TZ, LastDay: rep.Window.To,
 		Since: told.FirstPosted, TrendURL: trendURL}
@@ -133,13 +134,13 @@ func (t teller) tellWorse(ctx context.Context, rep report.Report, trendURL strin
 	if _, _, _, err := ob.deliver(ctx, in, m); err != nil {
 		if errors.Is(err, errNotIntended) {
 			t.log.Error("the trend word is not posted: the history could not record it first", "err", err)
-		} else {
-			t.log.Error("slack trend word failed", "kind", in.Kind, "err", err)
+			return PartHistory, err
 		}
-		return err
+		t.log.Error("slack trend word failed", "kind", in.Kind, "err", err)
+		return PartSlack, err
 	}
 	t.log.Info("slack trend word", "kind", in.Kind, "ways", keys, "repeat", repeat)
-	return nil
+	return PartSlack, nil
 }
 
 // trendURL is serve's trend page of rep's workspace, beside rep's

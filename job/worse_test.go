@@ -105,7 +105,7 @@ func TestWorseTrendToldOnceAndPassedOnce(t *testing.T) {
 					next := len(f.Posts())
 					f.SetHook(func(i int) bool { return i == next })
 				}
-				_ = tl.tellWorse(ctx, rep, "")
+				_, _ = tl.tellWorse(ctx, rep, "")
 				f.SetHook(nil)
 				for _, p := range f.Posts()[before:] {
 					switch {
