@@ -10,9 +10,11 @@ import (
 //
 // A ts without an offset or zone (PostgreSQL timestamp, MySQL DATETIME,
 // SQLite text without an offset) read in a zone with DST is a wall-clock
-// time, and two of a year's wall times are not one instant each: on the
-// autumn day an hour is shown twice (Europe/Warsaw 2026-10-25 02:00–02:59,
-// CEST and then CET), and on the spring day an hour is never shown
+// time, and two of a year's wall times are not one instant each: where
+// the clocks go back a span of wall time is shown twice (Europe/Warsaw
+// 2026-10-25 02:00–02:59, CEST and then CET; Antarctica/Troll's 01:00–02:59
+// on the same day; Pacific/Chatham's 02:45–03:44 on 2026-04-05; Lord Howe's
+// half hour), and where they jump forward a span is never shown
 // (2026-03-29 02:00–02:59). One rule places every wall time, on every
 // engine, as PostgreSQL reads a timestamp in its session TimeZone:
 //
@@ -114,31 +116,119 @@ func WallKey(t time.Time, zone *time.Location) string {
 // wallLayout is a wall-clock time as clickrecon writes and compares it.
 const wallLayout = "2006-01-02 15:04:05.000"
 
-// SharesWall reports whether an instant just before b has a wall-clock
-// time in zone that the wall-clock rule reads as b or later: the hours on
-// either side of b share wall times, as the two hours an autumn DST day
-// repeats do, and a wall-clock column cannot tell their clicks apart.
+// Repeat is a span of wall time a zone shows twice, where its clocks go
+// back by Back at the instant At: the wall times shown from At-Back to At
+// are shown again from At to At+Back. The span is whatever the zone
+// repeats: an hour in most zones, two in Antarctica/Troll, half an hour in
+// Australia/Lord_Howe, an hour from :45 in Pacific/Chatham. A wall-clock
+// column cannot tell the clicks of [From, To) apart by their time, and
+// reads every one of them in the second pass (WallInstant).
+type Repeat struct {
+	At   time.Time
+	Back time.Duration
+}
+
+// From is the first instant whose wall time is shown again.
+func (r Repeat) From() time.Time { return r.At.Add(-r.Back) }
+
+// To is the first instant after the second showing.
+func (r Repeat) To() time.Time { return r.At.Add(r.Back) }
+
+// Inside reports whether t is strictly inside [From, To): instants on
+// both sides of t show the same wall times.
+func (r Repeat) Inside(t time.Time) bool { return r.From().Before(t) && t.Before(r.To()) }
+
+// repeatStep is how far apart Repeats looks at a zone's offset: less than
+// the time between any two transitions of the tz database.
+const repeatStep = 30 * time.Minute
+
+// maxBack is the longest a zone's clocks are taken to go back: a repeat
+// whose span reaches [from, to) from further than this is not seen.
+const maxBack = 26 * time.Hour
+
+// Repeats returns the repeats of zone whose span [From, To) overlaps
+// [from, to), in order: every instant its offset falls, found by looking
+// at the offset every repeatStep and bisecting a change to the second
+// (the tz database's transitions fall on whole seconds).
+func Repeats(from, to time.Time, zone *time.Location) []Repeat {
+	if zone == nil {
+		return nil
+	}
+	var out []Repeat
+	lo := from.Add(-maxBack)
+	_, prev := lo.In(zone).Zone()
+	for t := lo; t.Before(to.Add(maxBack)); t = t.Add(repeatStep) {
+		next := t.Add(repeatStep)
+		_, off := next.In(zone).Zone()
+		if off == prev {
+			continue
+		}
+		if off < prev {
+			a, b := t, next // the old offset at a, the new at b
+			for b.Sub(a) > time.Second {
+				mid := a.Add(b.Sub(a) / 2).Truncate(time.Second)
+				if !mid.After(a) {
+					mid = a.Add(time.Second)
+				}
+				if _, o := mid.In(zone).Zone(); o == prev {
+					a = mid
+				} else {
+					b = mid
+				}
+			}
+			if r := (Repeat{At: b, Back: time.Duration(prev-off) * time.Second}); r.To().After(from) && r.From().Before(to) {
+				out = append(out, r)
+			}
+		}
+		prev = off
+	}
+	return out
+}
+
+// SharesWall reports whether instants on either side of b show the same
+// wall-clock times in zone: b is strictly inside a span the zone repeats
+// (Repeats), so the hours on either side of b, whose clicks a wall-clock
+// column cannot tell apart, are compared as one.
 func SharesWall(b time.Time, zone *time.Location) bool {
-	at, _ := WallInstant(b.Add(-time.Millisecond).In(zone), zone)
-	return !at.Before(b)
+	for _, r := range Repeats(b, b.Add(time.Nanosecond), zone) {
+		if r.Inside(b) {
+			return true
+		}
+	}
+	return false
 }
 
 // MergeShared returns hours with each run of hours that share wall times
 // in zone (SharesWall) made one, at the first one's start, counting them
 // all: how a wall-clock column's hours are compared with Elido's, which
-// are merged alike, so that the two hours an autumn DST day repeats are
-// one row. hours is returned as it is when zone is nil.
+// are merged alike. Every hour that holds a wall time of a repeated span,
+// in its first showing or its second, is in the one row, whatever the
+// span's length and however it falls on the hours: the two hours Europe's
+// autumn day repeats, the four Antarctica/Troll's two-hour fall back
+// touches, the three of Pacific/Chatham's hour at :45. hours is returned
+// as it is when zone is nil.
 func MergeShared(hours []reconcile.HourCount, zone *time.Location) []reconcile.HourCount {
-	if zone == nil || hours == nil {
+	if zone == nil || len(hours) == 0 {
 		return hours
 	}
+	reps := Repeats(hours[0].Start, hours[len(hours)-1].Start.Add(time.Hour), zone)
 	out := make([]reconcile.HourCount, 0, len(hours))
 	for i, h := range hours {
-		if n := len(out); n > 0 && i > 0 && SharesWall(h.Start, zone) && h.Start.Sub(hours[i-1].Start) <= time.Hour {
+		if n := len(out); n > 0 && i > 0 && h.Start.Sub(hours[i-1].Start) <= time.Hour && inside(reps, h.Start) {
 			out[n-1].Clicks += h.Clicks
 			continue
 		}
 		out = append(out, h)
 	}
 	return out
+}
+
+// inside reports whether t is inside one of reps.
+func inside(reps []Repeat, t time.Time) bool {
+	for _, r := range reps {
+		if r.Inside(t) {
+			return true
+		}
+	}
+	return false
 }

@@ -75,12 +75,13 @@ func TestWallBound(t *testing.T) {
 }
 
 // PostgreSQL reads a timestamp in its session TimeZone by the same rule,
-// which the MySQL and SQLite bounds are computed to follow.
+// which the MySQL and SQLite bounds are computed to follow, whatever span
+// a zone repeats or skips (Troll's two hours, Chatham's hour at :45).
 func TestWallInstantIsPostgreSQLs(t *testing.T) {
 	db, _ := pgtest.New(t)
-	for _, zone := range []string{"Europe/Warsaw", "America/New_York", "Australia/Lord_Howe"} {
+	for _, zone := range []string{"Europe/Warsaw", "America/New_York", "Australia/Lord_Howe", "Antarctica/Troll", "Pacific/Chatham"} {
 		loc := mustZone(t, zone)
-		for _, day := range []string{"2026-03-08", "2026-03-29", "2026-04-05", "2026-10-04", "2026-10-25", "2026-11-01"} {
+		for _, day := range []string{"2026-03-08", "2026-03-29", "2026-04-05", "2026-09-27", "2026-10-04", "2026-10-25", "2026-11-01"} {
 			start, _ := mustDate(t, day).Bounds(time.UTC)
 			for m := 0; m < 24*60; m += 15 {
 				w := start.Add(time.Duration(m) * time.Minute)
@@ -96,7 +97,7 @@ func TestWallInstantIsPostgreSQLs(t *testing.T) {
 	}
 }
 
-// The two hours an autumn day repeats are one row when merged; other days
+// The hours an autumn day repeats are one row when merged; other days
 // are left as they are.
 func TestMergeShared(t *testing.T) {
 	warsaw := mustZone(t, "Europe/Warsaw")
@@ -111,6 +112,27 @@ func TestMergeShared(t *testing.T) {
 	}
 	if got := MergeShared(hours, nil); len(got) != 25 {
 		t.Errorf("MergeShared without a zone merged: %v", got)
+	}
+	// A repeated span other than one whole hour: every hour holding one
+	// of its wall times, in either showing, is in the one row.
+	for _, tt := range []struct {
+		zone, day      string
+		first, n, rows int // the merged row's index, its hours, the rows of the day
+	}{
+		{"Antarctica/Troll", "2026-10-25", 1, 4, 23},    // 01:00–02:59 twice: 01:00 +02 to 03:00 +00
+		{"Pacific/Chatham", "2026-04-05", 2, 3, 23},     // 02:45–03:44 twice: 02:00 +1345 to 04:00 +1245
+		{"Australia/Lord_Howe", "2026-04-05", 1, 2, 24}, // 01:30–01:59 twice
+	} {
+		zone := mustZone(t, tt.zone)
+		start, end := mustDate(t, tt.day).Bounds(zone)
+		var hours []reconcile.HourCount
+		for h := start; h.Before(end); h = h.Add(time.Hour) {
+			hours = append(hours, reconcile.HourCount{Start: h, Clicks: 1})
+		}
+		got := MergeShared(hours, zone)
+		if len(got) != tt.rows || got[tt.first].Clicks != int64(tt.n) || !got[tt.first].Start.Equal(start.Add(time.Duration(tt.first)*time.Hour)) || got[tt.first+1].Clicks != 1 {
+			t.Errorf("%s %s: MergeShared = %v", tt.zone, tt.day, got)
+		}
 	}
 }
 
