@@ -145,8 +145,8 @@ func TestSimulation(t *testing.T) {
 			seeds = append(seeds, uint64(1000+i))
 		}
 	case testing.Short() || raceEnabled:
-		nights = 6 // -race and -short: a taste; .ci/run runs the full mode without -race
-		seeds = seeds[:2]
+		nights = 4 // -race and -short: a taste; .ci/run runs the full mode without -race
+		seeds = seeds[:1]
 	}
 	if *flagSeed != 0 {
 		seeds = []uint64{*flagSeed}
