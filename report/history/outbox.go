@@ -9,8 +9,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+	"github.com/ncruces/go-sqlite3"
 )
 
 // States of an intended Slack post.
@@ -223,11 +222,7 @@ func uniqueViolation(err error) bool {
 	if errors.As(err, &pqErr) {
 		return pqErr.Code == "23505"
 	}
-	var liteErr *sqlite.Error
-	if errors.As(err, &liteErr) {
-		return liteErr.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
-	}
-	return false
+	return errors.Is(err, sqlite3.CONSTRAINT_UNIQUE)
 }
 
 // AdoptStoreID moves the alerts and intended posts of workspaceID kept
