@@ -3,8 +3,8 @@
 //
 // A DSN is postgres://… or postgresql://… for PostgreSQL through lib/pq
 // (connect_timeout=10 is added when the DSN sets none), or sqlite:PATH
-// (sqlite:///abs/path too) for a SQLite file through ncruces/go-sqlite3
-// (SQLite translated to Go: no cgo), opened as its Mode says. Parse's errors never contain the password; Redact
+// (sqlite:///abs/path too) for a SQLite file through modernc.org/sqlite,
+// opened as its Mode says. Parse's errors never contain the password; Redact
 // gives a DSN fit for a log line and RedactError scrubs a driver's error.
 package dsn
 
@@ -24,14 +24,9 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
-	"github.com/ncruces/go-sqlite3"
-	sqlitedriver "github.com/ncruces/go-sqlite3/driver"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
-
-// init registers the embedded SQLite's database/sql driver under the
-// dialect's name, "sqlite", for code that opens a file by name (the demo
-// building its store, tests); Open itself needs no name.
-func init() { sql.Register(SQLite.String(), &sqlitedriver.SQLite{}) }
 
 // Dialect is the database a DSN names.
 type Dialect int
@@ -288,7 +283,7 @@ func (t Target) Open() (*sqlx.DB, error) {
 	case Postgres:
 		c, err = pq.NewConnector(t.Conn)
 	case SQLite:
-		c, err = (&sqlitedriver.SQLite{}).OpenConnector(t.Conn)
+		c, err = sqlite.NewConnector(t.Conn)
 	case MySQL:
 		if t.MySQLConfig == nil {
 			return nil, errors.New("no MySQL configuration")
@@ -334,17 +329,6 @@ func isScheme(s string) bool {
 	return true
 }
 
-// SQLiteCode returns the primary result code of err, an error of the
-// embedded SQLite (SQLITE_ERROR, SQLITE_CONSTRAINT...), and false when err
-// is none.
-func SQLiteCode(err error) (sqlite3.ErrorCode, bool) {
-	var code sqlite3.ErrorCode
-	if errors.As(err, &code) {
-		return code, true
-	}
-	return 0, false
-}
-
 // notExistError says a SQLite file does not exist; it is fs.ErrNotExist
 // (errors.Is), for a caller that tells a missing file apart from a
 // malformed DSN.
@@ -367,9 +351,10 @@ func Refused(err error) bool {
 	if errors.As(err, &pqErr) {
 		return pqErr.Code.Class() == "28" || pqErr.Code == "3D000"
 	}
-	if code, ok := SQLiteCode(err); ok {
-		switch code {
-		case sqlite3.CANTOPEN, sqlite3.PERM, sqlite3.NOTADB:
+	var liteErr *sqlite.Error
+	if errors.As(err, &liteErr) {
+		switch liteErr.Code() & 0xff {
+		case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_NOTADB:
 			return true
 		}
 	}

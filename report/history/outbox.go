@@ -9,7 +9,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
-	"github.com/ncruces/go-sqlite3"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // States of an intended Slack post.
@@ -222,7 +223,11 @@ func uniqueViolation(err error) bool {
 	if errors.As(err, &pqErr) {
 		return pqErr.Code == "23505"
 	}
-	return errors.Is(err, sqlite3.CONSTRAINT_UNIQUE)
+	var liteErr *sqlite.Error
+	if errors.As(err, &liteErr) {
+		return liteErr.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
+	}
+	return false
 }
 
 // AdoptStoreID moves the alerts and intended posts of workspaceID kept

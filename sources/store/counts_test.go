@@ -368,13 +368,11 @@ func TestQueriesCannotWrite(t *testing.T) {
 			mysqlErr:  "syntax",       // nor has MySQL
 		},
 		{name: "update_daily_counters", query: "UPDATE click_counts SET clicks = clicks + 1 RETURNING link_id, clicks", mysqlErr: "syntax"},
-		// SQLite's driver runs a statement when its first row is asked
-		// for: one that returns no columns is refused by its shape first.
-		{name: "update_without_returning", query: "UPDATE click_counts SET clicks = clicks + 1", sqliteErr: "returned no columns"},
+		{name: "update_without_returning", query: "UPDATE click_counts SET clicks = clicks + 1", sqliteErr: "readonly database"},
 		// DDL commits the transaction it runs in on MySQL: the session's
 		// own read-only mode stops it.
-		{name: "drop_table", query: "DROP TABLE clicks", sqliteErr: "returned no columns"},
-		{name: "create_table", query: "CREATE TABLE forged (link_id text, clicks bigint)", sqliteErr: "returned no columns"},
+		{name: "drop_table", query: "DROP TABLE clicks"},
+		{name: "create_table", query: "CREATE TABLE forged (link_id text, clicks bigint)"},
 	}
 	day := mustDate(t, "2026-11-26")
 	for _, b := range backends() {

@@ -1,6 +1,6 @@
 // Package store counts clicks per day in the customer's own click store,
 // PostgreSQL (lib/pq), MySQL or MariaDB (go-sql-driver/mysql) or SQLite
-// (ncruces/go-sqlite3), for comparison with Elido's counts.
+// (modernc.org/sqlite), for comparison with Elido's counts.
 //
 // # Opening
 //
@@ -108,7 +108,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
-	"github.com/ncruces/go-sqlite3"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
 )
@@ -373,9 +374,10 @@ func classify(err error) error {
 		}
 		return err
 	}
-	if code, ok := dsn.SQLiteCode(err); ok {
-		switch code {
-		case sqlite3.ERROR, sqlite3.READONLY, sqlite3.AUTH:
+	var liteErr *sqlite.Error
+	if errors.As(err, &liteErr) {
+		switch liteErr.Code() & 0xff { // the primary result code
+		case sqlite3.SQLITE_ERROR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_AUTH:
 			return fmt.Errorf("%w: %w", ErrBadQuery, err)
 		}
 	}

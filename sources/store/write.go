@@ -11,7 +11,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
-	"github.com/ncruces/go-sqlite3"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
 )
@@ -462,9 +463,10 @@ func rejects(err error) bool {
 		class := pqErr.Code.Class()
 		return class == "22" || class == "23"
 	}
-	if code, ok := dsn.SQLiteCode(err); ok {
-		switch code {
-		case sqlite3.CONSTRAINT, sqlite3.MISMATCH, sqlite3.TOOBIG:
+	var liteErr *sqlite.Error
+	if errors.As(err, &liteErr) {
+		switch liteErr.Code() & 0xff {
+		case sqlite3.SQLITE_CONSTRAINT, sqlite3.SQLITE_MISMATCH, sqlite3.SQLITE_TOOBIG:
 			return true
 		}
 	}
@@ -486,11 +488,12 @@ func classifyWrite(err error) error {
 		}
 		return err
 	}
-	if code, ok := dsn.SQLiteCode(err); ok {
-		switch code {
-		case sqlite3.READONLY, sqlite3.PERM, sqlite3.CANTOPEN:
+	var liteErr *sqlite.Error
+	if errors.As(err, &liteErr) {
+		switch liteErr.Code() & 0xff {
+		case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_CANTOPEN:
 			return configError{fmt.Errorf("STORE_WRITE_DSN's SQLite file cannot be written (check the file's and its folder's permissions): %w", err)}
-		case sqlite3.ERROR:
+		case sqlite3.SQLITE_ERROR:
 			return configError{fmt.Errorf("the insert does not fit the store STORE_WRITE_DSN names (check REPAIR_INSERT_FILE, or that the store has the events schema): %w", err)}
 		}
 	}

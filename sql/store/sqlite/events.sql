@@ -3,9 +3,8 @@
 -- SQLite has no timestamptz, so ts is TEXT holding an RFC 3339 timestamp
 -- with an explicit offset and at most millisecond precision, for example
 -- 2026-11-28T23:59:58.123Z or 2026-11-29T00:59:58.123+01:00 (in Go:
--- t.Format("2006-01-02T15:04:05.000Z07:00"); a time.Time bound through
--- ncruces/go-sqlite3, or modernc.org/sqlite with _time_format=sqlite, is
--- written in a valid form too). A space may replace the T.
+-- t.Format("2006-01-02T15:04:05.000Z07:00"); modernc.org/sqlite with
+-- _time_format=sqlite also writes a valid form). A space may replace the T.
 -- Any offset is fine: rows are compared as instants through julianday(ts),
 -- never as strings. SQLite keeps milliseconds and ignores (truncates) any
 -- further digits.
