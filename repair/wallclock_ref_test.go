@@ -13,16 +13,25 @@ import (
 	"github.com/clickrecon/clickrecon/sources/store"
 )
 
-// The wall-clock differential test: random clicks on and around the DST
-// switches of zones east and west of Greenwich, written as wall-clock
-// times into a PostgreSQL timestamp and a MariaDB DATETIME, some lost, some
-// written with the offset before the spring jump, some foreign, are read
+// The wall-clock differential test: random clicks on and around the
+// transitions of a zone, written as wall-clock times, some lost, some
+// written with the offset before a spring jump, some twins sharing a wall
+// time across the span an autumn day repeats, some foreign, are read
 // through the store's code and planned and applied by the repair's, and
 // compared with a reference written here from the documented rule
-// (docs/stores.md, "Wall-clock times and DST"): every hour's count equals
-// the reference's, every hour is planned as the reference plans it or
-// refused where the reference refuses it, and no click is ever written a
-// second time. A failing seed is printed; add it to wallSeeds to keep it.
+// (docs/stores.md, "Wall-clock times and DST") without the store's code:
+// every hour's count equals the reference's, every hour is planned as the
+// reference plans it or refused where the reference refuses it, no click
+// is ever written a second time, and a day the reference can repair whole
+// matches once repaired. The reference finds the hours a column cannot
+// tell apart minute by minute (refUnits), whatever span the zone repeats.
+//
+// TestWallClockAgainstTheReference runs it on a PostgreSQL timestamp and
+// a MariaDB DATETIME, on the odd zones and a sample of the usual ones;
+// TestWallClockInEveryZoneAgainstTheReference runs it, without a
+// database, on every day of 2025–2027 on which a zone of the tz database
+// changes its offset. A failing seed is printed; add it to wallSeeds to
+// keep it.
 var wallSeeds = []uint64{1, 2, 3}
 
 var wallDays = []struct{ zone, day string }{
@@ -30,6 +39,13 @@ var wallDays = []struct{ zone, day string }{
 	{"Europe/Warsaw", "2026-10-25"},
 	{"America/New_York", "2026-03-08"},
 	{"America/New_York", "2026-11-01"},
+	{"Antarctica/Troll", "2026-10-25"}, // two hours repeated
+	{"Pacific/Chatham", "2026-04-05"},  // the hour from 02:45 repeated
+	{"Australia/Lord_Howe", "2026-04-05"},
+	{"Australia/Lord_Howe", "2026-10-04"},
+	{"Asia/Beirut", "2026-10-24"},     // 23:00–23:59 repeated, to the day's end
+	{"Atlantic/Azores", "2026-10-25"}, // 00:00–00:59 repeated, from the day's start
+	{"America/Santiago", "2026-04-04"},
 }
 
 func TestWallClockAgainstTheReference(t *testing.T) {
@@ -41,26 +57,30 @@ func TestWallClockAgainstTheReference(t *testing.T) {
 					d := mustDate(wd.day)
 					elidoClicks, stored := randomWallDay(rand.New(rand.NewPCG(seed, 0)), d, zone)
 					w := e.world(t, zone, elidoClicks, stored)
-					checkAgainstReference(t, w, d, elidoClicks, stored)
+					checkAgainstReference(t, refEnv{api: w.api, st: w.st, w: w.w, zone: zone, o: w.options(t, d), rows: w.rows}, d, elidoClicks, stored)
 				})
 			}
 		}
 	}
 }
 
-// randomWallDay returns a day of Elido's clicks around the day's DST
-// switch and the rows a receiver left of them: most written at their wall
-// time, some lost, some of the hour after a spring jump written with the
-// old offset (at a wall time the day skips), some twins sharing a wall
-// time across the repeated autumn hour, and a few rows Elido never had.
+// randomWallDay returns a day of Elido's clicks around the day's
+// transition and the rows a receiver left of them: most written at their
+// wall time, some lost, some of the span after a spring jump written with
+// the old offset (at a wall time the day skips), some twins sharing a wall
+// time across the span an autumn day repeats, and a few rows Elido never
+// had.
 func randomWallDay(r *rand.Rand, d reconcile.Date, zone *time.Location) ([]elidotest.Click, []wallRow) {
 	start, end := d.Bounds(zone)
-	jump := start
+	jump := start // the day's transition, or its end when it has none
 	for _, off0 := offsetAt(start, zone); jump.Before(end); jump = jump.Add(time.Minute) {
 		if _, off := offsetAt(jump, zone); off != off0 {
 			break
 		}
 	}
+	_, before := offsetAt(jump.Add(-time.Minute), zone)
+	_, after := offsetAt(jump, zone)
+	shift := time.Duration(after-before) * time.Second // the jump forward, or back when negative
 	links := []string{"lnk_a", "lnk_b", "lnk_c"}
 	countries := []string{"PL", "US", ""}
 	click := func(t time.Time) elidotest.Click {
@@ -73,9 +93,15 @@ func randomWallDay(r *rand.Rand, d reconcile.Date, zone *time.Location) ([]elido
 	for range 10 + r.IntN(10) { // anywhere in the day
 		clicks = append(clicks, click(start.Add(time.Duration(r.Int64N(int64(end.Sub(start)))))))
 	}
-	for i := range 8 { // twins: one instant an hour apart, the same wall time in an autumn day
+	for i := range 8 { // twins: the same wall time shown twice on an autumn day
 		c := clicks[i]
-		c.TS = c.TS.Add(time.Hour)
+		if shift < 0 {
+			c.TS = jump.Add(shift + time.Duration(r.Int64N(int64(-shift)))).Truncate(time.Millisecond)
+			clicks = append(clicks, c)
+			c.TS = c.TS.Add(-shift)
+		} else {
+			c.TS = c.TS.Add(time.Hour)
+		}
 		clicks = append(clicks, c)
 	}
 	var inDay []elidotest.Click
@@ -86,11 +112,9 @@ func randomWallDay(r *rand.Rand, d reconcile.Date, zone *time.Location) ([]elido
 	}
 	var stored []wallRow
 	for _, c := range inDay {
-		_, before := offsetAt(jump.Add(-time.Minute), zone)
-		_, after := offsetAt(jump, zone)
 		switch p := r.IntN(100); {
 		case p < 15: // lost
-		case p < 30 && after > before && !c.TS.Before(jump) && c.TS.Before(jump.Add(time.Duration(after-before)*time.Second)):
+		case p < 30 && shift > 0 && !c.TS.Before(jump) && c.TS.Before(jump.Add(shift)):
 			// written with the offset in force before the jump: a wall
 			// time the day skips
 			old := c.TS.In(time.FixedZone("before", before))
@@ -136,23 +160,68 @@ func refInstant(w time.Time, zone *time.Location) (at time.Time, skipped bool) {
 	panic("no jump near a skipped wall time")
 }
 
-// wallRefHour is a row of the reference's hourly comparison: Elido's hours,
-// the two that show the same wall hour made one.
+// wallRefHour is a row of the reference's hourly comparison: Elido's hours
+// of the day, those whose instants show a same wall time made one.
 type wallRefHour struct {
 	from, to   time.Time
 	api, local int64
 }
 
-func refHours(d reconcile.Date, zone *time.Location, elidoClicks []elidotest.Click, stored []wallRow) []wallRefHour {
+// refUnits are the day's hours (one an hour from its first instant, the
+// last cut at its end), each run of hours that show a same wall-clock
+// minute, directly or through the hours between, made one: read minute by
+// minute, without the store's code.
+func refUnits(d reconcile.Date, zone *time.Location) []wallRefHour {
 	start, end := d.Bounds(zone)
-	var hours []wallRefHour
+	var starts []time.Time
 	for h := start; h.Before(end); h = h.Add(time.Hour) {
-		if n := len(hours); n > 0 && hours[n-1].from.In(zone).Format("2006-01-02 15") == h.In(zone).Format("2006-01-02 15") {
-			hours[n-1].to = h.Add(time.Hour)
+		starts = append(starts, h)
+	}
+	reach := make([]int, len(starts)) // the last hour each hour shares a wall minute with
+	first := map[string]int{}
+	for at := start; at.Before(end); at = at.Add(time.Minute) {
+		i := int(at.Sub(start) / time.Hour)
+		reach[i] = max(reach[i], i)
+		k := at.In(zone).Format("2006-01-02 15:04")
+		if j, ok := first[k]; ok {
+			reach[j] = max(reach[j], i)
+		} else {
+			first[k] = i
+		}
+	}
+	var out []wallRefHour
+	for i := 0; i < len(starts); {
+		j := reach[i]
+		for k := i; k <= j; k++ {
+			j = max(j, reach[k])
+		}
+		to := start.Add(time.Duration(j+1) * time.Hour)
+		if to.After(end) {
+			to = end
+		}
+		out = append(out, wallRefHour{from: starts[i], to: to})
+		i = j + 1
+	}
+	return out
+}
+
+// refInstants is refInstant of each stored row, once.
+func refInstants(stored []wallRow, zone *time.Location) (at []time.Time, skipped []bool) {
+	at, skipped = make([]time.Time, len(stored)), make([]bool, len(stored))
+	memo := map[string]int{}
+	for i, r := range stored {
+		if j, ok := memo[r.wall]; ok {
+			at[i], skipped[i] = at[j], skipped[j]
 			continue
 		}
-		hours = append(hours, wallRefHour{from: h, to: h.Add(time.Hour)})
+		at[i], skipped[i] = refInstant(parseWall(r.wall), zone)
+		memo[r.wall] = i
 	}
+	return at, skipped
+}
+
+func refHours(d reconcile.Date, zone *time.Location, elidoClicks []elidotest.Click, stored []wallRow) []wallRefHour {
+	hours := refUnits(d, zone)
 	find := func(t time.Time) *wallRefHour {
 		for i := range hours {
 			if !t.Before(hours[i].from) && t.Before(hours[i].to) {
@@ -164,9 +233,9 @@ func refHours(d reconcile.Date, zone *time.Location, elidoClicks []elidotest.Cli
 	for _, c := range elidoClicks {
 		find(c.TS).api++
 	}
-	for _, r := range stored {
-		at, _ := refInstant(parseWall(r.wall), zone)
-		if h := find(at); h != nil {
+	at, _ := refInstants(stored, zone)
+	for i := range stored {
+		if h := find(at[i]); h != nil {
 			h.local++
 		}
 	}
@@ -181,17 +250,30 @@ func parseWall(s string) time.Time {
 	return w
 }
 
-func checkAgainstReference(t *testing.T, w wallWorld, d reconcile.Date, elidoClicks []elidotest.Click, stored []wallRow) {
+// refEnv is what the reference is checked through: a store holding
+// wall-clock times in zone (a real engine, or a model of one), Elido, and
+// the repair's options.
+type refEnv struct {
+	api  repair.Elido
+	st   repair.Store
+	w    repair.Writer
+	zone *time.Location
+	o    repair.Options
+	rows func(*testing.T) []string // every row as "wall|link|country"
+}
+
+func checkAgainstReference(t *testing.T, w refEnv, d reconcile.Date, elidoClicks []elidotest.Click, stored []wallRow) {
 	t.Helper()
 	zone := w.zone
 	ref := refHours(d, zone, elidoClicks, stored)
+	storedAt, storedSkipped := refInstants(stored, zone)
 
 	// Hourly counts, as the drill-down compares them.
 	api, err := w.api.HourlyTimeseries(t.Context(), d, zone, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, err := w.st.HourlyCounts(t.Context(), w.q, d, zone)
+	local, err := w.st.HourlyCounts(t.Context(), w.o.Query, d, zone)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,12 +285,15 @@ func checkAgainstReference(t *testing.T, w wallWorld, d reconcile.Date, elidoCli
 		if !api[i].Start.Equal(h.from) || api[i].Clicks != h.api || local[i].Clicks != h.local {
 			t.Errorf("hour %s: Elido %d, store %d; the reference %d, %d", h.from.In(zone).Format("15:04 MST"), api[i].Clicks, local[i].Clicks, h.api, h.local)
 		}
+		if i+1 < len(ref) && !local[i+1].Start.Equal(ref[i+1].from) {
+			t.Errorf("the store's row after %s starts at %s, the reference's at %s", h.from.In(zone).Format("15:04 MST"), local[i+1].Start.In(zone).Format("15:04 MST"), ref[i+1].from.In(zone).Format("15:04 MST"))
+		}
 	}
 
 	// The plan: per hour that differs, what the reference puts back, or a
 	// refusal where the reference refuses.
 	type key struct{ wall, link, country string }
-	o := w.options(t, d)
+	o := w.o
 	plans, err := repair.Plan(t.Context(), w.api, w.st, o)
 	if err != nil {
 		t.Fatal(err)
@@ -230,6 +315,10 @@ func checkAgainstReference(t *testing.T, w wallWorld, d reconcile.Date, elidoCli
 		}
 		return
 	}
+	if len(planned) != len(plans[0].Hours) {
+		t.Errorf("%d hours planned, %d of them with another start", len(plans[0].Hours), len(plans[0].Hours)-len(planned))
+	}
+	anyRefused, anySurplus, anyAdd := false, false, false
 	for _, h := range ref {
 		p, ok := planned[h.from.UTC()]
 		if h.api == h.local {
@@ -242,6 +331,9 @@ func checkAgainstReference(t *testing.T, w wallWorld, d reconcile.Date, elidoCli
 			t.Errorf("hour %s differs (%d, %d), yet is not planned", h.from.In(zone).Format("15:04 MST"), h.api, h.local)
 			continue
 		}
+		if !p.To.Equal(h.to) {
+			t.Errorf("hour %s planned up to %s, the reference's up to %s", h.from.In(zone).Format("15:04 MST"), p.To.In(zone).Format("15:04 MST"), h.to.In(zone).Format("15:04 MST"))
+		}
 		counts := map[key]int{}
 		skipped := false
 		for _, c := range elidoClicks {
@@ -249,11 +341,10 @@ func checkAgainstReference(t *testing.T, w wallWorld, d reconcile.Date, elidoCli
 				counts[key{c.TS.In(zone).Format("2006-01-02 15:04:05.000"), c.LinkID, c.CountryCode}]++
 			}
 		}
-		for _, r := range stored {
-			at, skip := refInstant(parseWall(r.wall), zone)
-			if !at.Before(h.from) && at.Before(h.to) {
+		for i, r := range stored {
+			if at := storedAt[i]; !at.Before(h.from) && at.Before(h.to) {
 				counts[key(r)]--
-				skipped = skipped || skip
+				skipped = skipped || storedSkipped[i]
 			}
 		}
 		var add, surplus int64
@@ -268,6 +359,7 @@ func checkAgainstReference(t *testing.T, w wallWorld, d reconcile.Date, elidoCli
 			}
 		}
 		refused := (skipped && add > 0) || add-surplus != h.api-h.local
+		anyRefused, anySurplus, anyAdd = anyRefused || refused, anySurplus || surplus > 0, anyAdd || add > 0
 		if refused {
 			if p.Refused == "" {
 				t.Errorf("hour %s: the reference refuses it (skipped wall times %v, %d to add, %d surplus), the plan adds %d", h.from.In(zone).Format("15:04 MST"), skipped, add, surplus, len(p.Add))
@@ -304,6 +396,9 @@ func checkAgainstReference(t *testing.T, w wallWorld, d reconcile.Date, elidoCli
 		if r.Err != nil {
 			t.Fatalf("Apply: %v", r.Err)
 		}
+	}
+	if !anyRefused && !anySurplus && anyAdd && (len(res) != 1 || !res[0].Matches()) {
+		t.Errorf("the reference repairs every hour that differs, yet the day does not match once repaired: %+v", res)
 	}
 	after := map[string]int{}
 	for _, r := range w.rows(t) {
