@@ -8,7 +8,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/sethvargo/go-envconfig"
 
@@ -93,9 +92,8 @@ func fleetRun(ctx context.Context, cmd func(context.Context, []string, envconfig
 
 // checkFleet is "clickrecon check" with RECON_FLEET_FILE and no
 // workspace chosen: every workspace's check, side by side, each line
-// named by its workspace. Workspaces that share an Elido key are checked
-// one after another (the key's rate limit is theirs together), those
-// that do not at the same time. The exit code is the worst: 2 when a
+// named by its workspace, one workspace after another (those that share
+// an Elido key together). The exit code is the worst: 2 when a
 // line of any workspace is FAILED, else 3 when one is UNREACHABLE.
 func checkFleet(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) (int, bool) {
 	file, _ := env.Lookup(config.FleetFileVar)
@@ -120,21 +118,18 @@ func checkFleet(ctx context.Context, args []string, env envconfig.Lookuper, stdo
 		}
 		groups[k] = append(groups[k], i)
 	}
-	var wg sync.WaitGroup
+	// One workspace after another: two checks of a local report folder
+	// at once would each create, and remove, the parent folder they
+	// share, and fail each other.
 	for _, k := range order {
-		wg.Add(1)
-		go func(idx []int) {
-			defer wg.Done()
-			for _, i := range idx {
-				e := fleet.Entries[i]
-				ed := d
-				ed.workspace = e.Name
-				r := &results[i]
-				r.code = cmdCheck(ctx, args, e.Env(env), &r.out, &r.errOut, ed)
-			}
-		}(groups[k])
+		for _, i := range groups[k] {
+			e := fleet.Entries[i]
+			ed := d
+			ed.workspace = e.Name
+			r := &results[i]
+			r.code = cmdCheck(ctx, args, e.Env(env), &r.out, &r.errOut, ed)
+		}
 	}
-	wg.Wait()
 	code := exitOK
 	for i, e := range fleet.Entries {
 		r := &results[i]
