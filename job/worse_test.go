@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -123,21 +124,9 @@ func TestWorseTrendToldOnceAndPassedOnce(t *testing.T) {
 			if tt.loseWord {
 				wantWorse = []int{45, 46}
 			}
-			if !equalInts(worse, wantWorse) || !equalInts(passed, []int{47}) {
+			if !slices.Equal(worse, wantWorse) || !slices.Equal(passed, []int{47}) {
 				t.Errorf("told worse on nights %v and passed on %v; want %v and [47]", worse, passed, wantWorse)
 			}
 		})
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

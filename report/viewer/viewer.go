@@ -312,9 +312,7 @@ func serveTrend(w http.ResponseWriter, r *http.Request, d *storage.Dest, log *sl
 		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(page.Len()))
-	w.Write(page.Bytes())
+	writePage(w, page.Bytes())
 }
 
 // serveRepair writes the page of the run runKey's repair plan: its files.
@@ -349,9 +347,14 @@ func servePage(w http.ResponseWriter, name string, data any, log *slog.Logger) {
 		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
 		return
 	}
+	writePage(w, page.Bytes())
+}
+
+// writePage answers with the rendered page b.
+func writePage(w http.ResponseWriter, b []byte) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(page.Len()))
-	w.Write(page.Bytes())
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.Write(b)
 }
 
 // runBar is the bar of links put at the top of a served report.html: back
