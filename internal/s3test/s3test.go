@@ -3,9 +3,11 @@
 package s3test
 
 import (
+	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,26 +25,60 @@ import (
 // from the test alone, never from the machine.
 func New(t *testing.T, prefix string, afterGet func(key string)) (dir string, puts func() []string) {
 	t.Helper()
+	return Start(t, prefix, Options{AfterGet: afterGet})
+}
+
+// Options are how Start's server differs from New's.
+type Options struct {
+	// AfterGet, when not nil, is called with the object's key after each
+	// GET the server answers.
+	AfterGet func(key string)
+	// TLS serves HTTPS, with a certificate the AWS SDK trusts through
+	// AWS_CA_BUNDLE: the SDK then sends a PUT's body as it does to AWS.
+	TLS bool
+	// Wrap, when not nil, stands between the client and the server: it
+	// may answer a request itself or change the server's answer.
+	Wrap func(http.Handler) http.Handler
+}
+
+// Start is New with o.
+func Start(t *testing.T, prefix string, o Options) (dir string, puts func() []string) {
+	t.Helper()
 	backend := s3mem.New()
 	if err := backend.CreateBucket("reports"); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	var written []string
-	fake := gofakes3.New(backend).Server()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var fake http.Handler = gofakes3.New(backend).Server()
+	if o.Wrap != nil {
+		fake = o.Wrap(fake)
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPut && !strings.Contains(r.URL.Path, "/.clickrecon-check-") { // not the probe's marker
 			mu.Lock()
 			written = append(written, r.URL.Path)
 			mu.Unlock()
 		}
 		fake.ServeHTTP(w, r)
-		if r.Method == http.MethodGet && afterGet != nil {
-			afterGet(strings.TrimPrefix(r.URL.Path, "/reports/"))
+		if r.Method == http.MethodGet && o.AfterGet != nil {
+			o.AfterGet(strings.TrimPrefix(r.URL.Path, "/reports/"))
 		}
-	}))
-	t.Cleanup(srv.Close)
+	})
 	Isolate(t)
+	var srv *httptest.Server
+	if o.TLS {
+		srv = httptest.NewTLSServer(h)
+		ca := filepath.Join(t.TempDir(), "ca.pem")
+		cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+		if err := os.WriteFile(ca, cert, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("AWS_CA_BUNDLE", ca)
+	} else {
+		srv = httptest.NewServer(h)
+	}
+	t.Cleanup(srv.Close)
 	return Dir(srv.URL, prefix), func() []string {
 		mu.Lock()
 		defer mu.Unlock()

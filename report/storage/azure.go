@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -294,12 +293,16 @@ func (s *azureStore) attributes(ctx context.Context, key string) (objectAttribut
 	return objectAttributes{Size: deref(p.ContentLength), ETag: string(deref(p.ETag)), ModTime: deref(p.LastModified), Metadata: md}, nil
 }
 
-func (s *azureStore) get(ctx context.Context, key string) (io.ReadCloser, error) {
+func (s *azureStore) get(ctx context.Context, key string) (objectBody, error) {
 	resp, err := s.c.NewBlobClient(key).DownloadStream(ctx, nil)
 	if err != nil {
-		return nil, withCode(err, azureCode)
+		return objectBody{}, withCode(err, azureCode)
 	}
-	return resp.Body, nil
+	size := int64(-1)
+	if resp.ContentLength != nil {
+		size = *resp.ContentLength
+	}
+	return objectBody{ReadCloser: resp.Body, Size: size, ETag: string(deref(resp.ETag))}, nil
 }
 
 func (s *azureStore) put(ctx context.Context, key string, data []byte, contentType string, metadata map[string]string) error {

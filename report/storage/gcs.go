@@ -113,12 +113,13 @@ func (s *gcsStore) attributes(ctx context.Context, key string) (objectAttributes
 	return objectAttributes{Size: a.Size, ETag: a.Etag, ModTime: a.Updated, Metadata: a.Metadata}, nil
 }
 
-func (s *gcsStore) get(ctx context.Context, key string) (io.ReadCloser, error) {
+func (s *gcsStore) get(ctx context.Context, key string) (objectBody, error) {
 	r, err := s.bucket.Object(key).NewReader(ctx)
 	if err != nil {
-		return nil, withCode(err, gcsCode)
+		return objectBody{}, withCode(err, gcsCode)
 	}
-	return r, nil
+	// The reader names its generation, not its ETag: only its length.
+	return objectBody{ReadCloser: r, Size: r.Attrs.Size}, nil
 }
 
 func (s *gcsStore) put(ctx context.Context, key string, data []byte, contentType string, metadata map[string]string) error {

@@ -382,13 +382,25 @@ func (d *Dest) openObject(ctx context.Context, key, id string) (*RunFile, string
 // streamObject opens the object key, whose attributes a were read just
 // before, as a RunFile whose Close says ErrConcurrentWrite when the object
 // is no longer the one a describes (its ETag changed while it was read).
-// An error is the store's own.
+// Its Size is the length of the answer that carries its bytes (a's when
+// the answer gives none): an object rewritten between the two requests,
+// or a server whose HEAD and GET disagree, never has more bytes sent
+// than were declared. An answer whose ETag is not a's is the object
+// rewritten: ErrConcurrentWrite. An error is the store's own.
 func (d *Dest) streamObject(ctx context.Context, key string, a *objectAttributes) (*RunFile, error) {
 	r, err := d.bucket.NewReader(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	return &RunFile{Reader: r, Size: a.Size, ContentType: contentType(key), close: func() error {
+	if r.ETag != "" && a.ETag != "" && r.ETag != a.ETag {
+		r.Close()
+		return nil, fmt.Errorf("%s/%s changed as it was opened: %w", d.base, key, ErrConcurrentWrite)
+	}
+	size := r.Size
+	if size < 0 {
+		size = a.Size
+	}
+	return &RunFile{Reader: r, Size: size, ContentType: contentType(key), close: func() error {
 		r.Close()
 		if again, err := d.bucket.Attributes(ctx, key); err != nil || again.ETag != a.ETag {
 			return fmt.Errorf("%s/%s changed while it was read: %w", d.base, key, ErrConcurrentWrite)

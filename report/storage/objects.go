@@ -29,8 +29,9 @@ type objectStore interface {
 	// attributes returns an object's size, ETag, modification time and
 	// metadata.
 	attributes(ctx context.Context, key string) (objectAttributes, error)
-	// get returns an object's content, streamed.
-	get(ctx context.Context, key string) (io.ReadCloser, error)
+	// get returns an object's content, streamed, with the length and
+	// ETag of the answer that carries it.
+	get(ctx context.Context, key string) (objectBody, error)
 	// put writes the object key whole, with its content type and metadata.
 	put(ctx context.Context, key string, data []byte, contentType string, metadata map[string]string) error
 	// delete removes the object key (a missing one may or may not be
@@ -52,6 +53,16 @@ type objectAttributes struct {
 	ETag     string
 	ModTime  time.Time
 	Metadata map[string]string
+}
+
+// objectBody is an object's content as one GET answered it: its
+// length and ETag are that answer's own (Size -1 and ETag "" where the
+// answer did not say), which are the bytes that follow, even when the
+// object was rewritten since its attributes were read.
+type objectBody struct {
+	io.ReadCloser
+	Size int64
+	ETag string
 }
 
 // errCode is the kind of a failed request to an object store, whatever
@@ -162,7 +173,7 @@ func (b *bucket) Attributes(ctx context.Context, key string) (*objectAttributes,
 }
 
 // NewReader streams the object key; close it after use.
-func (b *bucket) NewReader(ctx context.Context, key string) (io.ReadCloser, error) {
+func (b *bucket) NewReader(ctx context.Context, key string) (objectBody, error) {
 	return b.store.get(ctx, b.prefix+key)
 }
 

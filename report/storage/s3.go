@@ -3,11 +3,13 @@ package storage
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/clickrecon/clickrecon/internal/safehttp"
 )
@@ -61,6 +64,7 @@ func openS3(ctx context.Context, u *url.URL) (objectStore, error) {
 		endpoint          string
 		disableHTTPS      bool
 		rateLimitCapacity int64
+		checksumSet       bool // request_checksum_calculation given
 		anonymous         bool
 		roleARN           string
 		role              stsRole
@@ -127,6 +131,7 @@ func openS3(ctx context.Context, u *url.URL) (objectStore, error) {
 			return err
 		},
 		"request_checksum_calculation": func(v string) error {
+			checksumSet = true
 			required, err := checksumWhenRequired(v)
 			loadOpts = append(loadOpts, config.WithRequestChecksumCalculation(
 				pick(required, aws.RequestChecksumCalculationWhenRequired, aws.RequestChecksumCalculationWhenSupported)))
@@ -170,11 +175,23 @@ func openS3(ctx context.Context, u *url.URL) (objectStore, error) {
 	loadOpts = append(loadOpts, config.WithRetryer(func() aws.Retryer {
 		return redirectFinal{retry.NewStandard(func(o *retry.StandardOptions) { o.RateLimiter = limiter })}
 	}))
+	if !checksumSet && os.Getenv("AWS_REQUEST_CHECKSUM_CALCULATION") == "" {
+		// A PUT's checksum goes in Content-MD5 (put), which every S3
+		// server checks; the SDK's default would send each file
+		// aws-chunked with a trailing checksum over HTTPS, which many S3
+		// servers store as it came, framing and all.
+		loadOpts = append(loadOpts, config.WithRequestChecksumCalculation(aws.RequestChecksumCalculationWhenRequired))
+	}
 	cfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("load the AWS configuration: %w", err)
 	}
 	cfg.HTTPClient = safeAWSClient(cfg.HTTPClient)
+	// The SDK's own log lines (a response without a checksum, say) are
+	// not the user's business, and would break a JSON log stream on
+	// stderr: what fails reaches the user as an error, through the run's
+	// logger.
+	cfg.Logger, cfg.ClientLogMode = logging.Nop{}, 0
 	if roleARN != "" {
 		if cfg.Region == "" {
 			return nil, errors.New(`query parameter "role" needs a region (region=… or AWS_REGION)`)
@@ -187,6 +204,7 @@ func openS3(ctx context.Context, u *url.URL) (objectStore, error) {
 		}
 		s3Opts = append(s3Opts, func(o *s3.Options) { o.BaseEndpoint = aws.String(endpoint) })
 	}
+	s3Opts = append(s3Opts, func(o *s3.Options) { o.DisableLogOutputChecksumValidationSkipped = true })
 	st.client = s3.NewFromConfig(cfg, s3Opts...)
 	return st, nil
 }
@@ -324,20 +342,26 @@ func (s *s3Store) attributes(ctx context.Context, key string) (objectAttributes,
 	}, nil
 }
 
-func (s *s3Store) get(ctx context.Context, key string) (io.ReadCloser, error) {
+func (s *s3Store) get(ctx context.Context, key string) (objectBody, error) {
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &key})
 	if err != nil {
-		return nil, withCode(err, s3Code)
+		return objectBody{}, withCode(err, s3Code)
 	}
-	return out.Body, nil
+	size := int64(-1)
+	if out.ContentLength != nil {
+		size = *out.ContentLength
+	}
+	return objectBody{ReadCloser: out.Body, Size: size, ETag: aws.ToString(out.ETag)}, nil
 }
 
 func (s *s3Store) put(ctx context.Context, key string, data []byte, contentType string, metadata map[string]string) error {
+	sum := md5.Sum(data)
 	in := &s3.PutObjectInput{
 		Bucket:        &s.bucket,
 		Key:           &key,
 		Body:          bytes.NewReader(data),
 		ContentLength: aws.Int64(int64(len(data))),
+		ContentMD5:    aws.String(base64.StdEncoding.EncodeToString(sum[:])),
 		ContentType:   aws.String(contentType),
 		Metadata:      metadata,
 	}

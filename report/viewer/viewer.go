@@ -9,6 +9,7 @@ import (
 	"bytes"
 	_ "embed"
 	"errors"
+	"fmt"
 	"html/template"
 	"io"
 	"log/slog"
@@ -149,7 +150,7 @@ func serveFile(w http.ResponseWriter, r *http.Request, f *storage.RunFile, err e
 	}
 	_, err = w.Write(head)
 	if err == nil {
-		err = copyOut(w, f)
+		err = copyOut(w, f, f.Size-int64(len(head)))
 	}
 	if cerr := f.Close(); cerr != nil && err == nil {
 		log.Error("a report file changed while it was sent: the answer is cut off", "path", r.URL.EscapedPath(), "err", cerr)
@@ -161,14 +162,22 @@ func serveFile(w http.ResponseWriter, r *http.Request, f *storage.RunFile, err e
 	}
 }
 
-// copyOut copies f to w a buffer at a time; each write has a minute of
-// its own, so that a large file reaches a slow client while one that
-// stops reading is let go.
-func copyOut(w http.ResponseWriter, f io.Reader) error {
+// copyOut copies the size bytes of f to w a buffer at a time; each
+// write has a minute of its own, so that a large file reaches a slow
+// client while one that stops reading is let go. A file longer or
+// shorter than size is an error: what was declared is never overrun.
+func copyOut(w http.ResponseWriter, f io.Reader, size int64) error {
 	rc := http.NewResponseController(w)
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := f.Read(buf)
+		if int64(n) > size {
+			return fmt.Errorf("the file is longer than the %d bytes its answer declared", size)
+		}
+		size -= int64(n)
+		if err == io.EOF && size > 0 {
+			return fmt.Errorf("the file ended %d bytes short of what its answer declared", size)
+		}
 		if n > 0 {
 			rc.SetWriteDeadline(time.Now().Add(time.Minute))
 			if _, err := w.Write(buf[:n]); err != nil {
