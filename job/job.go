@@ -318,7 +318,13 @@ func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	if st != nil && interrupted == nil {
 		rr := o.repairRun()
 		rr.Reads = diag.Reads
-		rep.Findings = append(rep.Findings, repairMissing(ctx, d, rr, st, naive, naiveErr, res)...)
+		found, kept := repairMissing(ctx, d, rr, st, naive, naiveErr, res)
+		rep.Findings = append(rep.Findings, found...)
+		for i := range rep.Days {
+			if date, err := reconcile.ParseDate(rep.Days[i].Date); err == nil {
+				rep.Days[i].Repaired = kept[date]
+			}
+		}
 	}
 	rep.Findings = append(rep.Findings, said...)
 	d.Progress.Done()

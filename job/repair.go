@@ -218,15 +218,16 @@ func (o Options) repairRun() runRepair {
 // run found missing, it plans the repair (repair), writes its
 // files beside the report, and with RepairApply inserts them, one
 // transaction per day. A dry run, or one without its lock, only prints.
-// It returns findings that say what was repaired, or why not. Run calls
-// it only for a store it read and a run that was not stopped.
+// It returns findings that say what was repaired, or why not, and the
+// clicks the store kept of those inserted, by day. Run calls it only for
+// a store it read and a run that was not stopped.
 //
 // naive is how the store holds its times (store.Naive), and naiveErr why
 // that could not be read: then nothing is planned, as a wall-clock
 // column's clicks must be compared by wall-clock time.
-func repairMissing(ctx context.Context, d Deps, o runRepair, st *store.Store, naive store.Naive, naiveErr error, res reconcile.Result) []report.Finding {
+func repairMissing(ctx context.Context, d Deps, o runRepair, st *store.Store, naive store.Naive, naiveErr error, res reconcile.Result) ([]report.Finding, map[reconcile.Date]int64) {
 	if o.Repair == RepairOff {
-		return nil
+		return nil, nil
 	}
 	var days []reconcile.Date
 	for _, day := range res.Days {
@@ -235,26 +236,26 @@ func repairMissing(ctx context.Context, d Deps, o runRepair, st *store.Store, na
 		}
 	}
 	if len(days) == 0 {
-		return nil
+		return nil, nil
 	}
 	log := d.Log
 	finding := func(format string, args ...any) report.Finding {
 		return report.Finding{Kind: findingRepair, Message: fmt.Sprintf(format, args...)}
 	}
 	if naiveErr != nil {
-		return []report.Finding{finding("no repair: %v", naiveErr)}
+		return []report.Finding{finding("no repair: %v", naiveErr)}, nil
 	}
 	opts := repair.Options{Window: o.Window, Settle: o.Settle, Now: d.Now(), Query: o.Query, Days: days, Wall: naive.WallZone()}
 	plans, err := repair.Plan(ctx, repairElido(d.Elido, o.Reads), st, opts)
 	if err != nil {
 		log.Error("repair not planned", "err", err)
-		return []report.Finding{finding("no repair: %v", err)}
+		return []report.Finding{finding("no repair: %v", err)}, nil
 	}
 	dir := storage.RepairDir(o.ReportDir, o.RunKey)
 	attempt, err := repair.WritePlan(dir, d.Now(), plans, o.Store.Dialect)
 	if err != nil {
 		log.Error("repair plan not written: nothing applied", "err", err)
-		return []report.Finding{finding("no repair: its plan could not be written: %v", err)}
+		return []report.Finding{finding("no repair: its plan could not be written: %v", err)}, nil
 	}
 	var out []report.Finding
 	apply := o.Repair == RepairApply && !o.DryRun && !o.Unlocked
@@ -268,22 +269,28 @@ func repairMissing(ctx context.Context, d Deps, o runRepair, st *store.Store, na
 	}
 	log.Info("repair planned", "days", len(plans), "dir", dir, "attempt", attempt)
 	if !apply {
-		return out
+		return out, nil
 	}
 	if err := held(ctx, d); err != nil {
-		return append(out, finding("no repair: the run lock was lost before writing; run clickrecon repair --apply"))
+		return append(out, finding("no repair: the run lock was lost before writing; run clickrecon repair --apply")), nil
 	}
 	w, err := openWriter(ctx, st, o.StoreWrite, o.RepairInsert, store.Options{TimestampZone: o.TimestampZone})
 	if err != nil {
 		log.Error("store not opened for writing: nothing repaired", "err", err)
-		return append(out, finding("no repair: %v", err))
+		return append(out, finding("no repair: %v", err)), nil
 	}
 	defer w.Close()
-	_, lines := applyRepair(ctx, d, w, st, opts, plans, dir, attempt)
+	results, lines := applyRepair(ctx, d, w, st, opts, plans, dir, attempt)
 	for _, line := range lines {
 		out = append(out, finding("%s", line))
 	}
-	return out
+	kept := map[reconcile.Date]int64{}
+	for _, r := range results {
+		if r.Inserted > 0 {
+			kept[r.Day] += int64(r.Inserted)
+		}
+	}
+	return out, kept
 }
 
 // openWriter opens STORE_WRITE_DSN for writing and checks, before

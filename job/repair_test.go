@@ -226,6 +226,32 @@ func TestRunRepairPrintAddsFindings(t *testing.T) {
 	}
 }
 
+// run --repair --apply puts the lost day's clicks back and its report says
+// how many on that day (its counts are from before the repair), and on no
+// other; the next run finds the day matching.
+func TestRunRepairApplyReportsWhatItRestoredByDay(t *testing.T) {
+	_, o, d := setup(t)
+	before := lostDayTotal(t, o)
+	o.Repair, o.StoreWrite = RepairApply, dbtest.Parsed(t, store.ParseWriteDSN, "sqlite:"+storeFile(t, o))
+	out, err := Run(context.Background(), o, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := lostDayTotal(t, o)
+	if after <= before {
+		t.Fatalf("the store's day went from %d to %d: nothing was repaired", before, after)
+	}
+	for _, day := range out.Report.Days {
+		want := int64(0)
+		if day.Date == "2026-10-24" {
+			want = after - before
+		}
+		if day.Repaired != want {
+			t.Errorf("%s: repaired %d, want %d (status %s)", day.Date, day.Repaired, want, day.Status)
+		}
+	}
+}
+
 // run --repair --apply with a STORE_WRITE_DSN that names a copy of the store
 // writes into neither: its finding says why, naming both variables.
 func TestRunRepairApplyIntoAnotherStoreWritesNothing(t *testing.T) {

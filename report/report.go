@@ -227,6 +227,10 @@ type Day struct {
 	// HoursWithGap are the hours of a drilled-into day whose counts
 	// differ; absent when the hours were not compared.
 	HoursWithGap []Hour `json:"hours_with_gap,omitempty"`
+	// Repaired is the clicks the run's own repair stage (REPAIR=apply)
+	// put back into the store on the day, as the store kept them; its
+	// counts above are from before the repair. Absent when none.
+	Repaired int64 `json:"repaired,omitempty"`
 }
 
 // MarshalJSON writes an unverifiable day's severity as null: how far the

@@ -256,7 +256,7 @@ func TestMigrateAddsTheOutboxToAnExistingHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]string{"002_outbox", "003_notices", "004_unknown_totals", "005_outbox_outcomes", "006_trend"}, applied); diff != "" {
+		if diff := cmp.Diff([]string{"002_outbox", "003_notices", "004_unknown_totals", "005_outbox_outcomes", "006_trend", "007_repaired"}, applied); diff != "" {
 			t.Errorf("Migrate applied (-want +got):\n%s", diff)
 		}
 		h2, err := Open(ctx, mustParse(t, dsn, false))
@@ -394,7 +394,7 @@ func TestMigrateOutboxOutcomesKeepsEveryRow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]string{"005_outbox_outcomes", "006_trend"}, applied); diff != "" {
+		if diff := cmp.Diff([]string{"005_outbox_outcomes", "006_trend", "007_repaired"}, applied); diff != "" {
 			t.Errorf("Migrate applied (-want +got):\n%s", diff)
 		}
 		h2, err := Open(ctx, mustParse(t, dsn, false))

@@ -45,7 +45,7 @@ func (h *History) RecordRun(ctx context.Context, rep report.Report) error {
 		defer stmt.Close()
 		for _, d := range rep.Days {
 			if _, err := stmt.ExecContext(ctx, id, d.Date, d.Hours, d.API, d.Local, d.Delta,
-				d.Status, d.Severity, d.Settled, d.Reason); err != nil {
+				d.Status, d.Severity, d.Settled, d.Reason, d.Repaired); err != nil {
 				return fmt.Errorf("insert day %s: %w", d.Date, err)
 			}
 		}

@@ -61,6 +61,11 @@ const insertRunBefore006 = `INSERT INTO runs (
 ) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
 RETURNING id`
 
+// insertRunDayBefore007 is how the releases before 007_repaired recorded
+// a run's day: without the clicks its repair restored.
+const insertRunDayBefore007 = `INSERT INTO run_days (run_id, day, hours, api_clicks, local_clicks, delta_clicks, status, severity, settled, reason)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+
 func TestMigrateUnknownTotalsKeepsRuns(t *testing.T) {
 	each(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
@@ -100,7 +105,7 @@ func TestMigrateUnknownTotalsKeepsRuns(t *testing.T) {
 				"ok", "", r.api, r.local, r.local-r.api, nil, 1, r.match, 0, 0, 0, r.unverif); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := h.db.Exec(h.q.insertRunDay, id, r.dayDate, 24.0, nil, nil, nil, r.status, "ok", true, ""); err != nil {
+			if _, err := h.db.Exec(string(sharedFor(h.dialect, []byte(insertRunDayBefore007))), id, r.dayDate, 24.0, nil, nil, nil, r.status, "ok", true, ""); err != nil {
 				t.Fatal(err)
 			}
 		}

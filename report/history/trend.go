@@ -21,6 +21,7 @@ type trendDay struct {
 	API         *int64 `db:"api_clicks"`
 	Local       *int64 `db:"local_clicks"`
 	Status      string `db:"status"`
+	Repaired    int64  `db:"repaired_clicks"`
 }
 
 // trendDiagnosis is one row of trend_diagnoses.
@@ -89,7 +90,7 @@ func (h *History) TrendRuns(ctx context.Context, workspaceID string, from, to re
 			rep = report.Report{RunKey: d.RunKey, WorkspaceID: d.WorkspaceID, StoreID: store, GeneratedAt: at,
 				Window: report.Window{TZ: d.TZ}}
 		}
-		rep.Days = append(rep.Days, report.Day{Date: d.Day, API: d.API, Local: d.Local, Status: reconcile.Status(d.Status)})
+		rep.Days = append(rep.Days, report.Day{Date: d.Day, API: d.API, Local: d.Local, Status: reconcile.Status(d.Status), Repaired: d.Repaired})
 	}
 	if err := rows.Err(); err != nil {
 		return n, fmt.Errorf("read the runs' days for the trend: %w", err)

@@ -46,7 +46,7 @@ func TestTrendReadsTheRunsOfAnOlderHistory(t *testing.T) {
 		if err := old.db.GetContext(ctx, &id, string(insertOld), "20261120_20261120_000000000001", "2026-11-21T03:00:00Z"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := old.db.ExecContext(ctx, old.q.insertRunDay, id, "2026-11-20", 24.0, 100, 90, -10, "missing", "fail", true, ""); err != nil {
+		if _, err := old.db.ExecContext(ctx, string(sharedFor(old.dialect, []byte(insertRunDayBefore007))), id, "2026-11-20", 24.0, 100, 90, -10, "missing", "fail", true, ""); err != nil {
 			t.Fatal(err)
 		}
 		old.Close()

@@ -32,8 +32,8 @@ type chart struct {
 
 // chartDay is one day's shapes: a stack of rectangles above the line for
 // what it lost, by cause (what no diagnosis explains on its own), one
-// below for its surplus, a band for a day not compared, and a mark for a
-// day that healed.
+// below for its surplus, a band for a day not compared, a mark for a day
+// that healed and one for a day repaired.
 type chartDay struct {
 	Day
 	X, W   float64
@@ -42,7 +42,11 @@ type chartDay struct {
 	Healed bool
 	HealX  float64
 	HealY  float64
-	Title  string
+	// RepairMark is a mark under the line of a day whose clicks a run's
+	// repair put back.
+	RepairMark bool
+	RepairY    float64
+	Title      string
 }
 
 type chartRect struct {
@@ -113,6 +117,9 @@ func newChart(s Series, width float64) chart {
 				cd.HealY = c.ZeroY + float64(d.WasSurplus)*scale
 			}
 		}
+		if d.Restored > 0 {
+			cd.RepairMark, cd.RepairY = true, c.ZeroY+2
+		}
 		c.Days = append(c.Days, cd)
 	}
 	c.Ticks = []chartTick{{Y: c.ZeroY, Text: "0"}}
@@ -165,6 +172,9 @@ func dayTitle(d Day) string {
 	}
 	if d.Healed != nil {
 		t += "; healed (was " + words.Num(d.WasMissing+d.WasSurplus) + ")"
+	}
+	if d.Restored > 0 {
+		t += "; " + words.Num(d.Restored) + " restored by repair"
 	}
 	return t
 }

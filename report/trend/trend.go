@@ -72,6 +72,12 @@ type Day struct {
 	// (read from the history only).
 	Alerted  *time.Time `json:"alerted,omitempty"`
 	HealTold *time.Time `json:"heal_told,omitempty"`
+	// Restored is the clicks the runs' repair stage (REPAIR=apply) put
+	// back into the store on the day, over every run that repaired it
+	// (each run's report says what its own repair inserted), and
+	// Repaired when the first of those runs was made.
+	Restored int64      `json:"restored"`
+	Repaired *time.Time `json:"repaired,omitempty"`
 }
 
 // ToFind is how long after the day ended its gap was first found, and
@@ -82,6 +88,14 @@ func (d Day) ToFind(loc *time.Location) (time.Duration, bool) {
 		return 0, false
 	}
 	return d.Found.Sub(d.end(loc)), true
+}
+
+// ToRepair is how long after the day ended a run first repaired it.
+func (d Day) ToRepair(loc *time.Location) (time.Duration, bool) {
+	if d.Repaired == nil {
+		return 0, false
+	}
+	return d.Repaired.Sub(d.end(loc)), true
 }
 
 // ToHeal is how long after the day ended it was first seen healed.
@@ -115,6 +129,7 @@ type Period struct {
 	Local        int64            `json:"local"` // the store's, on the same days
 	Missing      int64            `json:"missing"`
 	Surplus      int64            `json:"surplus"`
+	Restored     int64            `json:"restored"` // by the runs' repairs
 	Loss         map[string]int64 `json:"loss,omitempty"`
 }
 
@@ -152,6 +167,9 @@ type Series struct {
 	// gaps were first found, and first seen healed.
 	ToFind Times `json:"to_find"`
 	ToHeal Times `json:"to_heal"`
+	// ToRepair is how long after their day ended a run's repair first
+	// put the days' clicks back.
+	ToRepair Times `json:"to_repair"`
 	// ToAlert is how long after their day ended Slack was first told of
 	// the gaps (from the history's alerts; empty from reports alone).
 	ToAlert Times `json:"to_alert"`
@@ -207,6 +225,10 @@ type gathered struct {
 	// seen are the verdicts every run gave each day, for when its gap was
 	// found and healed: as many as the runs that checked the day.
 	seen map[reconcile.Date][]seen
+	// restored and repaired are each day's clicks put back by the runs'
+	// repairs, and when the first of those runs was made.
+	restored map[reconcile.Date]int64
+	repaired map[reconcile.Date]time.Time
 }
 
 // seen is one run's verdict of a day.
@@ -246,7 +268,8 @@ func (t *Trend) Add(rep report.Report) error {
 	k := Key{WorkspaceID: rep.WorkspaceID, StoreID: rep.StoreID, TZ: rep.Window.TZ}
 	g := t.series[k]
 	if g == nil {
-		g = &gathered{days: map[reconcile.Date]*Day{}, seen: map[reconcile.Date][]seen{}}
+		g = &gathered{days: map[reconcile.Date]*Day{}, seen: map[reconcile.Date][]seen{},
+			restored: map[reconcile.Date]int64{}, repaired: map[reconcile.Date]time.Time{}}
 		t.series[k] = g
 	}
 	g.runs++
@@ -266,6 +289,12 @@ func (t *Trend) Add(rep report.Report) error {
 			continue
 		}
 		at := rep.GeneratedAt
+		if rd.Repaired > 0 {
+			g.restored[date] += rd.Repaired
+			if first, ok := g.repaired[date]; !ok || at.Before(first) {
+				g.repaired[date] = at
+			}
+		}
 		v := Day{Date: rd.Date, Checked: true, RunKey: rep.RunKey, GeneratedAt: &at, Status: rd.Status,
 			API: rd.API, Local: rd.Local, Loss: loss[rd.Date]}
 		if rd.API != nil && rd.Local != nil {
@@ -337,13 +366,17 @@ func (t *Trend) one(k Key, g *gathered) Series {
 	if err != nil {
 		loc = time.UTC // a report's zone was valid where it was written
 	}
-	toFind, toHeal, toAlert := map[string]time.Duration{}, map[string]time.Duration{}, map[string]time.Duration{}
+	toFind, toHeal, toAlert, toRepair := map[string]time.Duration{}, map[string]time.Duration{}, map[string]time.Duration{}, map[string]time.Duration{}
 	var week, month *Period
 	for d := t.from; !t.to.Before(d); d = d.AddDays(1) {
 		day := Day{Date: d.String()}
 		if v := g.days[d]; v != nil {
 			day = *v
 			day.Found, day.Healed, day.WasMissing, day.WasSurplus = foundHealed(day, g.seen[d])
+		}
+		if n := g.restored[d]; n > 0 {
+			at := g.repaired[d]
+			day.Restored, day.Repaired = n, &at
 		}
 		if a, ok := g.alerts[d]; ok {
 			at := a.Alerted
@@ -362,6 +395,9 @@ func (t *Trend) one(k Key, g *gathered) Series {
 		}
 		if day.Alerted != nil {
 			toAlert[day.Date] = day.Alerted.Sub(day.end(loc))
+		}
+		if t, ok := day.ToRepair(loc); ok {
+			toRepair[day.Date] = t
 		}
 		y, w := d.Start(time.UTC).ISOWeek()
 		if name := fmt.Sprintf("%04d-W%02d", y, w); week == nil || week.Name != name {
@@ -385,7 +421,7 @@ func (t *Trend) one(k Key, g *gathered) Series {
 			c.Days++
 		}
 	}
-	s.ToFind, s.ToHeal, s.ToAlert = timesOf(toFind), timesOf(toHeal), timesOf(toAlert)
+	s.ToFind, s.ToHeal, s.ToAlert, s.ToRepair = timesOf(toFind), timesOf(toHeal), timesOf(toAlert), timesOf(toRepair)
 	s.Worse = Worse(s)
 	for _, c := range causes {
 		s.Causes = append(s.Causes, *c)
@@ -439,6 +475,7 @@ func foundHealed(day Day, ss []seen) (found, healed *time.Time, wasMissing, wasS
 func (p *Period) add(day Day) {
 	p.To = day.Date
 	p.Days++
+	p.Restored += day.Restored
 	if !day.Checked {
 		p.Unchecked++
 		return

@@ -24,7 +24,9 @@ func ptr(v int64) *int64 { return &v }
 // night checks the three days before it, some nights are missed, some
 // runs could not read Elido (their days unverifiable), some days are not
 // settled yet, gaps come and heal, and now and then a backfill re-checks
-// a longer window. Every run's report is what the test compares against.
+// a longer window, and some runs repair a missing day (their report has
+// the day's counts from before, and what the repair restored). Every
+// run's report is what the test compares against.
 func randomNights(r *rand.Rand, start reconcile.Date, nights int) []report.Report {
 	loc, _ := time.LoadLocation("Europe/Warsaw")
 	var reps []report.Report
@@ -67,6 +69,10 @@ func randomNights(r *rand.Rand, start reconcile.Date, nights int) []report.Repor
 				day.Status, day.Settled = reconcile.Provisional, false
 			case local < api:
 				day.Status = reconcile.Missing
+				if r.IntN(5) == 0 {
+					day.Repaired = api - local
+					lost[d] = 0 // from the next run on
+				}
 				kinds := []string{reconcile.DiagOutage, reconcile.DiagSteadyLeak, reconcile.DiagBusy, reconcile.DiagUnexplained}
 				rep.Diagnoses = append(rep.Diagnoses, report.Diagnosis{Date: d.String(), Kind: kinds[r.IntN(len(kinds))], Clicks: api - local})
 			case local > api:
@@ -181,6 +187,19 @@ func check(t *testing.T, s trend.Series, reps []report.Report, from, to reconcil
 			t.Fatalf("day %d is %s, want %s", i, day.Date, d)
 		}
 		hs := holding[day.Date]
+		var restored int64
+		var repaired time.Time
+		for _, h := range hs {
+			if h.day.Repaired > 0 {
+				restored += h.day.Repaired
+				if repaired.IsZero() || h.rep.GeneratedAt.Before(repaired) {
+					repaired = h.rep.GeneratedAt
+				}
+			}
+		}
+		if day.Restored != restored || !orZero(day.Repaired).Equal(repaired) {
+			t.Errorf("%s: %d restored, first at %v; the reports restored %d, first at %v", day.Date, day.Restored, orZero(day.Repaired), restored, repaired)
+		}
 		if day.Checks != len(hs) {
 			t.Errorf("%s: %d checks, but %d reports hold the day", day.Date, day.Checks, len(hs))
 		}
@@ -271,6 +290,7 @@ func check(t *testing.T, s trend.Series, reps []report.Report, from, to reconcil
 			}
 			p.Missing += day.Missing
 			p.Surplus += day.Surplus
+			p.Restored += restored
 			if !day.Checked {
 				p.Unchecked++
 			}
@@ -287,9 +307,9 @@ func check(t *testing.T, s trend.Series, reps []report.Report, from, to reconcil
 		if p.Name != "total" {
 			want = *weeks[p.Name]
 		}
-		if p.Days != want.Days || p.API != want.API || p.Local != want.Local || p.Missing != want.Missing || p.Surplus != want.Surplus || p.Unchecked != want.Unchecked {
-			t.Errorf("%s: days %d api %d local %d missing %d surplus %d unchecked %d; its days add up to %d, %d, %d, %d, %d, %d",
-				p.Name, p.Days, p.API, p.Local, p.Missing, p.Surplus, p.Unchecked, want.Days, want.API, want.Local, want.Missing, want.Surplus, want.Unchecked)
+		if p.Days != want.Days || p.API != want.API || p.Local != want.Local || p.Missing != want.Missing || p.Surplus != want.Surplus || p.Unchecked != want.Unchecked || p.Restored != want.Restored {
+			t.Errorf("%s: days %d api %d local %d missing %d surplus %d unchecked %d restored %d; its days add up to %d, %d, %d, %d, %d, %d, %d",
+				p.Name, p.Days, p.API, p.Local, p.Missing, p.Surplus, p.Unchecked, p.Restored, want.Days, want.API, want.Local, want.Missing, want.Surplus, want.Unchecked, want.Restored)
 		}
 	}
 }

@@ -33,7 +33,7 @@ func WriteJSON(w io.Writer, series []Series) error {
 // csvHeader is the header of every CSV the trend writes: one row per
 // day, week or month of a series.
 var csvHeader = append([]string{"workspace_id", "store_id", "tz", "period", "from", "to", "days", "checked", "match", "gaps",
-	"provisional", "unverifiable", "unchecked", "api", "local", "missing", "surplus", "loss_rate"}, lossColumns()...)
+	"provisional", "unverifiable", "unchecked", "api", "local", "missing", "surplus", "loss_rate"}, append(lossColumns(), "restored")...)
 
 func lossColumns() []string {
 	var cs []string
@@ -68,6 +68,7 @@ func WriteCSV(w io.Writer, series []Series, by string) error {
 			for _, k := range Kinds {
 				row = append(row, strconv.FormatInt(p.Loss[k], 10))
 			}
+			row = append(row, strconv.FormatInt(p.Restored, 10))
 			if err := cw.Write(row); err != nil {
 				return err
 			}
@@ -138,6 +139,15 @@ func writeSeries(w io.Writer, s Series, by string) error {
 		fmt.Fprintf(w, "  gaps healed %s after their day ended (median), %s at worst (%s), on %s\n",
 			hours(s.ToHeal.MedianHours), hours(s.ToHeal.WorstHours), s.ToHeal.WorstDate, words.Plural(s.ToHeal.Days, "day", "days"))
 	}
+	if s.ToRepair.Days > 0 {
+		noun := "clicks"
+		if t.Restored == 1 {
+			noun = "click"
+		}
+		fmt.Fprintf(w, "  %s %s restored by repair on %s, %s after their day ended (median), %s at worst (%s)\n",
+			words.Num(t.Restored), noun, words.Plural(s.ToRepair.Days, "day", "days"),
+			hours(s.ToRepair.MedianHours), hours(s.ToRepair.WorstHours), s.ToRepair.WorstDate)
+	}
 	if by == "day" {
 		by = "week"
 	}
@@ -147,10 +157,10 @@ func writeSeries(w io.Writer, s Series, by string) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tfrom\tto\tElido\tstore\tmissing\tloss\tsurplus\tgap days\tunverifiable\tunchecked\t\n", by)
+	fmt.Fprintf(tw, "%s\tfrom\tto\tElido\tstore\tmissing\tloss\tsurplus\tgap days\tunverifiable\tunchecked\trestored\t\n", by)
 	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t\n", p.Name, p.From, p.To, words.Num(p.API), words.Num(p.Local),
-			words.Num(p.Missing), pct(p.LossRate()), words.Num(p.Surplus), p.Gaps, p.Unverifiable, p.Unchecked)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t\n", p.Name, p.From, p.To, words.Num(p.API), words.Num(p.Local),
+			words.Num(p.Missing), pct(p.LossRate()), words.Num(p.Surplus), p.Gaps, p.Unverifiable, p.Unchecked, words.Num(p.Restored))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
