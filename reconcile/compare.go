@@ -219,7 +219,26 @@ func (r Result) Gaps() []DayResult {
 // or total wraps around.
 func Compare(in Input) Result {
 	var res Result
-	distrusted := map[Date]string{}
+	distrusted, summaryTotal, findings := checkSummaries(in)
+	res.Findings = findings
+	res.Totals.APISummary = summaryTotal
+	for _, d := range in.Window.Days() {
+		res.Days = append(res.Days, compareDay(in, d, distrusted, &res.Totals))
+	}
+	res.Totals.Delta = res.Totals.Local - res.Totals.API // both in 0..MaxClicks: no overflow
+	if f, ok := unverifiableFinding(res.Days); ok {
+		res.Findings = append(res.Findings, f)
+	}
+	return res
+}
+
+// checkSummaries checks each of Elido's /summary totals against the daily
+// buckets of its range. It returns the days it distrusts with why (a
+// summary out of range, or one that disagrees with its buckets), the
+// window's summary total (nil unless every summary is in range and they
+// cover the window) and a finding for each disagreement.
+func checkSummaries(in Input) (distrusted map[Date]string, total *int64, findings []Finding) {
+	distrusted = map[Date]string{}
 	var summaryTotal int64
 	summaryKnown := len(in.Summaries) > 0
 	for _, s := range in.Summaries {
@@ -251,7 +270,7 @@ func Compare(in Input) Result {
 		if !complete || sum == s.Clicks {
 			continue
 		}
-		res.Findings = append(res.Findings, Finding{
+		findings = append(findings, Finding{
 			Kind: FindingSummaryMismatch,
 			Message: fmt.Sprintf("Elido's /summary for %s says %d clicks but its daily /timeseries adds up to %d (%+d): "+
 				"Elido's own data is still settling or inconsistent, so these days are unverifiable, not gaps; a later run re-checks them",
@@ -265,83 +284,89 @@ func Compare(in Input) Result {
 		summaryKnown = false
 	}
 	if summaryKnown {
-		res.Totals.APISummary = &summaryTotal
+		total = &summaryTotal
 	}
+	return distrusted, total, findings
+}
 
-	for _, d := range in.Window.Days() {
-		start, end := d.Bounds(in.Window.Loc)
-		day := DayResult{
-			Date:     d,
-			Hours:    end.Sub(start).Hours(),
-			Severity: OK,
-			Settled:  !in.Now.Before(end.Add(in.Settle)),
-		}
-		api, apiOK := in.API[d]
-		local, localOK := in.Local[d]
-		if apiOK && api.Err == nil {
-			day.API = ptr(api.Clicks)
-		}
-		if localOK && local.Err == nil {
-			day.Local = ptr(local.Clicks)
-		}
-		var reasons []string
-		switch {
-		case !apiOK:
-			reasons = append(reasons, "Elido's count was not read")
-		case api.Err != nil:
-			reasons = append(reasons, sourced("Elido", api.Err))
-		}
-		switch {
-		case !localOK:
-			reasons = append(reasons, "the store's count was not read")
-		case local.Err != nil:
-			reasons = append(reasons, sourced("store", local.Err))
-		}
-		if day.API != nil && !CountInRange(*day.API) {
-			reasons = append(reasons, outOfRange("Elido's", *day.API))
-		}
-		if day.Local != nil && !CountInRange(*day.Local) {
-			reasons = append(reasons, outOfRange("the store's", *day.Local))
-		}
-		if why, ok := distrusted[d]; ok {
-			reasons = append(reasons, why)
-		}
-		if day.API != nil && day.Local != nil {
-			if delta, ok := SubClicks(*day.Local, *day.API); ok && CountInRange(*day.API) && CountInRange(*day.Local) {
-				day.Delta = ptr(delta)
-			}
-		}
-		var totalAPI, totalLocal int64
-		if len(reasons) == 0 {
-			okAPI, okLocal := false, false
-			totalAPI, okAPI = AddClicks(res.Totals.API, *day.API)
-			totalLocal, okLocal = AddClicks(res.Totals.Local, *day.Local)
-			if !okAPI || !okLocal || !CountInRange(totalAPI) || !CountInRange(totalLocal) {
-				// Only a window of more than a thousand days of
-				// implausibly large counts gets here.
-				reasons = append(reasons, fmt.Sprintf("the window's total with this day is out of range (over %d clicks): a misread, not a gap", MaxClicks))
-			}
-		}
-		switch {
-		case len(reasons) > 0:
-			day.Status = Unverifiable
-			day.Reason = joinReasons(reasons)
-		default:
-			day.Status, day.Severity = in.Tolerance.Grade(*day.API, *day.Local)
-			res.Totals.API, res.Totals.Local = totalAPI, totalLocal
-			if !day.Settled {
-				day.Status = Provisional
-				day.Reason = fmt.Sprintf("ended %s ago, less than RECON_SETTLE=%s: Elido may still add late clicks",
-					shortDuration(in.Now.Sub(end)), shortDuration(in.Settle))
-			}
-		}
-		res.Days = append(res.Days, day)
+// compareDay grades day d and, when both its sides are known and
+// trusted, adds them to totals.
+func compareDay(in Input, d Date, distrusted map[Date]string, totals *Totals) DayResult {
+	start, end := d.Bounds(in.Window.Loc)
+	day := DayResult{
+		Date:     d,
+		Hours:    end.Sub(start).Hours(),
+		Severity: OK,
+		Settled:  !in.Now.Before(end.Add(in.Settle)),
 	}
-	res.Totals.Delta = res.Totals.Local - res.Totals.API // both in 0..MaxClicks: no overflow
-	if f, ok := unverifiableFinding(res.Days); ok {
-		res.Findings = append(res.Findings, f)
+	if api, ok := in.API[d]; ok && api.Err == nil {
+		day.API = ptr(api.Clicks)
 	}
-	return res
+	if local, ok := in.Local[d]; ok && local.Err == nil {
+		day.Local = ptr(local.Clicks)
+	}
+	reasons := untrusted(in, day, distrusted)
+	if day.API != nil && day.Local != nil {
+		if delta, ok := SubClicks(*day.Local, *day.API); ok && CountInRange(*day.API) && CountInRange(*day.Local) {
+			day.Delta = ptr(delta)
+		}
+	}
+	var totalAPI, totalLocal int64
+	if len(reasons) == 0 {
+		okAPI, okLocal := false, false
+		totalAPI, okAPI = AddClicks(totals.API, *day.API)
+		totalLocal, okLocal = AddClicks(totals.Local, *day.Local)
+		if !okAPI || !okLocal || !CountInRange(totalAPI) || !CountInRange(totalLocal) {
+			// Only a window of more than a thousand days of
+			// implausibly large counts gets here.
+			reasons = append(reasons, fmt.Sprintf("the window's total with this day is out of range (over %d clicks): a misread, not a gap", MaxClicks))
+		}
+	}
+	switch {
+	case len(reasons) > 0:
+		day.Status = Unverifiable
+		day.Reason = joinReasons(reasons)
+	default:
+		day.Status, day.Severity = in.Tolerance.Grade(*day.API, *day.Local)
+		totals.API, totals.Local = totalAPI, totalLocal
+		if !day.Settled {
+			day.Status = Provisional
+			day.Reason = fmt.Sprintf("ended %s ago, less than RECON_SETTLE=%s: Elido may still add late clicks",
+				shortDuration(in.Now.Sub(end)), shortDuration(in.Settle))
+		}
+	}
+	return day
+}
+
+// untrusted returns why day's counts cannot be graded, in the order a
+// reason lists them: a side not read or failed, a count out of range,
+// Elido's /summary distrusting the day. None when both can.
+func untrusted(in Input, day DayResult, distrusted map[Date]string) []string {
+	var reasons []string
+	api, apiOK := in.API[day.Date]
+	local, localOK := in.Local[day.Date]
+	switch {
+	case !apiOK:
+		reasons = append(reasons, "Elido's count was not read")
+	case api.Err != nil:
+		reasons = append(reasons, sourced("Elido", api.Err))
+	}
+	switch {
+	case !localOK:
+		reasons = append(reasons, "the store's count was not read")
+	case local.Err != nil:
+		reasons = append(reasons, sourced("store", local.Err))
+	}
+	if day.API != nil && !CountInRange(*day.API) {
+		reasons = append(reasons, outOfRange("Elido's", *day.API))
+	}
+	if day.Local != nil && !CountInRange(*day.Local) {
+		reasons = append(reasons, outOfRange("the store's", *day.Local))
+	}
+	if why, ok := distrusted[day.Date]; ok {
+		reasons = append(reasons, why)
+	}
+	return reasons
 }
 
 // unverifiableFinding counts the days of days that could not be verified,

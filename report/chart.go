@@ -54,14 +54,36 @@ func newChart(id string, days []Day, width float64) chart {
 		c.Group, c.Height, c.Left = "nday", 220, 44
 	}
 	c.PlotBottom = c.Height - c.Bottom
-	// The scale: the largest gain and loss among the days that were read.
+	top, bottom := chartScale(days)
+	plotH := c.PlotBottom - c.Top
+	span := float64(top) + float64(bottom)
+	c.ZeroY = round1(c.Top + plotH*float64(top)/span)
+	y := func(v int64) float64 { return c.ZeroY - plotH*float64(v)/span }
+	c.Ticks = chartTicks(c.ZeroY, top, bottom, y)
+	if len(days) == 0 {
+		return c
+	}
+	slot := (c.Width - c.Left - 8) / float64(len(days))
+	for i, d := range days {
+		c.Days = append(c.Days, c.bar(d, c.Left+slot*float64(i), slot, y))
+	}
+	c.Labels = dayLabels(days, c, slot)
+	if worst := worstGap(days); worst >= 0 {
+		c.callout(c.Days[worst])
+	}
+	return c
+}
+
+// chartScale returns how far the chart reaches above and below zero: the
+// largest gain and loss among the days that were read, rounded up to a
+// nice number.
+func chartScale(days []Day) (top, bottom int64) {
 	var up, down int64
 	for _, d := range days {
 		if v, ok := chartDelta(d); ok {
 			up, down = max(up, v), max(down, -v)
 		}
 	}
-	top, bottom := int64(0), int64(0)
 	if up > 0 {
 		top = niceCeil(up)
 	}
@@ -76,76 +98,87 @@ func newChart(id string, days []Day, width float64) chart {
 	if top == 0 && bottom == 0 {
 		top, bottom = 10, 10
 	}
-	plotH := c.PlotBottom - c.Top
-	span := float64(top) + float64(bottom)
-	c.ZeroY = round1(c.Top + plotH*float64(top)/span)
-	y := func(v int64) float64 { return c.ZeroY - plotH*float64(v)/span }
-	c.Ticks = append(c.Ticks, chartTick{Y: c.ZeroY, Value: "0"})
+	return top, bottom
+}
+
+// chartTicks are the axis's ticks: zero at zeroY, the top and bottom of
+// the scale, and the half of a side when it is even, at least 4, and the
+// only or the larger side. y places a value on the plot.
+func chartTicks(zeroY float64, top, bottom int64, y func(int64) float64) []chartTick {
+	ticks := []chartTick{{Y: zeroY, Value: "0"}}
 	for _, s := range []int64{top, -bottom} {
 		if s == 0 {
 			continue
 		}
-		c.Ticks = append(c.Ticks, chartTick{Y: round1(y(s)), Value: compactSigned(s)})
+		ticks = append(ticks, chartTick{Y: round1(y(s)), Value: compactSigned(s)})
 		if half := s / 2; s%2 == 0 && abs(s) >= 4 && (top == 0 || bottom == 0 || abs(s) == max(top, bottom)) {
-			c.Ticks = append(c.Ticks, chartTick{Y: round1(y(half)), Value: compactSigned(half)})
+			ticks = append(ticks, chartTick{Y: round1(y(half)), Value: compactSigned(half)})
 		}
 	}
-	if len(days) == 0 {
-		return c
+	return ticks
+}
+
+// bar lays out day d in the slot that begins at x: a bar from the zero
+// line to its delta (placed by y), or a band over the plot for a day that
+// could not be verified. A gap's bar stays visible however small.
+func (c chart) bar(d Day, x, slot float64, y func(int64) float64) chartDay {
+	cd := chartDay{Day: d, Class: "bar-match"}
+	switch d.Status {
+	case reconcile.Missing, reconcile.Surplus, reconcile.Provisional:
+		cd.Class = "mark-" + string(d.Status)
+	case reconcile.Unverifiable:
+		cd.Class, cd.Band = "mark-unverifiable", true
 	}
-	slot := (c.Width - c.Left - 8) / float64(len(days))
+	if d.IsGap() {
+		cd.Sev = "sev-" + string(d.Severity)
+	}
+	w := slot * 0.8
+	if cd.Class != "bar-match" { // a gap stays visible on a year
+		w = max(w, 3)
+	}
+	w = max(w, 0.6)
+	cd.X, cd.W = round1(x+slot/2-w/2), round1(w)
+	if cd.Band {
+		cd.Y, cd.H = c.Top, round1(c.PlotBottom-c.Top)
+	} else if v, ok := chartDelta(d); ok {
+		y1, y0 := y(v), c.ZeroY
+		if y1 > y0 {
+			y1, y0 = y0, y1
+		}
+		h := y0 - y1
+		if v != 0 && cd.Class != "bar-match" && h < 2 { // a small gap stays visible
+			h = 2
+			if v > 0 {
+				y1 = c.ZeroY - 2
+			}
+		}
+		cd.Y, cd.H = round1(y1), round1(h)
+	}
+	return cd
+}
+
+// worstGap returns the index of the gap with the largest delta, the first
+// on a tie, or -1 when days hold no gap with a delta.
+func worstGap(days []Day) int {
 	worst := -1
 	for i, d := range days {
-		x := c.Left + slot*float64(i)
-		cd := chartDay{Day: d, Class: "bar-match"}
-		switch d.Status {
-		case reconcile.Missing, reconcile.Surplus, reconcile.Provisional:
-			cd.Class = "mark-" + string(d.Status)
-		case reconcile.Unverifiable:
-			cd.Class, cd.Band = "mark-unverifiable", true
+		if d.IsGap() && d.Delta != nil && (worst < 0 || abs(*d.Delta) > abs(*days[worst].Delta)) {
+			worst = i
 		}
-		if d.IsGap() {
-			cd.Sev = "sev-" + string(d.Severity)
-			if d.Delta != nil && (worst < 0 || abs(*d.Delta) > abs(*days[worst].Delta)) {
-				worst = i
-			}
-		}
-		w := slot * 0.8
-		if cd.Class != "bar-match" { // a gap stays visible on a year
-			w = max(w, 3)
-		}
-		w = max(w, 0.6)
-		cd.X, cd.W = round1(x+slot/2-w/2), round1(w)
-		if cd.Band {
-			cd.Y, cd.H = c.Top, round1(plotH)
-		} else if v, ok := chartDelta(d); ok {
-			y1, y0 := y(v), c.ZeroY
-			if y1 > y0 {
-				y1, y0 = y0, y1
-			}
-			h := y0 - y1
-			if v != 0 && cd.Class != "bar-match" && h < 2 { // a small gap stays visible
-				h = 2
-				if v > 0 {
-					y1 = c.ZeroY - 2
-				}
-			}
-			cd.Y, cd.H = round1(y1), round1(h)
-		}
-		c.Days = append(c.Days, cd)
 	}
-	c.Labels = dayLabels(days, c, slot)
-	if worst >= 0 {
-		d := c.Days[worst]
-		anchor, x := "start", d.X+d.W/2
-		if x > c.Width/2 {
-			anchor = "end"
-		}
-		c.Callout = &chartLabel{X: round1(x), Y: c.Top - 10, Anchor: anchor, Text: d.Date + " " + words.Signed(*d.Delta)}
-		c.CalloutLineX, c.CalloutY1, c.CalloutY2 = round1(x), c.Top-7, c.Top
-		c.CalloutStatus = d.Status
+	return worst
+}
+
+// callout names the worst gap d over its bar, on the side of its bar
+// away from the chart's edge.
+func (c *chart) callout(d chartDay) {
+	anchor, x := "start", d.X+d.W/2
+	if x > c.Width/2 {
+		anchor = "end"
 	}
-	return c
+	c.Callout = &chartLabel{X: round1(x), Y: c.Top - 10, Anchor: anchor, Text: d.Date + " " + words.Signed(*d.Delta)}
+	c.CalloutLineX, c.CalloutY1, c.CalloutY2 = round1(x), c.Top-7, c.Top
+	c.CalloutStatus = d.Status
 }
 
 // chartDelta returns a day's delta as the chart draws it, bounded to what

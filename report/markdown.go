@@ -14,14 +14,35 @@ import (
 func Markdown(r Report) ([]byte, error) {
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	mdHead(p, r)
+	mdTotals(p, r)
+	mdGaps(p, r)
+	mdDays(p, r)
+	mdLinks(p, r)
+	mdDiagnoses(p, r)
+	mdFindings(p, r)
+	mdUnverifiable(p, r)
+	mdProvisional(p, r)
+	return b.Bytes(), nil
+}
 
+// mdPrintf writes to report.md as it is being written.
+type mdPrintf func(format string, args ...any)
+
+// mdHead writes the title, the run's line and, when the run stopped
+// early, why.
+func mdHead(p mdPrintf, r Report) {
 	p("# Click reconciliation: %s to %s (%s)\n\n", mdLine(r.Window.From), mdLine(r.Window.To), mdLine(r.Window.TZ))
 	p("Workspace `%s` · status **%s** · run `%s` · generated %s\n", mdCode(r.WorkspaceID), mdLine(StatusText(r.Status)), mdCode(r.RunKey),
 		r.GeneratedAt.UTC().Format("2006-01-02 15:04:05Z"))
 	if r.Interrupted != "" {
 		p("\n> The run stopped before it finished: %s. The days below are what was read before it stopped.\n", mdLine(r.Interrupted))
 	}
+}
 
+// mdTotals writes the window's totals and how many days of each status
+// it holds.
+func mdTotals(p mdPrintf, r Report) {
 	summary := "not read"
 	if r.Totals.APISummary != nil {
 		summary = words.Num(*r.Totals.APISummary)
@@ -38,7 +59,11 @@ func Markdown(r Report) ([]byte, error) {
 	c := r.Coverage
 	p("\nDays: %d · match %d · missing %d · surplus %d · provisional %d · unverifiable %d. "+
 		"Totals cover the days both sides could be read.\n", c.Days, c.Match, c.Missing, c.Surplus, c.Provisional, c.Unverifiable)
+}
 
+// mdGaps writes the worst gaps and the commands that re-check the
+// window.
+func mdGaps(p mdPrintf, r Report) {
 	if gaps := worstDays(r.Days); len(gaps) > 0 {
 		p("\n## Gaps\n\n")
 		for _, d := range gaps {
@@ -57,8 +82,11 @@ func Markdown(r Report) ([]byte, error) {
 			p("- `%s`\n", mdCode(strings.Join(c, " ")))
 		}
 	}
+}
 
-	// Past a screenful, the table lists the days that are not a match.
+// mdDays writes the table of days: past a screenful, the days that are
+// not a match.
+func mdDays(p mdPrintf, r Report) {
 	days, folded := FoldMatches(r.Days, maxMarkdownDays)
 	p("\n## Days\n\n| date | hours | Elido | local | delta | status | severity |\n|---|---:|---:|---:|---:|---|---|\n")
 	for _, d := range days {
@@ -68,7 +96,11 @@ func Markdown(r Report) ([]byte, error) {
 	if folded > 0 {
 		p("\nAnd %s within tolerance: see days.csv.\n", words.Plural(folded, "more day that matches", "more days that match"))
 	}
+}
 
+// mdLinks writes the links that differ most and, when the drill-down fell
+// back or left links unchecked, what it did.
+func mdLinks(p mdPrintf, r Report) {
 	if len(r.Links) > 0 {
 		p("\n## Links that differ most\n\n| date | link | Elido | local | delta | status |\n|---|---|---:|---:|---:|---|\n")
 		for _, l := range worstLinks(r.Links, maxMarkdownLinks) {
@@ -81,37 +113,59 @@ func Markdown(r Report) ([]byte, error) {
 	if r.Drilldown.Mode == "fallback" || r.Drilldown.UncheckedLinks > 0 || r.Drilldown.UncheckedUnknown {
 		p("\nDrill-down: %s, %d requests, %s links unchecked.\n", r.Drilldown.Mode, r.Drilldown.Requests, r.Drilldown.Unchecked())
 	}
-	if len(r.Diagnoses) > 0 {
-		p("\n## Why the clicks were lost\n\n| date | kind | from | to | clicks | share | links | evidence |\n|---|---|---|---|---:|---:|---:|---|\n")
-		for _, d := range r.Diagnoses {
-			links := "-"
-			if d.Links != nil {
-				links = strconv.Itoa(*d.Links)
-			}
-			p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(d.Date), mdEscape(d.Kind), mdEscape(d.From), mdEscape(d.To),
-				words.Num(d.Clicks), sharePct(d.Share), links, mdEscape(d.Evidence))
+}
+
+// mdDiagnoses writes the table of diagnoses, then each one's message.
+func mdDiagnoses(p mdPrintf, r Report) {
+	if len(r.Diagnoses) == 0 {
+		return
+	}
+	p("\n## Why the clicks were lost\n\n| date | kind | from | to | clicks | share | links | evidence |\n|---|---|---|---|---:|---:|---:|---|\n")
+	for _, d := range r.Diagnoses {
+		links := "-"
+		if d.Links != nil {
+			links = strconv.Itoa(*d.Links)
 		}
-		p("\n")
-		for _, d := range r.Diagnoses {
-			p("- **%s %s**: %s\n", mdLine(d.Date), mdLine(d.Kind), mdLine(d.Message))
+		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(d.Date), mdEscape(d.Kind), mdEscape(d.From), mdEscape(d.To),
+			words.Num(d.Clicks), sharePct(d.Share), links, mdEscape(d.Evidence))
+	}
+	p("\n")
+	for _, d := range r.Diagnoses {
+		p("- **%s %s**: %s\n", mdLine(d.Date), mdLine(d.Kind), mdLine(d.Message))
+	}
+}
+
+// mdFindings writes the findings beyond single days.
+func mdFindings(p mdPrintf, r Report) {
+	if len(r.Findings) == 0 {
+		return
+	}
+	p("\n## Findings\n\n")
+	for _, f := range r.Findings {
+		p("- **%s**: %s\n", mdLine(f.Kind), mdLine(f.Message))
+	}
+}
+
+// mdUnverifiable writes why days could not be verified, a line for each
+// run of days with the same reason.
+func mdUnverifiable(p mdPrintf, r Report) {
+	runs := ReasonRuns(r.Days)
+	if len(runs) == 0 {
+		return
+	}
+	p("\n## Why days could not be verified\n\n")
+	for _, run := range runs {
+		if run.Days == 1 {
+			p("- %s: %s\n", mdLine(run.From), mdLine(run.Reason))
+		} else {
+			p("- %s to %s (%d days): %s\n", mdLine(run.From), mdLine(run.To), run.Days, mdLine(run.Reason))
 		}
 	}
-	if len(r.Findings) > 0 {
-		p("\n## Findings\n\n")
-		for _, f := range r.Findings {
-			p("- **%s**: %s\n", mdLine(f.Kind), mdLine(f.Message))
-		}
-	}
-	if runs := ReasonRuns(r.Days); len(runs) > 0 {
-		p("\n## Why days could not be verified\n\n")
-		for _, run := range runs {
-			if run.Days == 1 {
-				p("- %s: %s\n", mdLine(run.From), mdLine(run.Reason))
-			} else {
-				p("- %s to %s (%d days): %s\n", mdLine(run.From), mdLine(run.To), run.Days, mdLine(run.Reason))
-			}
-		}
-	}
+}
+
+// mdProvisional writes why each provisional day with a reason is not
+// settled yet.
+func mdProvisional(p mdPrintf, r Report) {
 	var provisional []Day
 	for _, d := range r.Days {
 		if d.Status == reconcile.Provisional && d.Reason != "" {
@@ -124,7 +178,6 @@ func Markdown(r Report) ([]byte, error) {
 			p("- %s: %s\n", mdLine(d.Date), mdLine(d.Reason))
 		}
 	}
-	return b.Bytes(), nil
 }
 
 // maxMarkdownDays is how many day rows report.md lists before it lists

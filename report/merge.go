@@ -26,35 +26,12 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 	first := sorted[0]
 	var keys []string
 	for i, s := range sorted {
-		if err := s.CheckDays(); err != nil {
-			return Report{}, fmt.Errorf("shard %s (%s..%s): %w", s.RunKey, s.Window.From, s.Window.To, err)
-		}
-		switch {
-		case s.Tool != "" && s.Tool != Tool:
-			return Report{}, fmt.Errorf("report %s was written by %q, not by clickrecon", s.RunKey, s.Tool)
-		case s.SchemaVersion != SchemaVersion:
-			return Report{}, fmt.Errorf("report %s has schema_version %d; this clickrecon merges version %d", s.RunKey, s.SchemaVersion, SchemaVersion)
-		case s.WorkspaceID != first.WorkspaceID:
-			return Report{}, fmt.Errorf("reports of two workspaces (%s and %s) cannot be merged", first.WorkspaceID, s.WorkspaceID)
-		case s.StoreID != first.StoreID:
-			return Report{}, fmt.Errorf("reports of two stores (%s and %s) cannot be merged: the shards of one backfill read one store with one query", first.StoreID, s.StoreID)
-		case s.Window.TZ != first.Window.TZ:
-			return Report{}, fmt.Errorf("reports in two time zones (%s and %s) cannot be merged: their days are not the same days", first.Window.TZ, s.Window.TZ)
+		if err := checkShard(s, first); err != nil {
+			return Report{}, err
 		}
 		if i > 0 {
-			prev := sorted[i-1]
-			prevTo, err1 := reconcile.ParseDate(prev.Window.To)
-			from, err2 := reconcile.ParseDate(s.Window.From)
-			if err1 != nil || err2 != nil {
-				return Report{}, fmt.Errorf("report %s or %s has a malformed window", prev.RunKey, s.RunKey)
-			}
-			switch next := prevTo.AddDays(1); {
-			case from.Before(next):
-				return Report{}, fmt.Errorf("reports %s (%s..%s) and %s (%s..%s) overlap: merge the shards of one backfill only",
-					prev.RunKey, prev.Window.From, prev.Window.To, s.RunKey, s.Window.From, s.Window.To)
-			case from.After(next):
-				return Report{}, fmt.Errorf("no report covers %s..%s, between %s and %s: run that shard first",
-					next, from.AddDays(-1), prev.RunKey, s.RunKey)
+			if err := shardsMeet(sorted[i-1], s); err != nil {
+				return Report{}, err
 			}
 		}
 		keys = append(keys, s.RunKey)
@@ -82,6 +59,56 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 		Diagnoses:     []Diagnosis{},
 		Requests:      map[string]int{},
 	}
+	addShards(&m, sorted)
+	return m, nil
+}
+
+// checkShard reports whether shard s may be merged with first: its days
+// pass CheckDays, clickrecon wrote it in this schema version, and it is of
+// first's workspace, store and zone.
+func checkShard(s, first Report) error {
+	if err := s.CheckDays(); err != nil {
+		return fmt.Errorf("shard %s (%s..%s): %w", s.RunKey, s.Window.From, s.Window.To, err)
+	}
+	switch {
+	case s.Tool != "" && s.Tool != Tool:
+		return fmt.Errorf("report %s was written by %q, not by clickrecon", s.RunKey, s.Tool)
+	case s.SchemaVersion != SchemaVersion:
+		return fmt.Errorf("report %s has schema_version %d; this clickrecon merges version %d", s.RunKey, s.SchemaVersion, SchemaVersion)
+	case s.WorkspaceID != first.WorkspaceID:
+		return fmt.Errorf("reports of two workspaces (%s and %s) cannot be merged", first.WorkspaceID, s.WorkspaceID)
+	case s.StoreID != first.StoreID:
+		return fmt.Errorf("reports of two stores (%s and %s) cannot be merged: the shards of one backfill read one store with one query", first.StoreID, s.StoreID)
+	case s.Window.TZ != first.Window.TZ:
+		return fmt.Errorf("reports in two time zones (%s and %s) cannot be merged: their days are not the same days", first.Window.TZ, s.Window.TZ)
+	}
+	return nil
+}
+
+// shardsMeet reports whether shard s begins the day after shard prev
+// ends: no overlap and no gap between them.
+func shardsMeet(prev, s Report) error {
+	prevTo, err1 := reconcile.ParseDate(prev.Window.To)
+	from, err2 := reconcile.ParseDate(s.Window.From)
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("report %s or %s has a malformed window", prev.RunKey, s.RunKey)
+	}
+	switch next := prevTo.AddDays(1); {
+	case from.Before(next):
+		return fmt.Errorf("reports %s (%s..%s) and %s (%s..%s) overlap: merge the shards of one backfill only",
+			prev.RunKey, prev.Window.From, prev.Window.To, s.RunKey, s.Window.From, s.Window.To)
+	case from.After(next):
+		return fmt.Errorf("no report covers %s..%s, between %s and %s: run that shard first",
+			next, from.AddDays(-1), prev.RunKey, s.RunKey)
+	}
+	return nil
+}
+
+// addShards adds the sorted shards' days, links, countries, findings,
+// diagnoses, requests and drill-down to m, then sets what follows from
+// them: totals (with /summary's when every shard has it in range),
+// drill-down mode, why the run stopped, coverage and status.
+func addShards(m *Report, sorted []Report) {
 	summary, summaryKnown, ok := int64(0), true, false
 	modes := map[string]bool{}
 	var interrupted []string
@@ -114,7 +141,7 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 	if summaryKnown {
 		m.Totals.APISummary = &summary
 	}
-	m.Drilldown.Mode = first.Drilldown.Mode
+	m.Drilldown.Mode = sorted[0].Drilldown.Mode
 	if len(modes) > 1 {
 		var names []string
 		for k := range modes {
@@ -126,7 +153,6 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 	m.Interrupted = strings.Join(interrupted, "; ")
 	m.Coverage = coverageOf(m.Days)
 	m.Status = status(m.Coverage, m.Interrupted)
-	return m, nil
 }
 
 // CheckDays reports whether r's days are the days of its window, each

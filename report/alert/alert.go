@@ -158,58 +158,21 @@ func New(cfg Config, opts ...Option) (*Notifier, error) {
 	if n.log == nil {
 		n.log = slog.New(slog.DiscardHandler)
 	}
+	var err error
 	switch {
 	case cfg.WebhookURL != "" && cfg.BotToken != "":
 		return nil, errors.New("SLACK_WEBHOOK_URL and SLACK_BOT_TOKEN are both set: set one of them (a bot token can edit alerts and attach the CSV)")
 	case cfg.WebhookURL != "":
-		if cfg.Channel != "" {
-			return nil, errors.New("SLACK_CHANNEL is set with SLACK_WEBHOOK_URL: an incoming webhook always posts to the channel it was created for; unset SLACK_CHANNEL, or use SLACK_BOT_TOKEN")
-		}
-		if cfg.APIURL != "" {
-			return nil, errors.New("SLACK_API_URL is set with SLACK_WEBHOOK_URL: it applies only to SLACK_BOT_TOKEN; unset it")
-		}
-		u, err := url.Parse(cfg.WebhookURL)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			// Neither the URL nor err (which quotes it) is shown.
-			return nil, errors.New("SLACK_WEBHOOK_URL is not a URL such as https://hooks.slack.com/services/T…/B…/…")
-		}
-		n.transport = TransportWebhook
-		n.webhookURL = cfg.WebhookURL
-		n.secrets = append(n.secrets, cfg.WebhookURL, u.String(), u.RawQuery)
-		if len(u.Path) > 1 { // the path is the webhook's secret
-			n.secrets = append(n.secrets, u.Path, u.EscapedPath())
-		}
+		err = n.useWebhook(cfg)
 	case cfg.BotToken != "":
-		if cfg.Channel == "" {
-			return nil, errors.New("SLACK_BOT_TOKEN is set but SLACK_CHANNEL is not: set the channel's ID (C0123ABC…) or name")
-		}
-		if strings.ContainsAny(cfg.BotToken, " \t\r\n") {
-			return nil, errors.New("SLACK_BOT_TOKEN contains white space (a line break from SLACK_BOT_TOKEN_FILE?)")
-		}
-		if strings.ContainsAny(cfg.Channel, " \t\r\n") {
-			return nil, fmt.Errorf("SLACK_CHANNEL %q contains white space: use the channel's ID (C0123ABC…) or name", cfg.Channel)
-		}
-		apiURL := cfg.APIURL
-		if apiURL == "" {
-			apiURL = DefaultAPIURL
-		}
-		u, err := url.Parse(apiURL)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return nil, errors.New("SLACK_API_URL is not a URL such as https://slack.com/api/")
-		}
-		if !strings.HasSuffix(apiURL, "/") { // slack-go appends the method name
-			apiURL += "/"
-		}
-		n.transport = TransportBot
-		n.secrets = append(n.secrets, cfg.BotToken, url.QueryEscape(cfg.BotToken))
-		if pw, ok := u.User.Password(); ok {
-			n.secrets = append(n.secrets, pw)
-		}
-		n.api = slack.New(cfg.BotToken, slack.OptionAPIURL(apiURL), slack.OptionHTTPClient(n.httpClient))
+		err = n.useBot(cfg)
 	case cfg.Channel != "":
 		return nil, errors.New("SLACK_CHANNEL is set but SLACK_BOT_TOKEN is not: set SLACK_BOT_TOKEN, or use SLACK_WEBHOOK_URL alone")
 	default:
 		return nil, errors.New("SLACK_API_URL is set but SLACK_BOT_TOKEN is not: set SLACK_BOT_TOKEN and SLACK_CHANNEL")
+	}
+	if err != nil {
+		return nil, err
 	}
 	for _, o := range opts {
 		o(n)
@@ -218,4 +181,60 @@ func New(cfg Config, opts ...Option) (*Notifier, error) {
 		n.callTimeout = defaultCallTimeout
 	}
 	return n, nil
+}
+
+// useWebhook checks cfg's incoming webhook and makes it n's transport,
+// noting the URL's secret parts so that no error or log line shows them.
+func (n *Notifier) useWebhook(cfg Config) error {
+	if cfg.Channel != "" {
+		return errors.New("SLACK_CHANNEL is set with SLACK_WEBHOOK_URL: an incoming webhook always posts to the channel it was created for; unset SLACK_CHANNEL, or use SLACK_BOT_TOKEN")
+	}
+	if cfg.APIURL != "" {
+		return errors.New("SLACK_API_URL is set with SLACK_WEBHOOK_URL: it applies only to SLACK_BOT_TOKEN; unset it")
+	}
+	u, err := url.Parse(cfg.WebhookURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		// Neither the URL nor err (which quotes it) is shown.
+		return errors.New("SLACK_WEBHOOK_URL is not a URL such as https://hooks.slack.com/services/T…/B…/…")
+	}
+	n.transport = TransportWebhook
+	n.webhookURL = cfg.WebhookURL
+	n.secrets = append(n.secrets, cfg.WebhookURL, u.String(), u.RawQuery)
+	if len(u.Path) > 1 { // the path is the webhook's secret
+		n.secrets = append(n.secrets, u.Path, u.EscapedPath())
+	}
+	return nil
+}
+
+// useBot checks cfg's bot token, channel and API URL and makes the bot
+// n's transport, noting the token (and any password in the URL) so that
+// no error or log line shows them.
+func (n *Notifier) useBot(cfg Config) error {
+	if cfg.Channel == "" {
+		return errors.New("SLACK_BOT_TOKEN is set but SLACK_CHANNEL is not: set the channel's ID (C0123ABC…) or name")
+	}
+	if strings.ContainsAny(cfg.BotToken, " \t\r\n") {
+		return errors.New("SLACK_BOT_TOKEN contains white space (a line break from SLACK_BOT_TOKEN_FILE?)")
+	}
+	if strings.ContainsAny(cfg.Channel, " \t\r\n") {
+		return fmt.Errorf("SLACK_CHANNEL %q contains white space: use the channel's ID (C0123ABC…) or name", cfg.Channel)
+	}
+	apiURL := cfg.APIURL
+	if apiURL == "" {
+		apiURL = DefaultAPIURL
+	}
+	u, err := url.Parse(apiURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return errors.New("SLACK_API_URL is not a URL such as https://slack.com/api/")
+	}
+	if !strings.HasSuffix(apiURL, "/") { // slack-go appends the method name
+		apiURL += "/"
+	}
+	n.transport = TransportBot
+	n.secrets = append(n.secrets, cfg.BotToken, url.QueryEscape(cfg.BotToken))
+	if pw, ok := u.User.Password(); ok {
+		n.secrets = append(n.secrets, pw)
+	}
+	n.api = slack.New(cfg.BotToken, slack.OptionAPIURL(apiURL), slack.OptionHTTPClient(n.httpClient))
+	return nil
 }
