@@ -2,8 +2,14 @@ package history
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/clickrecon/clickrecon/internal/dsn"
 
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
@@ -32,6 +38,33 @@ type trendDiagnosis struct {
 	Clicks int64  `db:"clicks"`
 }
 
+// ReadTrend reads what a trend of workspaceID ("" for every workspace)
+// over from..to weighs, in one read-only transaction, so that a run
+// recorded meanwhile is read whole or not at all (never its days without
+// its diagnoses, nor its alerts without its days): the runs, given to
+// add as TrendRuns gives them, and the alert times, as TrendAlerts
+// returns them. It returns how many runs it gave.
+func (h *History) ReadTrend(ctx context.Context, workspaceID string, from, to reconcile.Date, add func(report.Report) error) (int, []AlertTimes, error) {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if h.dialect == dsn.Postgres {
+		// Every statement of the transaction sees one snapshot.
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	tx, err := h.db.BeginTxx(ctx, opts)
+	if err != nil {
+		return 0, nil, fmt.Errorf("read the history for the trend: %w", err)
+	}
+	n, err := h.trendRuns(ctx, tx, workspaceID, from, to, add)
+	var alerts []AlertTimes
+	if err == nil {
+		alerts, err = h.trendAlerts(ctx, tx, workspaceID, from, to)
+	}
+	if rerr := tx.Rollback(); err == nil && rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
+		err = fmt.Errorf("read the history for the trend: %w", rerr)
+	}
+	return n, alerts, err
+}
+
 // TrendRuns gives add, one run at a time in the order they were
 // recorded, the report of each recorded run of workspaceID ("" for every
 // workspace) whose window meets from..to, holding what a trend weighs:
@@ -41,19 +74,24 @@ type trendDiagnosis struct {
 // the other runs of its workspace and zone read, when there is one. It
 // returns how many runs it gave.
 func (h *History) TrendRuns(ctx context.Context, workspaceID string, from, to reconcile.Date, add func(report.Report) error) (int, error) {
-	stores, err := h.oneStores(ctx)
+	return h.trendRuns(ctx, h.db, workspaceID, from, to, add)
+}
+
+// trendRuns is TrendRuns through q (the database, or a transaction).
+func (h *History) trendRuns(ctx context.Context, q sqlx.QueryerContext, workspaceID string, from, to reconcile.Date, add func(report.Report) error) (int, error) {
+	stores, err := h.oneStores(ctx, q)
 	if err != nil {
 		return 0, err
 	}
 	var diags []trendDiagnosis
-	if err := h.db.SelectContext(ctx, &diags, h.q.trendDiagnoses, workspaceID, from.String(), to.String()); err != nil {
+	if err := sqlx.SelectContext(ctx, q, &diags, h.q.trendDiagnoses, workspaceID, from.String(), to.String()); err != nil {
 		return 0, fmt.Errorf("read the runs' diagnoses for the trend: %w", err)
 	}
 	byRun := map[int64][]report.Diagnosis{}
 	for _, g := range diags {
 		byRun[g.RunID] = append(byRun[g.RunID], report.Diagnosis{Date: g.Day, Kind: g.Kind, Clicks: g.Clicks})
 	}
-	rows, err := h.db.QueryxContext(ctx, h.q.trendDays, workspaceID, from.String(), to.String())
+	rows, err := q.QueryxContext(ctx, h.q.trendDays, workspaceID, from.String(), to.String())
 	if err != nil {
 		return 0, fmt.Errorf("read the runs' days for the trend: %w", err)
 	}
@@ -103,13 +141,13 @@ type zoneOf struct{ workspaceID, tz string }
 
 // oneStores returns, for each workspace and zone whose runs read exactly
 // one store, that store: what a run recorded before 006_trend read.
-func (h *History) oneStores(ctx context.Context) (map[zoneOf]string, error) {
+func (h *History) oneStores(ctx context.Context, q sqlx.QueryerContext) (map[zoneOf]string, error) {
 	var rows []struct {
 		WorkspaceID string `db:"workspace_id"`
 		TZ          string `db:"tz"`
 		StoreID     string `db:"store_id"`
 	}
-	if err := h.db.SelectContext(ctx, &rows, h.q.trendStores); err != nil {
+	if err := sqlx.SelectContext(ctx, q, &rows, h.q.trendStores); err != nil {
 		return nil, fmt.Errorf("read the stores of the runs: %w", err)
 	}
 	seen := map[zoneOf][]string{}
@@ -139,6 +177,11 @@ type AlertTimes struct {
 // ("" for every workspace): what the trend's time to alert and to tell a
 // heal are read from.
 func (h *History) TrendAlerts(ctx context.Context, workspaceID string, from, to reconcile.Date) ([]AlertTimes, error) {
+	return h.trendAlerts(ctx, h.db, workspaceID, from, to)
+}
+
+// trendAlerts is TrendAlerts through q (the database, or a transaction).
+func (h *History) trendAlerts(ctx context.Context, q sqlx.QueryerContext, workspaceID string, from, to reconcile.Date) ([]AlertTimes, error) {
 	var rows []struct {
 		WorkspaceID string `db:"workspace_id"`
 		StoreID     string `db:"store_id"`
@@ -148,7 +191,7 @@ func (h *History) TrendAlerts(ctx context.Context, workspaceID string, from, to 
 		Healed      bool   `db:"healed"`
 		UpdatedAt   string `db:"updated_at"`
 	}
-	if err := h.db.SelectContext(ctx, &rows, h.q.trendAlerts, workspaceID, from.String(), to.String()); err != nil {
+	if err := sqlx.SelectContext(ctx, q, &rows, h.q.trendAlerts, workspaceID, from.String(), to.String()); err != nil {
 		return nil, fmt.Errorf("read the alerts for the trend: %w", err)
 	}
 	out := make([]AlertTimes, 0, len(rows))

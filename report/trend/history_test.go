@@ -133,3 +133,56 @@ func TestTrendFromHistoryHasTheAlertTimes(t *testing.T) {
 		t.Errorf("the day told healed: %+v", d)
 	}
 }
+
+// A concurrent writer: a run's alert saved while the trend reads the
+// history is read whole or not at all. The read is one moment (one
+// read-only transaction, a snapshot on PostgreSQL): the alert saved while
+// its days were read is not among its alerts; the write is never refused
+// for it (on SQLite it waits for the read), and the next read has it.
+func TestTrendFromHistoryIsReadAtOneMoment(t *testing.T) {
+	for name, rawDSN := range map[string]func(t *testing.T) string{
+		"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "history.db") },
+		"postgres": func(t *testing.T) string { _, d := pgtest.New(t); return d },
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			h := openHistory(t, rawDSN(t))
+			loc, _ := time.LoadLocation("Europe/Warsaw")
+			day, _ := reconcile.ParseDate("2026-11-20")
+			api, local := int64(100), int64(80)
+			rep := report.Report{RunKey: report.RunKey("48213", reconcile.Window{From: day, To: day, Loc: loc}, "s"), WorkspaceID: "48213",
+				StoreID: "st_1", Window: report.Window{From: day.String(), To: day.String(), TZ: loc.String()},
+				GeneratedAt: time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC),
+				Days:        []report.Day{{Date: day.String(), API: &api, Local: &local, Status: reconcile.Missing, Settled: true}}}
+			if err := h.RecordRun(ctx, rep); err != nil {
+				t.Fatal(err)
+			}
+			m := history.Message{RunKey: rep.RunKey, WorkspaceID: "48213", StoreID: "st_1", TZ: loc.String(), Kind: history.KindAlert,
+				Action: history.ActionPosted, Transport: history.TransportWebhook}
+			a := history.Alert{Date: day.String(), Status: reconcile.Missing, Severity: reconcile.Fail, API: 100, Local: 80, Delta: -20,
+				Transport: history.TransportWebhook, From: day.String(), To: day.String(), RunKey: rep.RunKey}
+			saved := make(chan error, 1)
+			runs, alerts, err := h.ReadTrend(ctx, "48213", day, day, func(report.Report) error {
+				go func() { saved <- h.SaveAlerts(ctx, m, []history.Alert{a}) }()
+				select { // PostgreSQL saves it now; SQLite once the read is done
+				case err := <-saved:
+					saved <- err
+				case <-time.After(2 * time.Second):
+				}
+				return nil
+			})
+			if err != nil || runs != 1 {
+				t.Fatalf("ReadTrend: %d runs, %v", runs, err)
+			}
+			if len(alerts) != 0 {
+				t.Errorf("the read has the alert saved while it read: %+v", alerts)
+			}
+			if err := <-saved; err != nil {
+				t.Fatalf("the alert saved during the read: %v", err)
+			}
+			if _, alerts, err := h.ReadTrend(ctx, "48213", day, day, func(report.Report) error { return nil }); err != nil || len(alerts) != 1 {
+				t.Errorf("the next read: alerts %+v, %v; want the one saved", alerts, err)
+			}
+		})
+	}
+}

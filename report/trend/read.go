@@ -73,11 +73,7 @@ func readRun(ctx context.Context, d *storage.Dest, runKey string) (report.Report
 // when Slack was told of its alerted days; it returns how many runs it
 // read.
 func ReadHistory(ctx context.Context, h *history.History, t *Trend, workspaceID string) (int, error) {
-	n, err := h.TrendRuns(ctx, workspaceID, t.from, t.to, t.Add)
-	if err != nil {
-		return n, err
-	}
-	alerts, err := h.TrendAlerts(ctx, workspaceID, t.from, t.to)
+	n, alerts, err := h.ReadTrend(ctx, workspaceID, t.from, t.to, t.Add)
 	if err != nil {
 		return n, err
 	}
