@@ -483,7 +483,9 @@ func (d *Dest) OpenRunFile(ctx context.Context, runKey, name string) (*RunFile, 
 // it is.
 func noReport(err error) error {
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrConcurrentWrite) {
-		return fmt.Errorf("%w: %v", ErrNoReport, err)
+		// Both stay: a reader that may read it again looks for
+		// ErrConcurrentWrite.
+		return fmt.Errorf("%w: %w", ErrNoReport, err)
 	}
 	return err
 }
