@@ -45,6 +45,12 @@ type channel struct {
 	noticeAt int
 	// repeated: a webhook's marked repeat of the last recovery was seen
 	repeated bool
+	// worse holds what the worse-trend word that stands said, one
+	// sentence a way the nights got worse (nil: none stands);
+	// worseRepeated says a webhook's marked repeat of it, or of its
+	// passing, was seen.
+	worse         map[string]bool
+	worseRepeated bool
 }
 
 func newChannel() *channel { return &channel{days: map[string]*told{}} }
@@ -109,7 +115,7 @@ func texts(raw []json.RawMessage) string {
 
 // message is one post as the checks read it.
 type message struct {
-	kind   string // alert, update, notice, reminder, recovery, other
+	kind   string // alert, update, notice, reminder, recovery, worse, passed, other
 	text   string
 	runKey string
 	repeat bool
@@ -129,6 +135,11 @@ func readMessage(p slacktest.Post) message {
 		head, _, _ = strings.Cut(rest, "\n") // the title follows the repeat's note
 	}
 	switch {
+	case strings.Contains(head, "no longer getting worse"):
+		m.kind = "passed"
+	case strings.Contains(head, "getting worse in workspace"):
+		m.kind = "worse"
+		m.text = p.Text // its ways, as one line: "…: way; way"
 	case strings.Contains(head, "Updated: click gaps"), strings.Contains(head, "Healed: click gaps"):
 		m.kind = "update"
 	case strings.Contains(head, "Click gaps in workspace"), strings.Contains(head, "No click gaps"), strings.Contains(head, "not fully verified"):
@@ -206,6 +217,8 @@ func (s *sim) check(r nightResult) {
 			if cs == nil {
 				s.tell.standing = []string{}
 			}
+		case "worse", "passed":
+			s.toldWorse(n, m)
 		case "recovery":
 			if s.tell.standing == nil && m.repeat && s.c.slack == "webhook" && !s.tell.repeated {
 				s.tell.repeated = true // a webhook's one marked repeat of a recovery never confirmed
@@ -458,3 +471,46 @@ func formBlocks(body string) []json.RawMessage {
 }
 
 var _ = time.Second
+
+// toldWorse checks the worse-trend word: a change is told once (a new
+// word while one stands must say a way not told yet), and its passing
+// once, after it; a webhook's post whose answer was lost may come once
+// more, marked as a possible repeat.
+func (s *sim) toldWorse(n int, m message) {
+	repeat := m.repeat && s.c.slack == "webhook" && !s.tell.worseRepeated
+	if m.kind == "passed" {
+		switch {
+		case s.tell.worse != nil:
+			s.tell.worse, s.tell.worseRepeated = nil, false
+		case repeat:
+			s.tell.worseRepeated = true
+		default:
+			s.violation(n, "worse passed twice", "the worse-trend word's passing, with no word standing:\n%s", m.text)
+		}
+		return
+	}
+	_, says, _ := strings.Cut(m.text, "getting worse in workspace ")
+	_, says, _ = strings.Cut(says, ": ")
+	ways := strings.Split(says, "; ")
+	fresh := s.tell.worse == nil
+	for _, w := range ways {
+		fresh = fresh || !s.tell.worse[w]
+	}
+	switch {
+	case fresh:
+		if s.tell.worse == nil {
+			s.tell.worse = map[string]bool{}
+		}
+		for _, w := range ways {
+			s.tell.worse[w] = true
+		}
+		s.tell.worseRepeated = false
+	case repeat:
+		s.tell.worseRepeated = true
+	default:
+		s.violation(n, "worse told twice", "the worse-trend word was posted again, saying nothing new:\n%s", m.text)
+	}
+	stats.Lock()
+	stats.events["worse-trend word (or its repeat)"]++
+	stats.Unlock()
+}

@@ -256,6 +256,7 @@ func setup(t *testing.T, c simConfig) *sim {
 	s := &sim{t: t, c: c, rng: rng, clock: &clock{}, gate: &gate{}, loc: loc,
 		world: newWorld(rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())), loc),
 		runs:  map[string]int{}, snaps: map[int]snapshot{}, tell: newChannel()}
+	s.world.spell = rand.New(rand.NewPCG(c.seed, mode|0x5e11<<16))
 	// The first night: 2027-03-01, the nights after it one a day, over
 	// both changes of summer time.
 	s.clock.Set(time.Date(2027, 3, 1, 3, 0, 0, 0, loc))

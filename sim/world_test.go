@@ -46,6 +46,11 @@ type world struct {
 	pending   []late
 	used      map[int64]bool // seconds that hold a click: keys are unique
 	events    map[string]int // the world's events by kind, for the figures
+	// spell draws the receiver's bad weeks, on a stream of its own so
+	// that the other events of a seed stay as they were found; spellLeft
+	// is the nights left of the one under way.
+	spell     *rand.Rand
+	spellLeft int
 }
 
 func newWorld(rng *rand.Rand, loc *time.Location) *world {
@@ -114,6 +119,7 @@ func (w *world) evolve(n int, now time.Time, y reconcile.Date) []click {
 			w.events["late receiver (an outage backfilled later)"]++
 		}
 	}
+	write = w.crash(from, to, write)
 	if w.rng.Float64() < 0.1 && len(write) > 0 {
 		for range 1 + w.rng.IntN(4) {
 			write = append(write, write[w.rng.IntN(len(write))])
@@ -191,4 +197,36 @@ func (w *world) trim(before time.Time) {
 
 func (e eclick) String() string {
 	return fmt.Sprintf("%s %s %s", e.ts.Format(time.RFC3339), e.link, e.country)
+}
+
+// crash is a bad week of the receiver: now and then a spell of 6 to 10
+// nights starts in which it crashes on most days for 3 to 6 hours, the
+// clicks of those hours lost for good: outages that recur, which the
+// worse-trend word must tell once and say when they passed. It returns
+// what the receiver writes of write on the day from..to.
+func (w *world) crash(from, to time.Time, write []click) []click {
+	if w.spell == nil {
+		return write
+	}
+	if w.spellLeft == 0 && w.spell.Float64() < 0.03 {
+		w.spellLeft = 6 + w.spell.IntN(5)
+		w.events["a bad week (the receiver crashes most days)"]++
+	}
+	if w.spellLeft == 0 {
+		return write
+	}
+	w.spellLeft--
+	if w.spell.IntN(3) == 0 {
+		return write
+	}
+	start := from.Add(time.Duration(w.spell.Int64N(int64(to.Sub(from) / 2))))
+	end := start.Add(time.Duration(3+w.spell.IntN(4)) * time.Hour)
+	kept := write[:0:0]
+	for _, c := range write {
+		if c.ts.Before(start) || !c.ts.Before(end) {
+			kept = append(kept, c)
+		}
+	}
+	w.events["crash (a bad week's outage)"]++
+	return kept
 }
