@@ -132,8 +132,10 @@ const fallbackConcurrency = 4
 // budget counts the drill-down's API requests against
 // RECON_DRILLDOWN_MAX_REQUESTS. The Elido client asks it before every
 // request it sends (elido.WithBudget): every page of a breakdown and every
-// retry counts, so the drill-down never exceeds the limit. A failure no
-// later request can mend (fatal) spends what is left.
+// retry counts, so the drill-down never exceeds the limit, and a request
+// allowed but never sent is given back, so that used is the requests Elido
+// received. A failure no later request can mend (fatal) spends what is
+// left.
 type budget struct {
 	max int
 	// rate (requests a minute, ELIDO_RATE_LIMIT) and deadline (zero:
@@ -151,6 +153,14 @@ func newBudget(max int) *budget { return &budget{max: max} }
 
 // take spends one request, or reports that the budget is spent.
 func (b *budget) take() bool { return (&hold{b: b}).take() }
+
+// giveBack returns a request take spent that was not sent after all
+// (elido.WithBudget): the budget counts the requests Elido received.
+func (b *budget) giveBack() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.spent--
+}
 
 // left reports whether one more request may be sent, without spending it.
 func (b *budget) left() bool { return (&hold{b: b}).left() }
@@ -180,8 +190,9 @@ func (b *budget) roomLocked() int {
 // holds no other day can spend, so a day's breakdown, once started, can
 // finish.
 type hold struct {
-	b *budget
-	n int // still held; guarded by b.mu
+	b        *budget
+	n        int  // still held; guarded by b.mu
+	released bool // guarded by b.mu
 }
 
 // reserve sets n requests aside, if they are there.
@@ -211,6 +222,19 @@ func (h *hold) take() bool {
 	return true
 }
 
+// giveBack returns a request h.take spent that was not sent: to h, which
+// release gives back in turn, or once released to the budget.
+func (h *hold) giveBack() {
+	b := h.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.spent--
+	if !h.released {
+		h.n++
+		b.held++
+	}
+}
+
 // left reports whether take would spend one more request.
 func (h *hold) left() bool {
 	b := h.b
@@ -225,6 +249,7 @@ func (h *hold) release() {
 	defer h.b.mu.Unlock()
 	h.b.held -= h.n
 	h.n = 0
+	h.released = true
 }
 
 func (b *budget) used() int {
@@ -336,7 +361,7 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 	if deadline, ok := ctx.Deadline(); ok {
 		b.deadline = deadline
 	}
-	ctx = elido.WithBudget(ctx, b.take)
+	ctx = elido.WithBudget(ctx, b.take, b.giveBack)
 	api := map[reconcile.Date]*int64{}
 	for _, d := range res.Days {
 		api[d.Date] = d.API
@@ -550,7 +575,7 @@ func (dr driller) planDay(b *budget, rc *runCounts, d reconcile.Date, proved boo
 func (dr driller) drillDay(ctx context.Context, b *budget, rc *runCounts, p dayPlan, mode *drillMode, det *reconcile.DayDetail) {
 	h, l := p.hold, p.left
 	defer h.release()
-	ctx = elido.WithBudget(ctx, h.take)
+	ctx = elido.WithBudget(ctx, h.take, h.giveBack)
 	if p.breakdown {
 		if dr.links(ctx, b, p.date, rc.take(p.k), det) {
 			mode.noBreakdown()
