@@ -198,3 +198,36 @@ func TestBudgetGiveBack(t *testing.T) {
 		t.Errorf("used %d, room %d: want 0 and 4", b.used(), b.room())
 	}
 }
+
+// A day whose store has few links (1 page by its estimate) while Elido
+// has 20 pages of them: the budget fits the estimate, not 20 pages. Elido's
+// first page (its links highest first, and the day's own count) shows at
+// least 13 pages, so the breakdown stops there rather than spend the
+// budget on pages that cannot make a whole breakdown; the day's countries
+// and hours are read, and the day says what its links would need.
+func TestDrillStopsABreakdownLongerThanTheStoreSays(t *testing.T) {
+	w := newPlanWorld(2, 20_000)
+	few := map[string]int64{}
+	for n := range 100 {
+		few[linkN(n)] = w.local[1][linkN(n)]
+	}
+	w.local[1] = few
+	o, d := w.start(t)
+	o.DrillMax = 1 + 2 + 5
+	res, got := drill(t, o, d)
+	if n := w.srv.Requests()["breakdown/link"]; n > 2 {
+		t.Errorf("%d pages of the day's breakdown requested: want it stopped after the first (and the one read ahead)", n)
+	}
+	if n := w.srv.Requests()["breakdown/country"]; n != 1 {
+		t.Errorf("%d country breakdowns, want the day's countries read", n)
+	}
+	if got.UndrilledDays != 1 || got.RestRequests < 13 {
+		t.Errorf("drill-down %+v: want 1 day left, its rest at least 13 pages", got)
+	}
+	if text := notes(res); !strings.Contains(text, "stopped rather than cut short") {
+		t.Errorf("no note of the stopped breakdown in:\n%s", text)
+	}
+	for _, l := range res.Links {
+		t.Errorf("a link of a breakdown not read whole is listed: %+v", l)
+	}
+}
