@@ -83,7 +83,7 @@ func diagnose(ctx context.Context, dg diagnoser, res reconcile.Result) diagnoses
 		gaps[d.Date] = d
 	}
 	b := newBudget(max(0, dg.left))
-	bctx := elido.WithBudget(ctx, b.take)
+	bctx := elido.WithBudget(ctx, b.take, b.giveBack)
 	raw := dg.mode == DiagnoseRaw && dg.client != nil
 	var reach time.Time // clicks/recent gave no older click than this
 	rows := true        // the store can list its rows

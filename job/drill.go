@@ -132,8 +132,10 @@ const fallbackConcurrency = 4
 // budget counts the drill-down's API requests against
 // RECON_DRILLDOWN_MAX_REQUESTS. The Elido client asks it before every
 // request it sends (elido.WithBudget): every page of a breakdown and every
-// retry counts, so the drill-down never exceeds the limit. A failure no
-// later request can mend (fatal) spends what is left.
+// retry counts, so the drill-down never exceeds the limit, and a request
+// allowed but never sent is given back, so that used is the requests Elido
+// received. A failure no later request can mend (fatal) spends what is
+// left.
 type budget struct {
 	max int
 	// rate (requests a minute, ELIDO_RATE_LIMIT) and deadline (zero:
@@ -151,6 +153,14 @@ func newBudget(max int) *budget { return &budget{max: max} }
 
 // take spends one request, or reports that the budget is spent.
 func (b *budget) take() bool { return (&hold{b: b}).take() }
+
+// giveBack returns a request take spent that was not sent after all
+// (elido.WithBudget): the budget counts the requests Elido received.
+func (b *budget) giveBack() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.spent--
+}
 
 // left reports whether one more request may be sent, without spending it.
 func (b *budget) left() bool { return (&hold{b: b}).left() }
@@ -180,8 +190,9 @@ func (b *budget) roomLocked() int {
 // holds no other day can spend, so a day's breakdown, once started, can
 // finish.
 type hold struct {
-	b *budget
-	n int // still held; guarded by b.mu
+	b        *budget
+	n        int  // still held; guarded by b.mu
+	released bool // guarded by b.mu
 }
 
 // reserve sets n requests aside, if they are there.
@@ -211,6 +222,36 @@ func (h *hold) take() bool {
 	return true
 }
 
+// ensure makes h hold at least n requests, setting aside more if they are
+// there, and reports whether it holds them.
+func (h *hold) ensure(n int) bool {
+	b := h.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if h.n >= n {
+		return true
+	}
+	if h.released || b.roomLocked() < n-h.n {
+		return false
+	}
+	b.held += n - h.n
+	h.n = n
+	return true
+}
+
+// giveBack returns a request h.take spent that was not sent: to h, which
+// release gives back in turn, or once released to the budget.
+func (h *hold) giveBack() {
+	b := h.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.spent--
+	if !h.released {
+		h.n++
+		b.held++
+	}
+}
+
 // left reports whether take would spend one more request.
 func (h *hold) left() bool {
 	b := h.b
@@ -225,6 +266,7 @@ func (h *hold) release() {
 	defer h.b.mu.Unlock()
 	h.b.held -= h.n
 	h.n = 0
+	h.released = true
 }
 
 func (b *budget) used() int {
@@ -336,7 +378,7 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 	if deadline, ok := ctx.Deadline(); ok {
 		b.deadline = deadline
 	}
-	ctx = elido.WithBudget(ctx, b.take)
+	ctx = elido.WithBudget(ctx, b.take, b.giveBack)
 	api := map[reconcile.Date]*int64{}
 	for _, d := range res.Days {
 		api[d.Date] = d.API
@@ -416,6 +458,7 @@ func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[
 				step++
 				// Set aside in the order of worst, before the day starts.
 				day := dr.planDay(b, rc, d, proved[d], mode, drilled[d])
+				day.api = api[d]
 				left[d] = day.left // this goroutine's alone; read after Wait
 				g.Go(func() error {
 					dr.drillDay(ctx, b, rc, day, mode, drilled[d])
@@ -509,6 +552,7 @@ type dayPlan struct {
 	breakdown bool
 	hold      *hold
 	left      *dayLeft
+	api       *int64 // Elido's count of the day, nil when not known
 }
 
 // planDay decides what day d of rc reads: its links by its own breakdown
@@ -550,11 +594,17 @@ func (dr driller) planDay(b *budget, rc *runCounts, d reconcile.Date, proved boo
 func (dr driller) drillDay(ctx context.Context, b *budget, rc *runCounts, p dayPlan, mode *drillMode, det *reconcile.DayDetail) {
 	h, l := p.hold, p.left
 	defer h.release()
-	ctx = elido.WithBudget(ctx, h.take)
+	ctx = elido.WithBudget(ctx, h.take, h.giveBack)
 	if p.breakdown {
-		if dr.links(ctx, b, p.date, rc.take(p.k), det) {
+		g := &pageGuard{h: h, api: p.api}
+		switch {
+		case dr.links(ctx, b, g, p.date, rc.take(p.k), det):
 			mode.noBreakdown()
-		} else if !det.LinksComplete {
+		case det.LinksComplete:
+		case g.need > 0:
+			// Stopped: a whole breakdown needs its pages again.
+			l.links, l.rest = true, g.pages+g.need
+		default:
 			l.links = true
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) || b.err() == nil && !h.left() {
 				l.rest = p.pages
@@ -567,6 +617,78 @@ func (dr driller) drillDay(ctx context.Context, b *budget, rc *runCounts, p dayP
 	if dr.hours(ctx, b, h, p.date, det) {
 		l.rest++
 	}
+}
+
+// errTooLong stops a day's breakdown that Elido's pages show cannot
+// finish within what is left.
+var errTooLong = errors.New("the day's breakdown needs more pages than are left")
+
+// pageGuard keeps a day's breakdown from being cut short when the store's
+// links of the day, which sized it (pagesFor), are fewer than Elido's.
+// Elido's pages say nothing of how many follow (only next_cursor), but
+// they list the links highest first: after a full page, the clicks of the
+// day (Elido's daily count) not yet read are spread over links of at most
+// the page's lowest count each, so at least that many links, and pages,
+// are still to come. The hold is grown to cover them with the day's
+// countries and hours; when it cannot be, the breakdown stops at once
+// rather than spend requests on a part that buys nothing.
+type pageGuard struct {
+	h     *hold
+	api   *int64       // Elido's count of the day; nil: no bound
+	taken atomic.Int64 // the breakdown's requests taken, the page read ahead included
+	read  int64        // clicks of the pages checked
+	pages int          // pages checked
+	need  int          // when stopped: the pages still to come, at least
+}
+
+func (g *pageGuard) take() bool {
+	if g.h.take() {
+		g.taken.Add(1)
+		return true
+	}
+	return false
+}
+
+func (g *pageGuard) giveBack() {
+	g.taken.Add(-1)
+	g.h.giveBack()
+}
+
+// check is called with each page as it is read; it returns errTooLong when
+// the rest of the breakdown and the day's countries and hours cannot be
+// held.
+func (g *pageGuard) check(page []elido.LinkCount) error {
+	if g == nil {
+		return nil
+	}
+	g.pages++
+	lowest := int64(-1)
+	for _, l := range page {
+		g.read += l.Clicks // the client checked the sum fits
+		if lowest < 0 || l.Clicks < lowest {
+			lowest = l.Clicks
+		}
+	}
+	if g.api == nil || len(page) < pageLinks || lowest <= 0 || *g.api <= g.read {
+		return nil // the last page, or no bound
+	}
+	links := (*g.api - g.read + lowest - 1) / lowest
+	need := int(min(links, math.MaxInt32)+pageLinks-1) / pageLinks
+	ahead := max(int(g.taken.Load())-g.pages, 0) // asked for already
+	if g.h.ensure(max(need-ahead, 0) + 2) {
+		return nil
+	}
+	g.need = need
+	return errTooLong
+}
+
+// tooLongNote says why a day's breakdown was stopped (pageGuard).
+func (dr driller) tooLongNote(b *budget, g *pageGuard) string {
+	if b.err() != nil {
+		return budgetNote(b, "per-link counts", nil)
+	}
+	return fmt.Sprintf("per-link counts not read: Elido has more links on the day than the store (its first %d pages of 1000 and its count of the day leave at least %d more pages), and they do not fit with the day's countries and hours in the %d requests left (RECON_DRILLDOWN_MAX_REQUESTS, and ELIDO_RATE_LIMIT before the deadline); the breakdown is stopped rather than cut short",
+		g.pages, g.need, b.room())
 }
 
 // roomNote says why a day's links were not read: its breakdown would not
@@ -690,17 +812,25 @@ func (dr driller) storeRead(d reconcile.Date, err error, errs map[reconcile.Date
 // tally, which holds the store's per-link counts of the day, and keeps in
 // det the links whose counts differ, or notes why it could not. It
 // reports whether Elido has no breakdown, for the fallback.
-func (dr driller) links(ctx context.Context, b *budget, d reconcile.Date, tally *reconcile.LinkTally, det *reconcile.DayDetail) (noBreakdown bool) {
+//
+// g, when not nil, holds the day's requests and stops the breakdown as
+// soon as Elido's own pages show that it cannot finish (pageGuard).
+func (dr driller) links(ctx context.Context, b *budget, g *pageGuard, d reconcile.Date, tally *reconcile.LinkTally, det *reconcile.DayDetail) (noBreakdown bool) {
+	if g != nil {
+		ctx = elido.WithBudget(ctx, g.take, g.giveBack)
+	}
 	err := dr.client.LinkBreakdownPages(ctx, d, d, dr.window.Loc, func(page []elido.LinkCount) error {
 		for _, l := range page {
 			if !tally.Add(l.LinkID, l.Clicks) {
 				return elido.LinkTwiceError(l.LinkID)
 			}
 		}
-		return nil
+		return g.check(page)
 	})
 	b.check(err)
 	switch {
+	case errors.Is(err, errTooLong):
+		det.Notes = append(det.Notes, dr.tooLongNote(b, g))
 	case errors.Is(err, elido.ErrBudget):
 		det.Notes = append(det.Notes, budgetNote(b, "per-link counts", err))
 	case errors.Is(err, elido.ErrNotFound):

@@ -4,9 +4,12 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/sources/elido"
+	"github.com/clickrecon/clickrecon/sources/elidotest"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
 
@@ -123,5 +126,108 @@ func TestDrillStoreQueriesAgree(t *testing.T) {
 		if f.Kind == reconcile.FindingStoreQueries {
 			t.Errorf("finding: %s", f.Message)
 		}
+	}
+}
+
+// sent sums the requests a fake has received.
+func sent(srv *elidotest.Server) int {
+	n := 0
+	for _, c := range srv.Requests() {
+		n += c
+	}
+	return n
+}
+
+// drilldown.requests counts the requests that reached Elido, no more: a
+// request the budget allowed but that was never sent is not spent. Here
+// the client's rate limit (ELIDO_RATE_LIMIT=60, a request a second, on a
+// clock that does not move) delays the requests past the drill-down's
+// deadline, 20 seconds away, after about 20 of them: those are refused
+// before they go out. Day by day, no request is cancelled once written
+// (one is counted sent, as Elido may have received it; the fake may not
+// have).
+func TestDrillCountsOnlyTheRequestsSent(t *testing.T) {
+	w := newPlanWorld(9, 2500) // 3 pages a day
+	for d := 1; d <= 7; d++ {
+		w.lose(d, span(d*300, d*300+300)...) // day by day: 5 requests each
+	}
+	o, d := w.start(t)
+	client, err := elido.New(elido.Config{BaseURL: w.srv.URL(), APIKey: "key", WorkspaceID: "ws", RatePerMinute: 60},
+		elido.WithClock(time.Now, func(ctx context.Context, _ time.Duration) error { return ctx.Err() }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t, o)
+	res := compared(t, o, d, st)
+	before := sent(w.srv)
+	d.Elido = client
+	stage := drillStageOf(o, d, st)
+	stage.dayByDay = true
+	stage.limit = func(ctx context.Context) (context.Context, context.CancelFunc) {
+		return context.WithTimeout(ctx, 20*time.Second)
+	}
+	_, got, err := drillDown(context.Background(), stage, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.srv.Close() // every request it has, answered
+	if n := sent(w.srv) - before; got.Requests != n || n == 0 {
+		t.Errorf("drilldown.requests %d, but Elido received %d requests", got.Requests, n)
+	}
+}
+
+// A request given back goes to the hold it came from while the hold is
+// there, else to the budget: what is spent is what was sent.
+func TestBudgetGiveBack(t *testing.T) {
+	b := newBudget(4)
+	h, _ := b.reserve(2)
+	h.take()
+	h.giveBack()
+	if b.used() != 0 || b.room() != 2 || h.n != 2 {
+		t.Errorf("used %d, room %d, held %d after a held request given back: want 0, 2, 2", b.used(), b.room(), h.n)
+	}
+	h.take()
+	h.release()
+	h.giveBack() // the read outlived the day
+	if b.used() != 0 || b.room() != 4 {
+		t.Errorf("used %d, room %d after a request given back past release: want 0 and 4", b.used(), b.room())
+	}
+	b.take()
+	b.giveBack()
+	if b.used() != 0 || b.room() != 4 {
+		t.Errorf("used %d, room %d: want 0 and 4", b.used(), b.room())
+	}
+}
+
+// A day whose store has few links (1 page by its estimate) while Elido
+// has 20 pages of them: the budget fits the estimate, not 20 pages. Elido's
+// first page (its links highest first, and the day's own count) shows at
+// least 13 pages, so the breakdown stops there rather than spend the
+// budget on pages that cannot make a whole breakdown; the day's countries
+// and hours are read, and the day says what its links would need.
+func TestDrillStopsABreakdownLongerThanTheStoreSays(t *testing.T) {
+	w := newPlanWorld(2, 20_000)
+	few := map[string]int64{}
+	for n := range 100 {
+		few[linkN(n)] = w.local[1][linkN(n)]
+	}
+	w.local[1] = few
+	o, d := w.start(t)
+	o.DrillMax = 1 + 2 + 5
+	res, got := drill(t, o, d)
+	if n := w.srv.Requests()["breakdown/link"]; n > 2 {
+		t.Errorf("%d pages of the day's breakdown requested: want it stopped after the first (and the one read ahead)", n)
+	}
+	if n := w.srv.Requests()["breakdown/country"]; n != 1 {
+		t.Errorf("%d country breakdowns, want the day's countries read", n)
+	}
+	if got.UndrilledDays != 1 || got.RestRequests < 13 {
+		t.Errorf("drill-down %+v: want 1 day left, its rest at least 13 pages", got)
+	}
+	if text := notes(res); !strings.Contains(text, "stopped rather than cut short") {
+		t.Errorf("no note of the stopped breakdown in:\n%s", text)
+	}
+	for _, l := range res.Links {
+		t.Errorf("a link of a breakdown not read whole is listed: %+v", l)
 	}
 }

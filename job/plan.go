@@ -488,7 +488,7 @@ func (dr driller) placeMoved(ctx context.Context, b *budget, rc *runCounts, a ac
 				continue
 			}
 			unprove("")
-			dr.links(elido.WithBudget(ctx, h.take), b, d, rc.take(k), det)
+			dr.links(elido.WithBudget(ctx, h.take, h.giveBack), b, nil, d, rc.take(k), det)
 			h.release()
 			if det.LinksComplete {
 				left[d].links = false

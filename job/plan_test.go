@@ -33,6 +33,7 @@ type planWorld struct {
 	// extra are clicks Elido's daily count has on top of its links, per
 	// day: its own numbers do not add up.
 	extra map[int]int64
+	srv   *elidotest.Server // once started
 }
 
 func newPlanWorld(days, links int) *planWorld {
@@ -119,6 +120,7 @@ func (w *planWorld) start(t *testing.T) (Options, Deps) {
 	srv := elidotest.NewServer("ws", "key", clicks)
 	t.Cleanup(srv.Close)
 	srv.SetDailyTotals("UTC", totals)
+	w.srv = srv
 	client, err := elido.New(elido.Config{BaseURL: srv.URL(), APIKey: "key", WorkspaceID: "ws", RatePerMinute: 600000},
 		elido.WithClock(time.Now, func(ctx context.Context, _ time.Duration) error { return ctx.Err() }))
 	if err != nil {

@@ -243,9 +243,13 @@ func pages[T interface{ clicks() int64 }](ctx context.Context, c *Client, op, en
 		err   error
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	read := make(chan page, 1)
+	done := make(chan struct{})
+	// The next page's request ends with the read: none is sent, nor asks
+	// the budget, once the read has returned.
+	defer func() { cancel(); <-done }()
 	go func() {
+		defer close(done)
 		defer close(read)
 		send := func(p page) bool {
 			select {

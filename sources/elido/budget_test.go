@@ -19,7 +19,7 @@ func TestBudgetStopsEndlessPaging(t *testing.T) {
 	f.srv.SetFaults(elidotest.Fault{Kind: elidotest.EndlessCursor})
 	var asked atomic.Int64
 	const budget = 5
-	ctx := elido.WithBudget(t.Context(), func() bool { return asked.Add(1) <= budget })
+	ctx := elido.WithBudget(t.Context(), func() bool { return asked.Add(1) <= budget }, nil)
 	day := date(t, "2026-11-28")
 	got, err := f.client.LinkBreakdown(ctx, day, day, time.UTC)
 	if !errors.Is(err, elido.ErrBudget) {
@@ -39,12 +39,39 @@ func TestBudgetCountsRetries(t *testing.T) {
 	f := newFixture(t, novemberClicks(t), nil)
 	f.srv.SetFaults(elidotest.Fault{Kind: elidotest.ServerError, Status: 503})
 	var asked atomic.Int64
-	ctx := elido.WithBudget(t.Context(), func() bool { return asked.Add(1) <= 2 })
+	ctx := elido.WithBudget(t.Context(), func() bool { return asked.Add(1) <= 2 }, nil)
 	day := date(t, "2026-11-28")
 	if _, err := f.client.CountryBreakdown(ctx, day, day, time.UTC); !errors.Is(err, elido.ErrBudget) {
 		t.Fatalf("err %v, want ErrBudget", err)
 	}
 	if n := f.client.Requests()["breakdown/country"]; n != 2 {
 		t.Errorf("sent %d requests, want 2", n)
+	}
+}
+
+// A request the budget allowed that never reached Elido is handed back:
+// the budget counts the requests sent. With nothing listening, 3 attempts
+// spend nothing; with the fake answering, every request it received is
+// spent.
+func TestBudgetCountsOnlyTheRequestsSent(t *testing.T) {
+	for _, listening := range []bool{false, true} {
+		f := newFixture(t, novemberClicks(t), func(cfg *elido.Config) { cfg.MaxAttempts = 3 })
+		if !listening {
+			f.srv.Close()
+		}
+		var taken, spent atomic.Int64
+		ctx := elido.WithBudget(t.Context(), func() bool { taken.Add(1); spent.Add(1); return true }, func() { spent.Add(-1) })
+		day := date(t, "2026-11-28")
+		_, err := f.client.CountryBreakdown(ctx, day, day, time.UTC)
+		if listening != (err == nil) {
+			t.Fatalf("listening %v: err %v", listening, err)
+		}
+		received := int64(f.srv.Requests()["breakdown/country"])
+		if spent.Load() != received || taken.Load() < received {
+			t.Errorf("listening %v: %d requests taken, %d spent, %d received: want spent = received", listening, taken.Load(), spent.Load(), received)
+		}
+		if !listening && taken.Load() != 3 {
+			t.Errorf("%d attempts asked the budget, want 3", taken.Load())
+		}
 	}
 }

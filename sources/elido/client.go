@@ -20,9 +20,11 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -277,6 +279,7 @@ type outcome struct {
 	retry     bool          // whether another attempt may succeed
 	wait      time.Duration // the wait the server asked for …
 	asked     bool          // … if it asked
+	sent      bool          // the request went out (whatever its answer)
 }
 
 // get sends GET endpoint?q until an answer is decoded, a failure is final,
@@ -292,10 +295,14 @@ func (c *Client) get(ctx context.Context, op, endpoint string, q url.Values, dec
 		}
 		limited, err := c.waitLimiter(ctx)
 		if err != nil {
+			unsent(ctx)
 			return fmt.Errorf("elido: %s: %w", op, err)
 		}
 		start := c.now()
 		o := c.attempt(ctx, endpoint, u)
+		if !o.sent {
+			unsent(ctx)
+		}
 		c.logAttempt(ctx, endpoint, attempt, o, limited, c.now().Sub(start))
 		if o.err == nil {
 			err := decode(o.body)
@@ -400,6 +407,16 @@ func (c *Client) waitLimiter(ctx context.Context) (time.Duration, error) {
 func (c *Client) attempt(ctx context.Context, endpoint, u string) outcome {
 	actx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
+	// A request is sent once it has been written to a connection, or an
+	// answer came: one that failed before (no connection could be made,
+	// the run's context ended first) never reached Elido, and is handed
+	// back to the budget (WithBudget).
+	var wrote atomic.Bool
+	actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) {
+		if w.Err == nil {
+			wrote.Store(true)
+		}
+	}})
 	req, err := http.NewRequestWithContext(actx, http.MethodGet, u, nil)
 	if err != nil {
 		return outcome{err: err}
@@ -408,6 +425,13 @@ func (c *Client) attempt(ctx context.Context, endpoint, u string) outcome {
 	req.Header.Set(headerUserAgent, userAgent)
 	req.Header.Set(headerAccept, mediaJSON)
 	c.count(endpoint)
+	o := c.send(ctx, actx, endpoint, req)
+	o.sent = o.sent || wrote.Load()
+	return o
+}
+
+// send sends req and reads its answer; sent says whether one came.
+func (c *Client) send(ctx, actx context.Context, endpoint string, req *http.Request) outcome {
 	resp, err := c.httpClient.Do(req)
 	if errors.Is(err, safehttp.ErrRedirect) {
 		// The same answer would come again: not a transient failure.
@@ -417,7 +441,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, u string) outcome {
 		return c.transportFailure(ctx, actx, err)
 	}
 	defer resp.Body.Close()
-	o := outcome{status: resp.StatusCode, requestID: c.redact(resp.Header.Get(headerRequestID))}
+	o := outcome{status: resp.StatusCode, requestID: c.redact(resp.Header.Get(headerRequestID)), sent: true}
 
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		o.body, err = readBody(resp.Body, c.maxBody)
@@ -426,7 +450,7 @@ func (c *Client) attempt(ctx context.Context, endpoint, u string) outcome {
 			o.err = fmt.Errorf("response%s is larger than the client accepts (%d bytes)", requestIDNote(o.requestID), c.maxBody)
 		case err != nil:
 			f := c.transportFailure(ctx, actx, fmt.Errorf("reading the response%s: %w", requestIDNote(o.requestID), err))
-			f.status, f.requestID = o.status, o.requestID
+			f.status, f.requestID, f.sent = o.status, o.requestID, true
 			return f
 		}
 		return o
