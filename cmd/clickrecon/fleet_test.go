@@ -334,3 +334,47 @@ STORE_DSN = %[7]s
 		t.Errorf("the workspaces' lines come in the order %v, want the fleet file's %v\n%s", order, want, stdout.String())
 	}
 }
+
+// Two workspaces of a fleet that read one Elido workspace (against two
+// stores) push their metrics to groups of their own, each named by its
+// entry: the second pod's push does not replace the first's.
+func TestFleetRunsPushToTheirOwnGroups(t *testing.T) {
+	f := newFleetFixture(t)
+	srv, got := fakePushgateway(t, false)
+	fleet := fmt.Sprintf(`[east]
+ELIDO_WORKSPACE_ID = %[1]s
+ELIDO_API_BASE = %[2]s
+ELIDO_API_KEY = %[3]s
+STORE_DSN = %[4]s
+
+[west]
+ELIDO_WORKSPACE_ID = %[1]s
+ELIDO_API_BASE = %[2]s
+ELIDO_API_KEY = %[3]s
+STORE_DSN = %[5]s
+`, f.acme.env["ELIDO_WORKSPACE_ID"], f.acme.env["ELIDO_API_BASE"], f.acme.env["ELIDO_API_KEY"],
+		f.acme.env["STORE_DSN"], buildStore(t, "sqlite", dstWindowClicks()))
+	p := filepath.Join(t.TempDir(), "fleet.conf")
+	if err := os.WriteFile(p, []byte(fleet), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.env["RECON_FLEET_FILE"] = p
+	f.env["PUSHGATEWAY_URL"] = srv.URL
+	for _, name := range []string{"east", "west"} {
+		if r := f.cmd(append([]string{"run", "--workspace", name}, window...)...); r.code != exitOK {
+			t.Fatalf("run --workspace %s: exit %d\n%s", name, r.code, r.stderr)
+		}
+	}
+	ws := f.acme.env["ELIDO_WORKSPACE_ID"]
+	var paths []string
+	for _, p := range got() {
+		paths = append(paths, p.path)
+	}
+	want := []string{
+		"/metrics/job/clickrecon/workspace/" + ws + "/fleet_workspace/east",
+		"/metrics/job/clickrecon/workspace/" + ws + "/fleet_workspace/west",
+	}
+	if !slices.Equal(paths, want) {
+		t.Errorf("pushed to %v, want %v", paths, want)
+	}
+}

@@ -290,3 +290,35 @@ func newHangingServer(t *testing.T) *httptest.Server {
 	})
 	return srv
 }
+
+// A fleet's workspaces push to groups named by their entries, even two
+// that read the same Elido workspace; without a fleet the group is the
+// workspace's alone, as before.
+func TestPushForFleetEntry(t *testing.T) {
+	f := newFakePushgateway(t, http.StatusOK)
+	p, err := NewPushgateway(f.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Metrics{Finished: time.Now(), ExitCode: 0}
+	for _, q := range []*Pushgateway{p.ForFleetEntry("east"), p.ForFleetEntry("west"), p} {
+		if err := q.Push(context.Background(), "48213", m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var paths []string
+	for _, got := range f.pushes {
+		paths = append(paths, got.path)
+		if len(got.labels) > 0 {
+			t.Errorf("metrics carry labels %v", got.labels)
+		}
+	}
+	want := []string{
+		"/metrics/job/clickrecon/workspace/48213/fleet_workspace/east",
+		"/metrics/job/clickrecon/workspace/48213/fleet_workspace/west",
+		"/metrics/job/clickrecon/workspace/48213",
+	}
+	if diff := cmp.Diff(want, paths); diff != "" {
+		t.Errorf("push paths (-want +got):\n%s", diff)
+	}
+}
