@@ -36,6 +36,8 @@ ELIDO_WORKSPACE_ID = 3
 RECON_TZ = Europe/Warsaw
 RECON_TZ = Europe/Paris
 [broken
+[repair-eu]
+ELIDO_WORKSPACE_ID = 4
 `)
 	_, err := LoadFleet(p)
 	if err == nil {
@@ -50,6 +52,7 @@ RECON_TZ = Europe/Paris
 		":14: workspace \"no-id\" sets RECON_TZ twice",
 		":15: \"[broken\": a workspace starts with [name] alone on its line",
 		":12: workspace \"no-id\" has no ELIDO_WORKSPACE_ID",
+		":16: workspace name \"repair-eu\": a folder named repair-... is a repair plan's",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error lacks %q:\n%v", want, err)
