@@ -366,15 +366,28 @@ STORE_DSN = %[5]s
 		}
 	}
 	ws := f.acme.env["ELIDO_WORKSPACE_ID"]
-	var paths []string
+	var groups []string
 	for _, p := range got() {
-		paths = append(paths, p.path)
+		groups = append(groups, groupingKey(p.path))
 	}
 	want := []string{
-		"/metrics/job/clickrecon/workspace/" + ws + "/fleet_workspace/east",
-		"/metrics/job/clickrecon/workspace/" + ws + "/fleet_workspace/west",
+		"fleet_workspace=east job=clickrecon workspace=" + ws,
+		"fleet_workspace=west job=clickrecon workspace=" + ws,
 	}
-	if !slices.Equal(paths, want) {
-		t.Errorf("pushed to %v, want %v", paths, want)
+	if !slices.Equal(groups, want) {
+		t.Errorf("pushed to the groups %v, want %v", groups, want)
 	}
+}
+
+// groupingKey is the grouping key of a push to path
+// (/metrics/job/J/label/value/...) as its sorted label=value pairs: the
+// Pushgateway takes the labels in any order.
+func groupingKey(path string) string {
+	parts := strings.Split(strings.TrimPrefix(path, "/metrics/"), "/")
+	var pairs []string
+	for i := 0; i+1 < len(parts); i += 2 {
+		pairs = append(pairs, parts[i]+"="+parts[i+1])
+	}
+	slices.Sort(pairs)
+	return strings.Join(pairs, " ")
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -306,19 +307,26 @@ func TestPushForFleetEntry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var paths []string
+	var groups []string
 	for _, got := range f.pushes {
-		paths = append(paths, got.path)
+		// The Pushgateway takes a grouping key's labels in any order.
+		parts := strings.Split(strings.TrimPrefix(got.path, "/metrics/"), "/")
+		var pairs []string
+		for i := 0; i+1 < len(parts); i += 2 {
+			pairs = append(pairs, parts[i]+"="+parts[i+1])
+		}
+		slices.Sort(pairs)
+		groups = append(groups, strings.Join(pairs, " "))
 		if len(got.labels) > 0 {
 			t.Errorf("metrics carry labels %v", got.labels)
 		}
 	}
 	want := []string{
-		"/metrics/job/clickrecon/workspace/48213/fleet_workspace/east",
-		"/metrics/job/clickrecon/workspace/48213/fleet_workspace/west",
-		"/metrics/job/clickrecon/workspace/48213",
+		"fleet_workspace=east job=clickrecon workspace=48213",
+		"fleet_workspace=west job=clickrecon workspace=48213",
+		"job=clickrecon workspace=48213",
 	}
-	if diff := cmp.Diff(want, paths); diff != "" {
-		t.Errorf("push paths (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, groups); diff != "" {
+		t.Errorf("grouping keys (-want +got):\n%s", diff)
 	}
 }
