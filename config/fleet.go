@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"os"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/sethvargo/go-envconfig"
+
+	"github.com/clickrecon/clickrecon/report/storage"
 )
 
 // A fleet is many workspaces checked by one deployment: RECON_FLEET_FILE
@@ -53,8 +54,8 @@ type Fleet struct {
 }
 
 // entryName is a workspace's name: what its reports' folder, its log
-// lines and its metrics are named by.
-var entryName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+// lines and its metrics are named by, and what serve lists a folder by.
+var entryName = storage.WorkspaceName
 
 // notPerEntry are the variables an entry cannot set: the fleet's own.
 var notPerEntry = []string{FleetFileVar, FleetSizeVar}
@@ -107,6 +108,8 @@ func LoadFleet(path string) (Fleet, error) {
 				bad(n, "%q: a workspace starts with [name] alone on its line", line)
 			case !entryName.MatchString(name):
 				bad(n, "workspace name %q: use lower-case letters, digits and '-', at most 63, as a Kubernetes name", name)
+			case strings.HasPrefix(name, storage.RepairPrefix):
+				bad(n, "workspace name %q: a folder named %s... is a repair plan's, beside the runs; choose another name", name, storage.RepairPrefix)
 			case seen[name] > 0:
 				bad(n, "workspace %q is also at line %d: each name once", name, seen[name])
 			}

@@ -1,10 +1,13 @@
 package config
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sethvargo/go-envconfig"
 )
@@ -36,6 +39,8 @@ ELIDO_WORKSPACE_ID = 3
 RECON_TZ = Europe/Warsaw
 RECON_TZ = Europe/Paris
 [broken
+[repair-eu]
+ELIDO_WORKSPACE_ID = 4
 `)
 	_, err := LoadFleet(p)
 	if err == nil {
@@ -50,6 +55,7 @@ RECON_TZ = Europe/Paris
 		":14: workspace \"no-id\" sets RECON_TZ twice",
 		":15: \"[broken\": a workspace starts with [name] alone on its line",
 		":12: workspace \"no-id\" has no ELIDO_WORKSPACE_ID",
+		":16: workspace name \"repair-eu\": a folder named repair-... is a repair plan's",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error lacks %q:\n%v", want, err)
@@ -110,5 +116,63 @@ RECON_REPORT_DIR = s3://bucket/b?region=eu-west-1
 	}
 	if _, err := fl.At(0, "3"); err == nil || !strings.Contains(err.Error(), "set completions to 2") {
 		t.Errorf("a Job of 3 completions over 2 workspaces: %v", err)
+	}
+}
+
+// benchFleet writes a fleet file of n workspaces, each with its own
+// workspace, key, store and zone, as a deployment's would be.
+func benchFleet(b *testing.B, n int) string {
+	b.Helper()
+	var sb strings.Builder
+	sb.WriteString("# a benchmark's fleet\n")
+	zones := []string{"Europe/Warsaw", "America/New_York", "Asia/Tokyo", "UTC"}
+	for i := range n {
+		fmt.Fprintf(&sb, "\n[client-%04d]\nELIDO_WORKSPACE_ID = %d\nELIDO_API_KEY = sk_live_bench_%08d\n", i, 40000+i, i)
+		fmt.Fprintf(&sb, "STORE_DSN = postgres://recon@db-%d.internal:5432/clicks?sslmode=require\nRECON_TZ = %s\n", i%7, zones[i%len(zones)])
+	}
+	p := filepath.Join(b.TempDir(), "fleet.conf")
+	if err := os.WriteFile(p, []byte(sb.String()), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// BenchmarkFleetLoad loads a fleet file and validates every workspace's
+// configuration offline, as run --workspace and check --offline read
+// theirs: the file's checks, then each entry's variables over the shared
+// ones read and checked as a run's ("file/": the file's checks alone).
+// Compare the sizes' ratio, not their times.
+func BenchmarkFleetLoad(b *testing.B) {
+	shared := envconfig.MapLookuper(map[string]string{
+		"RECON_REPORT_DIR": "s3://reports/nightly?region=eu-central-1",
+		"ELIDO_RATE_LIMIT": "600",
+	})
+	now := time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)
+	for _, n := range []int{1, 1000} {
+		p := benchFleet(b, n)
+		b.Run(fmt.Sprintf("file/entries=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := LoadFleet(p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				fl, err := LoadFleet(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, e := range fl.Entries {
+					c, err := Load(context.Background(), e.Env(shared))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, _, err := c.ValidateRun(now); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	}
 }

@@ -3,15 +3,22 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/sethvargo/go-envconfig"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/time/rate"
 
 	"github.com/clickrecon/clickrecon/config"
+	"github.com/clickrecon/clickrecon/sources/elido"
 )
 
 // fleetFlags returns the values of --workspace and --workspace-index in
@@ -90,11 +97,17 @@ func fleetRun(ctx context.Context, cmd func(context.Context, []string, envconfig
 	return cmd(ctx, args, e.Env(env), stdout, stderr, d), true
 }
 
+// fleetCheckers is how many workspaces check probes at once.
+const fleetCheckers = 8
+
 // checkFleet is "clickrecon check" with RECON_FLEET_FILE and no
 // workspace chosen: every workspace's check, side by side, each line
-// named by its workspace, one workspace after another (those that share
-// an Elido key together). The exit code is the worst: 2 when a
-// line of any workspace is FAILED, else 3 when one is UNREACHABLE.
+// named by its workspace, in the fleet file's order whatever order they
+// finish in. Up to fleetCheckers workspaces are checked at once; the
+// entries that read the same Elido key share one rate limiter, at the
+// smallest ELIDO_RATE_LIMIT among them, so that together they keep to
+// the key's limit. The exit code is the worst: 2 when a line of any
+// workspace is FAILED, else 3 when one is UNREACHABLE.
 func checkFleet(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) (int, bool) {
 	file, _ := env.Lookup(config.FleetFileVar)
 	if file == "" {
@@ -109,27 +122,20 @@ func checkFleet(ctx context.Context, args []string, env envconfig.Lookuper, stdo
 		code        int
 	}
 	results := make([]result, len(fleet.Entries))
-	groups := map[string][]int{} // by the Elido key an entry reads
-	var order []string
+	limiters := keyLimiters(fleet, env)
+	var g errgroup.Group
+	g.SetLimit(fleetCheckers)
 	for i, e := range fleet.Entries {
-		k := keyOf(e.Env(env))
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], i)
-	}
-	// One workspace after another: two checks of a local report folder
-	// at once would each create, and remove, the parent folder they
-	// share, and fail each other.
-	for _, k := range order {
-		for _, i := range groups[k] {
-			e := fleet.Entries[i]
+		g.Go(func() error {
 			ed := d
 			ed.workspace = e.Name
+			ed.elido = append(slices.Clip(d.elido), elido.WithLimiter(limiters[i]))
 			r := &results[i]
 			r.code = cmdCheck(ctx, args, e.Env(env), &r.out, &r.errOut, ed)
-		}
+			return nil
+		})
 	}
+	g.Wait()
 	code := exitOK
 	for i, e := range fleet.Entries {
 		r := &results[i]
@@ -151,14 +157,58 @@ func checkFleet(ctx context.Context, args []string, env envconfig.Lookuper, stdo
 	return code, true
 }
 
+// keyLimiters returns, for each entry of fleet (by index), the rate
+// limiter its Elido client waits on: one per Elido key, shared by every
+// entry that reads it, at the smallest ELIDO_RATE_LIMIT among them (an
+// unreadable one is left to the entry's own check to refuse).
+func keyLimiters(fleet config.Fleet, env envconfig.Lookuper) []*rate.Limiter {
+	rates := map[string]int{}
+	keys := make([]string, len(fleet.Entries))
+	for i, e := range fleet.Entries {
+		ee := e.Env(env)
+		keys[i] = keyOf(ee)
+		r := 60 // the default of ELIDO_RATE_LIMIT
+		if v, ok := ee.Lookup("ELIDO_RATE_LIMIT"); ok && v != "" {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				r = n
+			}
+		}
+		if old, seen := rates[keys[i]]; !seen || r < old {
+			rates[keys[i]] = r
+		}
+	}
+	byKey := map[string]*rate.Limiter{}
+	out := make([]*rate.Limiter, len(fleet.Entries))
+	for i, k := range keys {
+		if byKey[k] == nil {
+			byKey[k] = elido.NewLimiter(rates[k])
+		}
+		out[i] = byKey[k]
+	}
+	return out
+}
+
 // keyOf names the Elido key a workspace's environment reads, without
-// holding it: entries with the same name share a key.
+// holding it: entries with the same name share a key. A key in a file is
+// named by a digest of what the file holds (trimmed, as the key is read),
+// so that two files of one key are one key; a file that cannot be read,
+// by its path.
 func keyOf(env envconfig.Lookuper) string {
 	if f, ok := env.Lookup("ELIDO_API_KEY_FILE"); ok && f != "" {
-		return "file:" + f
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "file:" + f
+		}
+		return digest(strings.TrimSpace(string(b)))
 	}
 	k, _ := env.Lookup("ELIDO_API_KEY")
-	return "key:" + strconv.Itoa(len(k)) + ":" + k
+	return digest(k)
+}
+
+// digest names a key by its SHA-256.
+func digest(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return "key:" + hex.EncodeToString(sum[:])
 }
 
 // helpAsked reports whether args ask for the help, which needs no

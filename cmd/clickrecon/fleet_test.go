@@ -6,15 +6,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/sources/elido"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
 
@@ -207,4 +213,181 @@ func TestCheckEveryWorkspaceOfTheFleet(t *testing.T) {
 	if strings.Contains(r.stdout+r.stderr, testKey) {
 		t.Errorf("a key appears in check's output")
 	}
+}
+
+// inFlight is a fake Elido's front: each request waits, up to a while,
+// until want requests are in flight at once, and the most seen at once
+// is kept.
+type inFlight struct {
+	mu        sync.Mutex
+	now, most int
+	want      int
+	all       chan struct{}
+	byKey     map[string]int
+}
+
+func (f *inFlight) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.now++
+		f.most = max(f.most, f.now)
+		f.byKey[r.Header.Get("Authorization")]++
+		if f.now == f.want {
+			close(f.all)
+		}
+		f.mu.Unlock()
+		select {
+		case <-f.all:
+		case <-time.After(10 * time.Second): // checked one at a time
+		}
+		h.ServeHTTP(w, r)
+		f.mu.Lock()
+		f.now--
+		f.mu.Unlock()
+	})
+}
+
+// check probes the workspaces of a fleet at once, and those that read one
+// Elido key (two files of the same key) through one rate limiter, at the
+// smaller of their ELIDO_RATE_LIMITs: on a clock that does not move, the
+// second request of the key waits one interval (60 a minute: a second),
+// and the workspace with its own key does not wait. The output is in the
+// fleet file's order.
+func TestCheckFleetAtOnceSharingAKeysLimit(t *testing.T) {
+	api := dstWindowClicks()
+	front := &inFlight{want: 3, all: make(chan struct{}), byKey: map[string]int{}}
+	shared := elidotest.NewServer("ws_shared", testKey, api)
+	own := elidotest.NewServer("ws_own", "sk_live_OTHER_KEY_0987654321", api)
+	for _, s := range []*elidotest.Server{shared, own} {
+		t.Cleanup(s.Close)
+	}
+	sharedFront := httptest.NewServer(front.wrap(shared))
+	ownFront := httptest.NewServer(front.wrap(own))
+	t.Cleanup(sharedFront.Close)
+	t.Cleanup(ownFront.Close)
+
+	dir := t.TempDir()
+	secret := func(name, value string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(value+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	fleet := fmt.Sprintf(`[zeta]
+ELIDO_WORKSPACE_ID = ws_shared
+ELIDO_API_BASE = %[1]s/v1
+ELIDO_API_KEY_FILE = %[2]s
+STORE_DSN = %[4]s
+
+[alpha]
+ELIDO_WORKSPACE_ID = ws_own
+ELIDO_API_BASE = %[3]s/v1
+ELIDO_API_KEY = sk_live_OTHER_KEY_0987654321
+STORE_DSN = %[5]s
+
+[mid]
+ELIDO_WORKSPACE_ID = ws_shared
+ELIDO_API_BASE = %[1]s/v1
+ELIDO_API_KEY_FILE = %[6]s
+ELIDO_RATE_LIMIT = 120
+STORE_DSN = %[7]s
+`, sharedFront.URL, secret("zeta-key", testKey), ownFront.URL,
+		buildStore(t, "sqlite", api), buildStore(t, "sqlite", api),
+		secret("mid-key", testKey), buildStore(t, "sqlite", api))
+	waits := &waitLog{}
+	env := map[string]string{
+		"RECON_FLEET_FILE": secret("fleet.conf", fleet),
+		"ELIDO_RATE_LIMIT": "60",
+		"RECON_TZ":         "Europe/Warsaw",
+		"RECON_REPORT_DIR": filepath.Join(t.TempDir(), "reports"),
+	}
+	frozen := time.Date(2026, 10, 27, 12, 0, 0, 0, time.UTC)
+	d := deps{
+		now:   func() time.Time { return testNow },
+		elido: []elido.Option{elido.WithClock(func() time.Time { return frozen }, waits.sleep)},
+	}
+	var stdout, stderr bytes.Buffer
+	code := runWith(context.Background(), []string{"check"}, envconfig.MapLookuper(env), &stdout, &stderr, d)
+	if code != exitOK {
+		t.Fatalf("check: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	if front.most != 3 {
+		t.Errorf("at most %d workspaces asked Elido at once, want all 3", front.most)
+	}
+	for k, n := range front.byKey {
+		if n != 1 && n != 2 || strings.Contains(k, "OTHER") && n != 1 {
+			t.Errorf("%d requests of one key, want one per workspace and no retry: %v", n, front.byKey)
+		}
+	}
+	if want := []time.Duration{time.Second}; !slices.Equal(waits.waits, want) {
+		t.Errorf("the clients waited %v, want %v: the shared key's second request one interval at 60 a minute", waits.waits, want)
+	}
+	var order []string
+	for _, l := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		name := strings.Fields(l)[0]
+		if len(order) == 0 || order[len(order)-1] != name {
+			order = append(order, name)
+		}
+	}
+	if want := []string{"zeta", "alpha", "mid"}; !slices.Equal(order, want) {
+		t.Errorf("the workspaces' lines come in the order %v, want the fleet file's %v\n%s", order, want, stdout.String())
+	}
+}
+
+// Two workspaces of a fleet that read one Elido workspace (against two
+// stores) push their metrics to groups of their own, each named by its
+// entry: the second pod's push does not replace the first's.
+func TestFleetRunsPushToTheirOwnGroups(t *testing.T) {
+	f := newFleetFixture(t)
+	srv, got := fakePushgateway(t, false)
+	fleet := fmt.Sprintf(`[east]
+ELIDO_WORKSPACE_ID = %[1]s
+ELIDO_API_BASE = %[2]s
+ELIDO_API_KEY = %[3]s
+STORE_DSN = %[4]s
+
+[west]
+ELIDO_WORKSPACE_ID = %[1]s
+ELIDO_API_BASE = %[2]s
+ELIDO_API_KEY = %[3]s
+STORE_DSN = %[5]s
+`, f.acme.env["ELIDO_WORKSPACE_ID"], f.acme.env["ELIDO_API_BASE"], f.acme.env["ELIDO_API_KEY"],
+		f.acme.env["STORE_DSN"], buildStore(t, "sqlite", dstWindowClicks()))
+	p := filepath.Join(t.TempDir(), "fleet.conf")
+	if err := os.WriteFile(p, []byte(fleet), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.env["RECON_FLEET_FILE"] = p
+	f.env["PUSHGATEWAY_URL"] = srv.URL
+	for _, name := range []string{"east", "west"} {
+		if r := f.cmd(append([]string{"run", "--workspace", name}, window...)...); r.code != exitOK {
+			t.Fatalf("run --workspace %s: exit %d\n%s", name, r.code, r.stderr)
+		}
+	}
+	ws := f.acme.env["ELIDO_WORKSPACE_ID"]
+	var groups []string
+	for _, p := range got() {
+		groups = append(groups, groupingKey(p.path))
+	}
+	want := []string{
+		"fleet_workspace=east job=clickrecon workspace=" + ws,
+		"fleet_workspace=west job=clickrecon workspace=" + ws,
+	}
+	if !slices.Equal(groups, want) {
+		t.Errorf("pushed to the groups %v, want %v", groups, want)
+	}
+}
+
+// groupingKey is the grouping key of a push to path
+// (/metrics/job/J/label/value/...) as its sorted label=value pairs: the
+// Pushgateway takes the labels in any order.
+func groupingKey(path string) string {
+	parts := strings.Split(strings.TrimPrefix(path, "/metrics/"), "/")
+	var pairs []string
+	for i := 0; i+1 < len(parts); i += 2 {
+		pairs = append(pairs, parts[i]+"="+parts[i+1])
+	}
+	slices.Sort(pairs)
+	return strings.Join(pairs, " ")
 }

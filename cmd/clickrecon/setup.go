@@ -56,6 +56,9 @@ func configureRun(ctx context.Context, name string, args []string, env envconfig
 	}
 	s.mon, err = job.NewMonitors(c.PushgatewayURL, c.HealthcheckURL, d.monitor...)
 	errs = append(errs, err)
+	if s.mon.Push != nil && d.workspace != "" {
+		s.mon.Push = s.mon.Push.ForFleetEntry(d.workspace)
+	}
 	errs = append(errs, c.CheckSlack())
 	var warning string
 	s.repair, warning, err = c.RunRepair()

@@ -58,6 +58,24 @@ type Pushgateway struct {
 	password string
 	client   *http.Client
 	timeout  time.Duration
+	// fleetEntry is the name of the fleet's workspace the run is of
+	// (run --workspace), "" without a fleet: see ForFleetEntry.
+	fleetEntry string
+}
+
+// FleetWorkspaceLabel is the grouping label that names a fleet's
+// workspace (its entry's name) in a run of one: ForFleetEntry.
+const FleetWorkspaceLabel = "fleet_workspace"
+
+// ForFleetEntry returns a Pushgateway that pushes to the same place under
+// the grouping key {job="clickrecon", workspace=ID, fleet_workspace=name}:
+// each workspace of a fleet, each pod of its Indexed Job, has a group of
+// its own, even two entries that read the same Elido workspace (against
+// two stores), and none replaces another's metrics.
+func (p *Pushgateway) ForFleetEntry(name string) *Pushgateway {
+	q := *p
+	q.fleetEntry = name
+	return &q
 }
 
 // NewPushgateway checks rawURL, the Pushgateway's base URL
@@ -88,7 +106,8 @@ func NewPushgateway(rawURL string) (*Pushgateway, error) {
 func (p *Pushgateway) String() string { return p.url }
 
 // Push adds m to the Pushgateway under the grouping key
-// {job="clickrecon", workspace=workspaceID} with push-add semantics
+// {job="clickrecon", workspace=workspaceID} (and fleet_workspace, see
+// ForFleetEntry) with push-add semantics
 // (POST): the metrics pushed replace those of the same name in the group,
 // and the others stay. So a failed run, which pushes no
 // clickrecon_last_success_timestamp_seconds, leaves the last success in
@@ -100,6 +119,9 @@ func (p *Pushgateway) Push(ctx context.Context, workspaceID string, m Metrics) e
 	pusher := push.New(p.url, jobName).
 		Grouping("workspace", workspaceID).
 		Client(p.client)
+	if p.fleetEntry != "" {
+		pusher = pusher.Grouping(FleetWorkspaceLabel, p.fleetEntry)
+	}
 	if p.user != "" || p.password != "" {
 		pusher = pusher.BasicAuth(p.user, p.password)
 	}

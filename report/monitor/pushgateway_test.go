@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -289,4 +290,43 @@ func newHangingServer(t *testing.T) *httptest.Server {
 		srv.Close()
 	})
 	return srv
+}
+
+// A fleet's workspaces push to groups named by their entries, even two
+// that read the same Elido workspace; without a fleet the group is the
+// workspace's alone, as before.
+func TestPushForFleetEntry(t *testing.T) {
+	f := newFakePushgateway(t, http.StatusOK)
+	p, err := NewPushgateway(f.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Metrics{Finished: time.Now(), ExitCode: 0}
+	for _, q := range []*Pushgateway{p.ForFleetEntry("east"), p.ForFleetEntry("west"), p} {
+		if err := q.Push(context.Background(), "48213", m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var groups []string
+	for _, got := range f.pushes {
+		// The Pushgateway takes a grouping key's labels in any order.
+		parts := strings.Split(strings.TrimPrefix(got.path, "/metrics/"), "/")
+		var pairs []string
+		for i := 0; i+1 < len(parts); i += 2 {
+			pairs = append(pairs, parts[i]+"="+parts[i+1])
+		}
+		slices.Sort(pairs)
+		groups = append(groups, strings.Join(pairs, " "))
+		if len(got.labels) > 0 {
+			t.Errorf("metrics carry labels %v", got.labels)
+		}
+	}
+	want := []string{
+		"fleet_workspace=east job=clickrecon workspace=48213",
+		"fleet_workspace=west job=clickrecon workspace=48213",
+		"job=clickrecon workspace=48213",
+	}
+	if diff := cmp.Diff(want, groups); diff != "" {
+		t.Errorf("grouping keys (-want +got):\n%s", diff)
+	}
 }

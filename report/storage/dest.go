@@ -39,6 +39,8 @@ type Dest struct {
 	dir    string  // the local folder, when bucket is nil
 	bucket *bucket // the object store, already narrowed to the prefix
 	base   string  // scheme://bucket/prefix, without query: for messages
+	// borrowed is a Sub's: its client is its parent's, closed with it.
+	borrowed bool
 }
 
 // objectSchemes are the URL schemes that name an object store.
@@ -127,7 +129,7 @@ func redactURL(raw string) string {
 
 // Close releases the object store's client; for a folder it does nothing.
 func (d *Dest) Close() error {
-	if d.bucket == nil {
+	if d.bucket == nil || d.borrowed {
 		return nil
 	}
 	return d.bucket.Close()

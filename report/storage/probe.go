@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/clickrecon/clickrecon/internal/safehttp"
 )
@@ -66,8 +67,16 @@ func bucketRefusal(err error) error {
 	return err
 }
 
+// folderProbes makes the probes of local folders in one process one at a
+// time: two at once under a parent folder that neither found (the
+// workspaces of a fleet, each under RECON_REPORT_DIR/<name>) would each
+// make it, and remove it under the other.
+var folderProbes sync.Mutex
+
 // probeFolder is Probe in the folder dir.
 func probeFolder(dir, name string, data []byte) error {
+	folderProbes.Lock()
+	defer folderProbes.Unlock()
 	made, err := mkdirs(dir)
 	defer func() {
 		for i := len(made) - 1; i >= 0; i-- {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -137,6 +138,36 @@ func TestProbeConcurrent(t *testing.T) {
 	}
 	if got := objectsUnder(t, d, "key"); len(got) != 2 {
 		t.Errorf("the run's folder holds %d objects, want its 2 files", len(got))
+	}
+}
+
+// Probes at once of folders under one parent that is not there yet (the
+// workspaces of a fleet, under RECON_REPORT_DIR/<name>) all pass, and
+// leave no folder behind.
+func TestProbeFoldersUnderOneNewParent(t *testing.T) {
+	root := t.TempDir()
+	parent := filepath.Join(root, "reports")
+	for round := range 20 {
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d := openDest(t, filepath.Join(parent, "ws"+strconv.Itoa(i)))
+				errs <- d.Probe(context.Background())
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if _, err := os.Stat(parent); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("round %d: %s is left behind (%v)", round, parent, err)
+		}
 	}
 }
 

@@ -52,6 +52,11 @@ var headers = map[string]string{
 // only a request addressed to a loopback host: a web page elsewhere that
 // makes its own name resolve to 127.0.0.1 (DNS rebinding) must not read
 // the reports through the visitor's browser.
+//
+// A folder under d named as a fleet's workspace (storage.WorkspaceName)
+// that holds runs is listed on the index with its newest run, and served
+// at /<name>/ as d itself is at /: its index, its runs' files, its repair
+// plans and its trend.
 func New(d *storage.Dest, log *slog.Logger, loopback bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for k, v := range headers {
@@ -66,40 +71,60 @@ func New(d *storage.Dest, log *slog.Logger, loopback bool) http.Handler {
 			http.Error(w, "clickrecon serve only reads", http.StatusMethodNotAllowed)
 			return
 		}
-		switch r.URL.EscapedPath() {
-		case "/":
-			serveIndex(w, r, d, log)
-			return
-		case "/trend":
-			serveTrend(w, r, d, log, time.Now())
-			return
-		}
-		segs, ok := pathSegments(r.URL)
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		if key, isRepair := strings.CutPrefix(segs[0], storage.RepairPrefix); isRepair {
-			if len(segs) == 2 && segs[1] == "" {
-				serveRepair(w, r, d, key, log)
+		p := r.URL.EscapedPath()
+		name, rest, nested := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+		if sub, ok := d.Sub(name); ok && p != "/trend" {
+			if !nested {
+				http.Redirect(w, r, "/"+name+"/", http.StatusMovedPermanently)
 				return
 			}
-			f, err := d.OpenRepairFile(key, strings.Join(segs[1:], "/"))
-			serveFile(w, r, f, err, nil, log)
+			if ok, err := sub.IsDir(); err != nil || !ok {
+				http.NotFound(w, r)
+				return
+			}
+			serve(w, r, sub, "/"+name, "/"+rest, log)
 			return
 		}
-		if len(segs) != 2 || segs[1] == "" {
-			http.NotFound(w, r)
-			return
-		}
-		key, name := segs[0], segs[1]
-		f, err := d.OpenRunFile(r.Context(), key, name)
-		var bar []byte
-		if err == nil && name == "report.html" {
-			bar = runBar(d, key)
-		}
-		serveFile(w, r, f, err, bar, log)
+		serve(w, r, d, "", p, log)
 	})
+}
+
+// serve answers the request for the path p (escaped) of the destination
+// d, whose pages are under prefix ("" or "/<workspace>").
+func serve(w http.ResponseWriter, r *http.Request, d *storage.Dest, prefix, p string, log *slog.Logger) {
+	switch p {
+	case "/":
+		serveIndex(w, r, d, prefix, log)
+		return
+	case "/trend":
+		serveTrend(w, r, d, log, time.Now())
+		return
+	}
+	segs, ok := pathSegments(p)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	if key, isRepair := strings.CutPrefix(segs[0], storage.RepairPrefix); isRepair {
+		if len(segs) == 2 && segs[1] == "" {
+			serveRepair(w, r, d, prefix, key, log)
+			return
+		}
+		f, err := d.OpenRepairFile(key, strings.Join(segs[1:], "/"))
+		serveFile(w, r, f, err, nil, log)
+		return
+	}
+	if len(segs) != 2 || segs[1] == "" {
+		http.NotFound(w, r)
+		return
+	}
+	key, name := segs[0], segs[1]
+	f, err := d.OpenRunFile(r.Context(), key, name)
+	var bar []byte
+	if err == nil && name == "report.html" {
+		bar = runBar(d, prefix, key)
+	}
+	serveFile(w, r, f, err, bar, log)
 }
 
 // serveFile answers with the file f (err when it could not be opened):
@@ -238,8 +263,8 @@ func loopbackHost(host string) bool {
 // anything else that is not a plain name; only the last may be empty (a
 // folder's trailing slash). OpenRunFile and OpenRepairFile then admit
 // only a run key's shape and the names of their files.
-func pathSegments(u *url.URL) ([]string, bool) {
-	parts := strings.Split(strings.TrimPrefix(u.EscapedPath(), "/"), "/")
+func pathSegments(escaped string) ([]string, bool) {
+	parts := strings.Split(strings.TrimPrefix(escaped, "/"), "/")
 	if len(parts) < 2 || len(parts) > 3 {
 		return nil, false
 	}
@@ -261,11 +286,15 @@ var pages string
 var templates = template.Must(template.New("pages").Funcs(template.FuncMap{
 	"gap":    indexDelta,
 	"status": report.StatusText,
-	"path":   func(key string) string { return "/" + url.PathEscape(key) + "/report.html" },
-	"repair": func(key string) string { return "/" + storage.RepairPrefix + url.PathEscape(key) + "/" },
-	"file":   func(key, name string) string { return "/" + storage.RepairPrefix + url.PathEscape(key) + "/" + name },
-	"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
-	"size":   func(n int64) string { return words.Num(n) + " B" },
+	"path":   func(prefix, key string) string { return prefix + "/" + url.PathEscape(key) + "/report.html" },
+	"repair": func(prefix, key string) string {
+		return prefix + "/" + storage.RepairPrefix + url.PathEscape(key) + "/"
+	},
+	"file": func(prefix, key, name string) string {
+		return prefix + "/" + storage.RepairPrefix + url.PathEscape(key) + "/" + name
+	},
+	"time": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+	"size": func(n int64) string { return words.Num(n) + " B" },
 }).Parse(pages))
 
 // indexDelta is a run's delta in the index, signed as the summary table
@@ -278,18 +307,27 @@ func indexDelta(r report.Report) string {
 	return words.Signed(r.Totals.Delta)
 }
 
-// serveIndex writes the index of d's runs, newest first.
-func serveIndex(w http.ResponseWriter, r *http.Request, d *storage.Dest, log *slog.Logger) {
+// serveIndex writes the index of d's runs, newest first, under prefix:
+// at the top ("" prefix), the fleet's workspaces under d first, each with
+// its newest run.
+func serveIndex(w http.ResponseWriter, r *http.Request, d *storage.Dest, prefix string, log *slog.Logger) {
 	runs, err := d.Runs(r.Context())
+	var workspaces []storage.Workspace
+	if err == nil && prefix == "" {
+		workspaces, err = d.Workspaces(r.Context())
+	}
 	if err != nil {
 		log.Error("list the reports", "err", err)
 		http.Error(w, "the report destination could not be read; see the server's log", http.StatusBadGateway)
 		return
 	}
 	servePage(w, "index", struct {
-		Base string
-		Runs []storage.Run
-	}{d.Base(), runs}, log)
+		Base       string
+		Prefix     string
+		Workspace  string
+		Workspaces []storage.Workspace
+		Runs       []storage.Run
+	}{d.Base(), prefix, strings.TrimPrefix(prefix, "/"), workspaces, runs}, log)
 }
 
 // serveTrend writes the trend page of the days from ?from= to ?to=
@@ -325,7 +363,7 @@ func serveTrend(w http.ResponseWriter, r *http.Request, d *storage.Dest, log *sl
 }
 
 // serveRepair writes the page of the run runKey's repair plan: its files.
-func serveRepair(w http.ResponseWriter, r *http.Request, d *storage.Dest, runKey string, log *slog.Logger) {
+func serveRepair(w http.ResponseWriter, r *http.Request, d *storage.Dest, prefix, runKey string, log *slog.Logger) {
 	files, err := d.RepairFiles(runKey)
 	switch {
 	case errors.Is(err, storage.ErrNoReport):
@@ -342,10 +380,11 @@ func serveRepair(w http.ResponseWriter, r *http.Request, d *storage.Dest, runKey
 		page.Close()
 	}
 	servePage(w, "repair", struct {
+		Prefix string
 		Key    string
 		Report bool
 		Files  []storage.RepairFile
-	}{runKey, err == nil, files}, log)
+	}{prefix, runKey, err == nil, files}, log)
 }
 
 // servePage renders the page name of the templates with data.
@@ -368,12 +407,13 @@ func writePage(w http.ResponseWriter, b []byte) {
 
 // runBar is the bar of links put at the top of a served report.html: back
 // to the index, and to the run's other files and its repair plan.
-func runBar(d *storage.Dest, runKey string) []byte {
+func runBar(d *storage.Dest, prefix, runKey string) []byte {
 	var b bytes.Buffer
 	if err := templates.ExecuteTemplate(&b, "bar", struct {
+		Prefix string
 		Key    string
 		Repair bool
-	}{runKey, d.HasRepair(runKey)}); err != nil {
+	}{prefix, runKey, d.HasRepair(runKey)}); err != nil {
 		return nil
 	}
 	return b.Bytes()

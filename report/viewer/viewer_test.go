@@ -281,7 +281,7 @@ func TestServeFilesOnlyFromClickreconsRunFolders(t *testing.T) {
 	}
 	resp, body := get(t, srv, http.MethodGet, "/"+serveNew+"/report.html")
 	// The page as written, with the bar of links served after its <body>.
-	bar := string(runBar(d, serveNew))
+	bar := string(runBar(d, "", serveNew))
 	if resp.StatusCode != http.StatusOK || strings.Replace(body, bar, "", 1) != string(html) || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
 		t.Fatalf("GET report.html: %s %q, %d bytes: want the run's page", resp.Status, resp.Header.Get("Content-Type"), len(body))
 	}

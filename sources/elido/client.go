@@ -194,6 +194,25 @@ func WithClock(now func() time.Time, sleep func(ctx context.Context, d time.Dura
 	}
 }
 
+// NewLimiter is the client-side rate limiter of ratePerMinute requests
+// (ELIDO_RATE_LIMIT; 0 is the default), as New builds it: clients given
+// the same one (WithLimiter) keep to that rate together, as clients of
+// one key must.
+func NewLimiter(ratePerMinute int) *rate.Limiter {
+	if ratePerMinute <= 0 {
+		ratePerMinute = defaultRatePerMinute
+	}
+	return rate.NewLimiter(rate.Limit(float64(ratePerMinute)/60), limiterBurst)
+}
+
+// WithLimiter replaces the client's own rate limiter (of its
+// RatePerMinute) with l, which other clients may share: clients of one
+// Elido key in one process share one, so that together they keep to the
+// key's rate limit.
+func WithLimiter(l *rate.Limiter) Option {
+	return func(c *Client) { c.limiter = l }
+}
+
 // New checks cfg, fills in its defaults and returns a client.
 //
 // The client follows a redirect only within the origin (scheme, host and
@@ -232,7 +251,7 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		retry:       elidoRetry,
 		httpClient:  cfg.HTTPClient,
 		log:         cfg.Logger,
-		limiter:     rate.NewLimiter(rate.Limit(float64(cfg.RatePerMinute)/60), limiterBurst),
+		limiter:     NewLimiter(cfg.RatePerMinute),
 		maxBody:     maxBodyBytes,
 		now:         time.Now,
 		sleep:       backoff.Sleep,
