@@ -10,6 +10,8 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/clickrecon/clickrecon/internal/console"
+	"github.com/clickrecon/clickrecon/internal/dsn"
+	"github.com/clickrecon/clickrecon/report/history"
 	"github.com/clickrecon/clickrecon/report/storage"
 	"github.com/clickrecon/clickrecon/report/viewer"
 )
@@ -49,6 +51,24 @@ func cmdServe(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 		return usageExit(stderr, fmt.Errorf("RECON_REPORT_DIR %s is not a folder: give the folder the runs write to (--report-dir)", d.Base()))
 	}
 	log := console.NewLogger(console.NewBar(stderr), c.LogFormat, c.LogLevel)
+	var opts []viewer.Option
+	if c.HistoryDSN != "" {
+		// The trend page reads the run history, as clickrecon trend does.
+		target, err := history.ParseDSN(c.HistoryDSN)
+		if err != nil {
+			return usageExit(stderr, fmt.Errorf("HISTORY_DSN: %w", err))
+		}
+		h, err := history.Open(ctx, target)
+		switch {
+		case errors.Is(err, history.ErrNotMigrated):
+			return usageExit(stderr, fmt.Errorf("HISTORY_DSN: %w", dsn.RedactError(err, target.Secrets)))
+		case err != nil:
+			log.Warn("the run history could not be opened: the trend page reads the reports", "err", dsn.RedactError(err, target.Secrets))
+		default:
+			defer h.Close()
+			opts = append(opts, viewer.WithHistory(h))
+		}
+	}
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "clickrecon serve: %v\n", err)
@@ -57,7 +77,7 @@ func cmdServe(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 	addr := viewer.Address(c.Addr, ln.Addr())
 	log.Info("serving reports", "report_dir", d.Base(), "url", addr)
 	fmt.Fprintf(stdout, "clickrecon serve: the reports in %s are at %s (stop with Ctrl-C)\n", d.Base(), addr)
-	if err := viewer.Serve(ctx, ln, viewer.New(d, log, viewer.IsLoopback(ln.Addr())), log); err != nil {
+	if err := viewer.Serve(ctx, ln, viewer.New(d, log, viewer.IsLoopback(ln.Addr()), opts...), log); err != nil {
 		fmt.Fprintf(stderr, "clickrecon serve: %v\n", err)
 		return exitIncomplete
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -29,6 +30,10 @@ func TestServeCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("bad_settings", func(t *testing.T) {
+		unmigrated := filepath.Join(t.TempDir(), "history.db")
+		if err := os.WriteFile(unmigrated, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
 		for _, tt := range []struct {
 			args []string
 			env  map[string]string
@@ -42,6 +47,11 @@ func TestServeCommand(t *testing.T) {
 			{args: []string{"serve", "extra"}, want: `unexpected argument "extra"`},
 			{args: []string{"serve", "--addr", "127.0.0.1:0", "--report-dir", dir}, env: map[string]string{"LOG_FORMAT": "xml"}, want: "LOG_FORMAT"},
 			{args: []string{"serve", "--addr", "127.0.0.1:0", "--report-dir", dir}, env: map[string]string{"LOG_LEVEL": "loud"}, want: "LOG_LEVEL"},
+			// The trend page reads HISTORY_DSN when set: a bad one, or a
+			// database clickrecon did not migrate, is refused before
+			// listening.
+			{args: []string{"serve", "--addr", "127.0.0.1:0", "--report-dir", dir}, env: map[string]string{"HISTORY_DSN": "ftp://x"}, want: "HISTORY_DSN"},
+			{args: []string{"serve", "--addr", "127.0.0.1:0", "--report-dir", dir}, env: map[string]string{"HISTORY_DSN": "sqlite:" + unmigrated}, want: "clickrecon migrate"},
 		} {
 			var stdout, stderr bytes.Buffer
 			// A setting let through would serve: the deadline stops it.

@@ -53,6 +53,27 @@ func (d *Dest) Sub(name string) (sub *Dest, ok bool) {
 // which Runs lists at least one run, with its newest. Other folders are
 // left out. It only reads, a report.json's first fields at a time.
 func (d *Dest) Workspaces(ctx context.Context) ([]Workspace, error) {
+	names, err := d.WorkspaceNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Workspace
+	for _, name := range names {
+		sub, _ := d.Sub(name)
+		runs, err := sub.Runs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(runs) > 0 {
+			out = append(out, Workspace{Name: name, Runs: len(runs), Latest: runs[0]})
+		}
+	}
+	return out, nil
+}
+
+// WorkspaceNames lists, in name order, the folders under d named as a
+// fleet workspace's (WorkspaceName), whether or not they hold runs.
+func (d *Dest) WorkspaceNames(ctx context.Context) ([]string, error) {
 	var names []string
 	if d.bucket == nil {
 		entries, err := os.ReadDir(d.dir)
@@ -80,16 +101,5 @@ func (d *Dest) Workspaces(ctx context.Context) ([]Workspace, error) {
 		}
 	}
 	slices.Sort(names)
-	var out []Workspace
-	for _, name := range names {
-		sub, _ := d.Sub(name)
-		runs, err := sub.Runs(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if len(runs) > 0 {
-			out = append(out, Workspace{Name: name, Runs: len(runs), Latest: runs[0]})
-		}
-	}
-	return out, nil
+	return names, nil
 }

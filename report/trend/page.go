@@ -206,10 +206,15 @@ func worstWeeks(s Series, n int) []Period {
 // PageData is what the trend page shows: where the reports are, the
 // range, and each series.
 type PageData struct {
+	// Base names what the trend was read from: the reports' folder or
+	// bucket, or the run history.
 	Base      string
 	From, To  string
 	Workspace string
 	Series    []Series
+	// Back is the index the page links back to: "/" unless given (a
+	// fleet workspace's, "/<name>/").
+	Back string
 }
 
 //go:embed page.html.tmpl

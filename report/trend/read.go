@@ -13,11 +13,33 @@ import (
 
 // Read adds to t the report of every whole run in d of workspaceID (""
 // for every workspace) whose window meets t's range, one report at a
-// time: only the verdicts t keeps stay in memory. A folder being written
-// or of another tool is passed over, as serve's index passes it over; a
-// report that changed while it was read is read again once. It returns
-// how many reports it read.
+// time: only the verdicts t keeps stay in memory. The runs of a fleet's
+// workspaces, each in a folder of its name under d (storage.Sub), are
+// read too. A folder being written or of another tool is passed over,
+// as serve's index passes it over; a report that changed while it was
+// read is read again once. It returns how many reports it read.
 func Read(ctx context.Context, d *storage.Dest, t *Trend, workspaceID string) (int, error) {
+	read, err := readRuns(ctx, d, t, workspaceID)
+	if err != nil {
+		return read, err
+	}
+	names, err := d.WorkspaceNames(ctx)
+	if err != nil {
+		return read, err
+	}
+	for _, name := range names {
+		sub, _ := d.Sub(name)
+		n, err := readRuns(ctx, sub, t, workspaceID)
+		read += n
+		if err != nil {
+			return read, err
+		}
+	}
+	return read, nil
+}
+
+// readRuns is Read of the runs directly under d.
+func readRuns(ctx context.Context, d *storage.Dest, t *Trend, workspaceID string) (int, error) {
 	runs, err := d.Runs(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("list the reports in %s: %w", d.Base(), err)

@@ -102,6 +102,16 @@ func TestServeListsEveryWorkspaceOfAFleet(t *testing.T) {
 			if resp, _ := get(t, srv, http.MethodGet, "/acme"); resp.Request.URL.Path != "/acme/" {
 				t.Errorf("GET /acme ends at %s, want /acme/", resp.Request.URL.Path)
 			}
+			// The trend of / holds the workspaces' nights (the top holds
+			// no run of its own); a workspace's links back to its index.
+			_, all := get(t, srv, http.MethodGet, "/trend?from=2026-10-20&to=2026-10-31")
+			if strings.Contains(all, "No run's report holds a day") || !strings.Contains(all, "Workspace ws_1") {
+				t.Errorf("the trend of / does not show the workspaces' runs:\n%s", all)
+			}
+			_, own := get(t, srv, http.MethodGet, "/acme/trend?from=2026-10-20&to=2026-10-31")
+			if !strings.Contains(own, `<a href="/acme/">`) || !strings.Contains(own, "Workspace ws_1") {
+				t.Errorf("acme's trend does not show its runs or link back to /acme/:\n%s", own)
+			}
 		})
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/internal/words"
 	"github.com/clickrecon/clickrecon/report"
+	"github.com/clickrecon/clickrecon/report/history"
 	"github.com/clickrecon/clickrecon/report/storage"
 	"github.com/clickrecon/clickrecon/report/trend"
 )
@@ -57,7 +58,15 @@ var headers = map[string]string{
 // that holds runs is listed on the index with its newest run, and served
 // at /<name>/ as d itself is at /: its index, its runs' files, its repair
 // plans and its trend.
-func New(d *storage.Dest, log *slog.Logger, loopback bool) http.Handler {
+//
+// With a run history (WithHistory), the trend page of / reads the
+// history, as clickrecon trend does: every recorded run, pruned or not,
+// and when Slack was told; a workspace folder's reads its reports.
+func New(d *storage.Dest, log *slog.Logger, loopback bool, opts ...Option) http.Handler {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for k, v := range headers {
 			w.Header().Set(k, v)
@@ -82,22 +91,35 @@ func New(d *storage.Dest, log *slog.Logger, loopback bool) http.Handler {
 				http.NotFound(w, r)
 				return
 			}
-			serve(w, r, sub, "/"+name, "/"+rest, log)
+			serve(w, r, sub, nil, "/"+name, "/"+rest, log)
 			return
 		}
-		serve(w, r, d, "", p, log)
+		serve(w, r, d, o.history, "", p, log)
 	})
 }
 
+// Option is a setting of New.
+type Option func(*options)
+
+type options struct {
+	history *history.History
+}
+
+// WithHistory has the trend page of / read the run history h.
+func WithHistory(h *history.History) Option {
+	return func(o *options) { o.history = h }
+}
+
 // serve answers the request for the path p (escaped) of the destination
-// d, whose pages are under prefix ("" or "/<workspace>").
-func serve(w http.ResponseWriter, r *http.Request, d *storage.Dest, prefix, p string, log *slog.Logger) {
+// d, whose pages are under prefix ("" or "/<workspace>"); h, when not nil,
+// is the run history its trend page reads.
+func serve(w http.ResponseWriter, r *http.Request, d *storage.Dest, h *history.History, prefix, p string, log *slog.Logger) {
 	switch p {
 	case "/":
 		serveIndex(w, r, d, prefix, log)
 		return
 	case "/trend":
-		serveTrend(w, r, d, log, time.Now())
+		serveTrend(w, r, d, h, prefix, log, time.Now())
 		return
 	}
 	segs, ok := pathSegments(p)
@@ -333,9 +355,10 @@ func serveIndex(w http.ResponseWriter, r *http.Request, d *storage.Dest, prefix 
 // serveTrend writes the trend page of the days from ?from= to ?to=
 // (YYYY-MM-DD; by default the ?nights= days, 90 unless given, that ended
 // by yesterday, UTC), of ?workspace= (every workspace when not given),
-// read from d's reports one at a time. A bad parameter is 400, saying
-// which.
-func serveTrend(w http.ResponseWriter, r *http.Request, d *storage.Dest, log *slog.Logger, now time.Time) {
+// read from the run history h when there is one, else from d's reports
+// one at a time; the page links back to prefix's index. A bad parameter
+// is 400, saying which.
+func serveTrend(w http.ResponseWriter, r *http.Request, d *storage.Dest, h *history.History, prefix string, log *slog.Logger, now time.Time) {
 	q := r.URL.Query()
 	from, to, err := trend.Range(q.Get("from"), q.Get("to"), q.Get("nights"), now)
 	if err != nil {
@@ -347,13 +370,21 @@ func serveTrend(w http.ResponseWriter, r *http.Request, d *storage.Dest, log *sl
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	if _, err := trend.Read(r.Context(), d, t, q.Get("workspace")); err != nil {
+	base := d.Base()
+	if h != nil {
+		base = "the run history (HISTORY_DSN)"
+		if _, err := trend.ReadHistory(r.Context(), h, t, q.Get("workspace")); err != nil {
+			log.Error("read the run history for the trend", "err", err)
+			http.Error(w, "the run history could not be read; see the server's log", http.StatusBadGateway)
+			return
+		}
+	} else if _, err := trend.Read(r.Context(), d, t, q.Get("workspace")); err != nil {
 		log.Error("read the reports for the trend", "err", err)
 		http.Error(w, "the report destination could not be read; see the server's log", http.StatusBadGateway)
 		return
 	}
 	var page bytes.Buffer
-	data := trend.PageData{Base: d.Base(), From: from.String(), To: to.String(), Workspace: q.Get("workspace"), Series: t.Series()}
+	data := trend.PageData{Base: base, From: from.String(), To: to.String(), Workspace: q.Get("workspace"), Series: t.Series(), Back: prefix + "/"}
 	if err := trend.WritePage(&page, data); err != nil {
 		log.Error("render a page", "page", "trend", "err", err)
 		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
