@@ -52,32 +52,38 @@ func fleetFlags(args []string) (name, index string, nameSet, indexSet bool) {
 // --workspace or --workspace-index in args chooses, ok false when neither
 // is given. An error is a usage error: exit 2 before anything is read.
 func fleetEntry(args []string, env envconfig.Lookuper) (e config.Entry, ok bool, err error) {
+	e, _, ok, err = fleetEntryOf(args, env)
+	return e, ok, err
+}
+
+// fleetEntryOf is fleetEntry, with the fleet the entry is of.
+func fleetEntryOf(args []string, env envconfig.Lookuper) (e config.Entry, fleet config.Fleet, ok bool, err error) {
 	name, index, nameSet, indexSet := fleetFlags(args)
 	if !nameSet && !indexSet {
-		return e, false, nil
+		return e, fleet, false, nil
 	}
 	if nameSet && indexSet {
-		return e, true, errors.New("--workspace and --workspace-index both choose a workspace: give one")
+		return e, fleet, true, errors.New("--workspace and --workspace-index both choose a workspace: give one")
 	}
 	file, _ := env.Lookup(config.FleetFileVar)
 	if file == "" {
-		return e, true, fmt.Errorf("--workspace and --workspace-index choose a workspace of the fleet file: set %s", config.FleetFileVar)
+		return e, fleet, true, fmt.Errorf("--workspace and --workspace-index choose a workspace of the fleet file: set %s", config.FleetFileVar)
 	}
-	fleet, err := config.LoadFleet(file)
+	fleet, err = config.LoadFleet(file)
 	if err != nil {
-		return e, true, err
+		return e, fleet, true, err
 	}
 	if nameSet {
 		e, err = fleet.Entry(name)
-		return e, true, err
+		return e, fleet, true, err
 	}
 	i, err := strconv.Atoi(index)
 	if err != nil {
-		return e, true, fmt.Errorf("--workspace-index %q is not a whole number (an Indexed Job passes $(JOB_COMPLETION_INDEX))", index)
+		return e, fleet, true, fmt.Errorf("--workspace-index %q is not a whole number (an Indexed Job passes $(JOB_COMPLETION_INDEX))", index)
 	}
 	size, _ := env.Lookup(config.FleetSizeVar)
 	e, err = fleet.At(i, size)
-	return e, true, err
+	return e, fleet, true, err
 }
 
 // fleetRun runs the command cmd (run or check) as a run of one workspace
@@ -86,7 +92,7 @@ func fleetEntry(args []string, env envconfig.Lookuper) (e config.Entry, ok bool,
 // chosen, and the caller runs cmd as it is.
 func fleetRun(ctx context.Context, cmd func(context.Context, []string, envconfig.Lookuper, io.Writer, io.Writer, deps) int,
 	args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) (code int, handled bool) {
-	e, ok, err := fleetEntry(args, env)
+	e, fleet, ok, err := fleetEntryOf(args, env)
 	if !ok {
 		return 0, false
 	}
@@ -94,7 +100,24 @@ func fleetRun(ctx context.Context, cmd func(context.Context, []string, envconfig
 		return usageExit(stderr, err), true
 	}
 	d.workspace = e.Name
-	return cmd(ctx, args, e.Env(env), stdout, stderr, d), true
+	return cmd(ctx, args, sharedKeyRate(fleet, e, env), stdout, stderr, d), true
+}
+
+// sharedKeyRate is the environment of a run of e: its variables over env,
+// and, when other workspaces of fleet read the same Elido key, its share
+// of that key's rate limit: the smallest ELIDO_RATE_LIMIT among them
+// divided by how many they are (at least 1 a minute). Elido limits
+// requests per key, and the Indexed Job may run them all at once: their
+// requests together never pass the limit, whichever run when.
+func sharedKeyRate(fleet config.Fleet, e config.Entry, env envconfig.Lookuper) envconfig.Lookuper {
+	own := e.Env(env)
+	_, rates, sharers := keyShares(fleet, env)
+	key := keyOf(own)
+	if sharers[key] < 2 {
+		return own
+	}
+	share := max(1, rates[key]/sharers[key])
+	return envconfig.MultiLookuper(envconfig.MapLookuper(map[string]string{"ELIDO_RATE_LIMIT": strconv.Itoa(share)}), own)
 }
 
 // fleetCheckers is how many workspaces check probes at once.
@@ -162,11 +185,29 @@ func checkFleet(ctx context.Context, args []string, env envconfig.Lookuper, stdo
 // entry that reads it, at the smallest ELIDO_RATE_LIMIT among them (an
 // unreadable one is left to the entry's own check to refuse).
 func keyLimiters(fleet config.Fleet, env envconfig.Lookuper) []*rate.Limiter {
-	rates := map[string]int{}
-	keys := make([]string, len(fleet.Entries))
+	keys, rates, _ := keyShares(fleet, env)
+	byKey := map[string]*rate.Limiter{}
+	out := make([]*rate.Limiter, len(fleet.Entries))
+	for i, k := range keys {
+		if byKey[k] == nil {
+			byKey[k] = elido.NewLimiter(rates[k])
+		}
+		out[i] = byKey[k]
+	}
+	return out
+}
+
+// keyShares returns, for each entry of fleet (by index), the name of the
+// Elido key it reads (keyOf); for each key, the smallest ELIDO_RATE_LIMIT
+// among the entries that read it (an unreadable one is left to the
+// entry's own check to refuse), and how many entries read it.
+func keyShares(fleet config.Fleet, env envconfig.Lookuper) (keys []string, rates, sharers map[string]int) {
+	rates, sharers = map[string]int{}, map[string]int{}
+	keys = make([]string, len(fleet.Entries))
 	for i, e := range fleet.Entries {
 		ee := e.Env(env)
 		keys[i] = keyOf(ee)
+		sharers[keys[i]]++
 		r := 60 // the default of ELIDO_RATE_LIMIT
 		if v, ok := ee.Lookup("ELIDO_RATE_LIMIT"); ok && v != "" {
 			if n, err := strconv.Atoi(v); err == nil && n > 0 {
@@ -177,15 +218,7 @@ func keyLimiters(fleet config.Fleet, env envconfig.Lookuper) []*rate.Limiter {
 			rates[keys[i]] = r
 		}
 	}
-	byKey := map[string]*rate.Limiter{}
-	out := make([]*rate.Limiter, len(fleet.Entries))
-	for i, k := range keys {
-		if byKey[k] == nil {
-			byKey[k] = elido.NewLimiter(rates[k])
-		}
-		out[i] = byKey[k]
-	}
-	return out
+	return keys, rates, sharers
 }
 
 // keyOf names the Elido key a workspace's environment reads, without

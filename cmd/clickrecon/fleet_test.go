@@ -18,6 +18,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/config"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/sources/elido"
@@ -390,4 +391,39 @@ func groupingKey(path string) string {
 	}
 	slices.Sort(pairs)
 	return strings.Join(pairs, " ")
+}
+
+// Workspaces that read one Elido key (two files of the same key count as
+// one) each run at their share of its limit: the smallest
+// ELIDO_RATE_LIMIT among them divided by how many they are, so that the
+// Indexed Job's pods, run at once, never ask faster than the key allows
+// together. A workspace with a key of its own keeps its limit.
+func TestFleetWorkspacesSharingAKeyShareItsLimit(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	shared1, shared2, own := write("k1", "key-shared\n"), write("k2", "key-shared"), write("k3", "key-own")
+	file := write("fleet.conf", "[a]\nELIDO_WORKSPACE_ID = 1\nELIDO_API_KEY_FILE = "+shared1+
+		"\n[b]\nELIDO_WORKSPACE_ID = 2\nELIDO_API_KEY_FILE = "+shared2+"\nELIDO_RATE_LIMIT = 60\n"+
+		"[c]\nELIDO_WORKSPACE_ID = 3\nELIDO_API_KEY_FILE = "+own+"\n"+
+		"[d]\nELIDO_WORKSPACE_ID = 4\nELIDO_API_KEY_FILE = "+shared1+"\n")
+	fleet, err := config.LoadFleet(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := envconfig.MapLookuper(map[string]string{"ELIDO_RATE_LIMIT": "90"})
+	for name, want := range map[string]string{"a": "20", "b": "20", "c": "90", "d": "20"} {
+		e, err := fleet.Entry(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := sharedKeyRate(fleet, e, env).Lookup("ELIDO_RATE_LIMIT"); got != want {
+			t.Errorf("%s: ELIDO_RATE_LIMIT %s, want %s", name, got, want)
+		}
+	}
 }
