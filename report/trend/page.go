@@ -2,6 +2,7 @@ package trend
 
 import (
 	_ "embed"
+	"fmt"
 	"html/template"
 	"io"
 	"math"
@@ -42,10 +43,9 @@ type chartDay struct {
 	Healed bool
 	HealX  float64
 	HealY  float64
-	// RepairMark is a mark under the line of a day whose clicks a run's
-	// repair put back.
-	RepairMark bool
-	RepairY    float64
+	// RepairMark is a triangle on the line of a day whose clicks a run's
+	// repair put back: its SVG path.
+	RepairMark string
 	Title      string
 }
 
@@ -118,7 +118,8 @@ func newChart(s Series, width float64) chart {
 			}
 		}
 		if d.Restored > 0 {
-			cd.RepairMark, cd.RepairY = true, c.ZeroY+2
+			w := math.Min(cd.W, 10)
+			cd.RepairMark = fmt.Sprintf("M%.1f %.1fl%.1f -8l%.1f 8z", cd.X+(cd.W-w)/2, c.ZeroY+8, w/2, w/2)
 		}
 		c.Days = append(c.Days, cd)
 	}
