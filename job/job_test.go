@@ -21,7 +21,7 @@ import (
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
-	"github.com/clickrecon/clickrecon/report/history"
+	"github.com/clickrecon/clickrecon/report/history/historytest"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
@@ -82,10 +82,7 @@ func vanished(t *testing.T, parse func(string) (dsn.Target, error)) dsn.Target {
 // opens it.
 func migratedHistory(t *testing.T, rawDSN string) dsn.Target {
 	t.Helper()
-	if _, err := history.Migrate(context.Background(), dbtest.Parsed(t, history.ParseMigrateDSN, rawDSN)); err != nil {
-		t.Fatal(err)
-	}
-	return dbtest.Parsed(t, history.ParseDSN, rawDSN)
+	return historytest.Target(t, rawDSN)
 }
 
 // The stages of Run, over o and d.

@@ -42,13 +42,7 @@ func newFleetFixture(t *testing.T) *fleetFixture {
 	b := uniqueFixture(t, api, api)
 	b.elido.SetFaults(elidotest.Fault{Kind: elidotest.Unauthorized})
 	dir := t.TempDir()
-	secret := func(name, value string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(value+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	secret := func(name, value string) string { return fileIn(t, dir, name, value+"\n") }
 	fleet := fmt.Sprintf(`# the agency's clients
 [acme]
 ELIDO_WORKSPACE_ID = %s
@@ -268,13 +262,7 @@ func TestCheckFleetAtOnceSharingAKeysLimit(t *testing.T) {
 	t.Cleanup(ownFront.Close)
 
 	dir := t.TempDir()
-	secret := func(name, value string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(value+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	secret := func(name, value string) string { return fileIn(t, dir, name, value+"\n") }
 	fleet := fmt.Sprintf(`[zeta]
 ELIDO_WORKSPACE_ID = ws_shared
 ELIDO_API_BASE = %[1]s/v1
@@ -400,13 +388,7 @@ func groupingKey(path string) string {
 // together. A workspace with a key of its own keeps its limit.
 func TestFleetWorkspacesSharingAKeyShareItsLimit(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, content string) string { return fileIn(t, dir, name, content) }
 	shared1, shared2, own := write("k1", "key-shared\n"), write("k2", "key-shared"), write("k3", "key-own")
 	file := write("fleet.conf", "[a]\nELIDO_WORKSPACE_ID = 1\nELIDO_API_KEY_FILE = "+shared1+
 		"\n[b]\nELIDO_WORKSPACE_ID = 2\nELIDO_API_KEY_FILE = "+shared2+"\nELIDO_RATE_LIMIT = 60\n"+
@@ -426,4 +408,15 @@ func TestFleetWorkspacesSharingAKeyShareItsLimit(t *testing.T) {
 			t.Errorf("%s: ELIDO_RATE_LIMIT %s, want %s", name, got, want)
 		}
 	}
+}
+
+// fileIn writes content to the file name in dir (a secret's mode) and
+// returns its path.
+func fileIn(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

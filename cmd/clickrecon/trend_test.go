@@ -16,7 +16,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
-	"github.com/clickrecon/clickrecon/report/history"
+	"github.com/clickrecon/clickrecon/report/history/historytest"
 	"github.com/clickrecon/clickrecon/report/storage"
 	"github.com/clickrecon/clickrecon/report/trend"
 )
@@ -110,19 +110,7 @@ func TestTrendFromTheHistory(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	rawDSN := "sqlite:" + filepath.Join(t.TempDir(), "history.db")
-	target, err := history.ParseMigrateDSN(rawDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := history.Migrate(ctx, target); err != nil {
-		t.Fatal(err)
-	}
-	opened, _ := history.ParseDSN(rawDSN)
-	h, err := history.Open(ctx, opened)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h := historytest.Open(t, rawDSN)
 	day := func(date string, api, local int64, s reconcile.Status) report.Day {
 		return report.Day{Date: date, Hours: 24, API: &api, Local: &local, Status: s, Settled: true}
 	}

@@ -106,3 +106,22 @@ func Dir(endpoint, prefix string) string {
 	q := url.Values{"endpoint": {endpoint}, "use_path_style": {"true"}, "region": {"eu-central-1"}}
 	return "s3://reports/" + prefix + "?" + q.Encode()
 }
+
+// OtherETag wraps w so that its answer carries the ETag of another
+// version than the server's: the object as if rewritten between a HEAD
+// and the GET it answers.
+func OtherETag(w http.ResponseWriter) http.ResponseWriter { return otherETag{w} }
+
+type otherETag struct{ http.ResponseWriter }
+
+func (w otherETag) WriteHeader(code int) {
+	w.Header().Set("ETag", `"another-version"`)
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w otherETag) Write(b []byte) (int, error) {
+	if w.Header().Get("ETag") != `"another-version"` {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}

@@ -21,7 +21,7 @@ func TestOpenRunFileWhoseObjectChangedBetweenHeadAndGet(t *testing.T) {
 	dir, _ := s3test.Start(t, "r", s3test.Options{Wrap: func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/days.csv") {
-				w = otherETag{w}
+				w = s3test.OtherETag(w)
 			}
 			h.ServeHTTP(w, req)
 		})
@@ -41,21 +41,6 @@ func TestOpenRunFileWhoseObjectChangedBetweenHeadAndGet(t *testing.T) {
 	if _, _, err := readRunFile(d, r.RunKey, "links.csv"); err != nil {
 		t.Errorf("an unchanged object: %v", err)
 	}
-}
-
-// otherETag answers with the ETag of another version than the server's.
-type otherETag struct{ http.ResponseWriter }
-
-func (w otherETag) WriteHeader(code int) {
-	w.Header().Set("ETag", `"another-version"`)
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w otherETag) Write(b []byte) (int, error) {
-	if w.Header().Get("ETag") != `"another-version"` {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(b)
 }
 
 // The AWS SDK's own log lines ("Response has no supported checksum…")

@@ -14,31 +14,9 @@ import (
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/history"
+	"github.com/clickrecon/clickrecon/report/history/historytest"
 	"github.com/clickrecon/clickrecon/report/trend"
 )
-
-// openHistory migrates and opens the history at rawDSN.
-func openHistory(t *testing.T, rawDSN string) *history.History {
-	t.Helper()
-	ctx := context.Background()
-	mt, err := history.ParseMigrateDSN(rawDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := history.Migrate(ctx, mt); err != nil {
-		t.Fatal(err)
-	}
-	ot, err := history.ParseDSN(rawDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := history.Open(ctx, ot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-	return h
-}
 
 // The trend of the runs a history recorded is the trend of their
 // reports: the same verdict of every day, the same sums and causes, on
@@ -50,7 +28,7 @@ func TestTrendFromHistoryIsTheTrendOfTheReports(t *testing.T) {
 	} {
 		for seed := range uint64(3) {
 			t.Run(fmt.Sprint(name, "_seed_", seed), func(t *testing.T) {
-				h := openHistory(t, rawDSN(t))
+				h := historytest.Open(t, rawDSN(t))
 				r := rand.New(rand.NewPCG(seed, 36))
 				start, _ := reconcile.ParseDate("2026-02-01")
 				reps := randomNights(r, start, 70)
@@ -91,21 +69,8 @@ func TestTrendFromHistoryIsTheTrendOfTheReports(t *testing.T) {
 // up the time to alert.
 func TestTrendFromHistoryHasTheAlertTimes(t *testing.T) {
 	ctx := context.Background()
-	h := openHistory(t, "sqlite:"+filepath.Join(t.TempDir(), "history.db"))
-	loc, _ := time.LoadLocation("Europe/Warsaw")
-	day, _ := reconcile.ParseDate("2026-11-20")
-	api, local := int64(100), int64(80)
-	rep := report.Report{RunKey: report.RunKey("48213", reconcile.Window{From: day, To: day, Loc: loc}, "s"), WorkspaceID: "48213",
-		StoreID: "st_1", Window: report.Window{From: day.String(), To: day.String(), TZ: loc.String()},
-		GeneratedAt: time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC),
-		Days:        []report.Day{{Date: day.String(), API: &api, Local: &local, Status: reconcile.Missing, Settled: true}}}
-	if err := h.RecordRun(ctx, rep); err != nil {
-		t.Fatal(err)
-	}
-	m := history.Message{RunKey: rep.RunKey, WorkspaceID: "48213", StoreID: "st_1", TZ: loc.String(), Kind: history.KindAlert,
-		Action: history.ActionPosted, Transport: history.TransportWebhook}
-	a := history.Alert{Date: day.String(), Status: reconcile.Missing, Severity: reconcile.Fail, API: 100, Local: 80, Delta: -20,
-		Transport: history.TransportWebhook, From: day.String(), To: day.String(), RunKey: rep.RunKey}
+	h := historytest.Open(t, "sqlite:"+filepath.Join(t.TempDir(), "history.db"))
+	day, m, a := recordGapRun(t, h)
 	before := time.Now().Add(-time.Second)
 	if err := h.SaveAlerts(ctx, m, []history.Alert{a}); err != nil {
 		t.Fatal(err)
@@ -146,21 +111,8 @@ func TestTrendFromHistoryIsReadAtOneMoment(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			h := openHistory(t, rawDSN(t))
-			loc, _ := time.LoadLocation("Europe/Warsaw")
-			day, _ := reconcile.ParseDate("2026-11-20")
-			api, local := int64(100), int64(80)
-			rep := report.Report{RunKey: report.RunKey("48213", reconcile.Window{From: day, To: day, Loc: loc}, "s"), WorkspaceID: "48213",
-				StoreID: "st_1", Window: report.Window{From: day.String(), To: day.String(), TZ: loc.String()},
-				GeneratedAt: time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC),
-				Days:        []report.Day{{Date: day.String(), API: &api, Local: &local, Status: reconcile.Missing, Settled: true}}}
-			if err := h.RecordRun(ctx, rep); err != nil {
-				t.Fatal(err)
-			}
-			m := history.Message{RunKey: rep.RunKey, WorkspaceID: "48213", StoreID: "st_1", TZ: loc.String(), Kind: history.KindAlert,
-				Action: history.ActionPosted, Transport: history.TransportWebhook}
-			a := history.Alert{Date: day.String(), Status: reconcile.Missing, Severity: reconcile.Fail, API: 100, Local: 80, Delta: -20,
-				Transport: history.TransportWebhook, From: day.String(), To: day.String(), RunKey: rep.RunKey}
+			h := historytest.Open(t, rawDSN(t))
+			day, m, a := recordGapRun(t, h)
 			saved := make(chan error, 1)
 			runs, alerts, err := h.ReadTrend(ctx, "48213", day, day, func(report.Report) error {
 				go func() { saved <- h.SaveAlerts(ctx, m, []history.Alert{a}) }()
@@ -185,4 +137,27 @@ func TestTrendFromHistoryIsReadAtOneMoment(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recordGapRun records in h a run of workspace 48213 whose one day,
+// 2026-11-20, lacks 20 of Elido's 100 clicks, and returns the day, and
+// the alert of it and its message, not yet saved.
+func recordGapRun(t *testing.T, h *history.History) (reconcile.Date, history.Message, history.Alert) {
+	t.Helper()
+	ctx := context.Background()
+	loc, _ := time.LoadLocation("Europe/Warsaw")
+	day, _ := reconcile.ParseDate("2026-11-20")
+	api, local := int64(100), int64(80)
+	rep := report.Report{RunKey: report.RunKey("48213", reconcile.Window{From: day, To: day, Loc: loc}, "s"), WorkspaceID: "48213",
+		StoreID: "st_1", Window: report.Window{From: day.String(), To: day.String(), TZ: loc.String()},
+		GeneratedAt: time.Date(2026, 11, 21, 3, 0, 0, 0, time.UTC),
+		Days:        []report.Day{{Date: day.String(), API: &api, Local: &local, Status: reconcile.Missing, Settled: true}}}
+	if err := h.RecordRun(ctx, rep); err != nil {
+		t.Fatal(err)
+	}
+	m := history.Message{RunKey: rep.RunKey, WorkspaceID: "48213", StoreID: "st_1", TZ: loc.String(), Kind: history.KindAlert,
+		Action: history.ActionPosted, Transport: history.TransportWebhook}
+	a := history.Alert{Date: day.String(), Status: reconcile.Missing, Severity: reconcile.Fail, API: 100, Local: 80, Delta: -20,
+		Transport: history.TransportWebhook, From: day.String(), To: day.String(), RunKey: rep.RunKey}
+	return day, m, a
 }

@@ -27,7 +27,7 @@ func TestReadRereadsAReportRewrittenAsItIsOpened(t *testing.T) {
 				mu.Lock()
 				gets[r.URL.Path]++
 				if gets[r.URL.Path] == 2 && !struck {
-					struck, w = true, otherETag{w}
+					struck, w = true, s3test.OtherETag(w)
 				}
 				mu.Unlock()
 			}
@@ -55,19 +55,4 @@ func TestReadRereadsAReportRewrittenAsItIsOpened(t *testing.T) {
 	if n != len(reps) || !struck {
 		t.Errorf("%d reports read, want all %d (a rewrite struck: %v)", n, len(reps), struck)
 	}
-}
-
-// otherETag answers with the ETag of another version than the server's.
-type otherETag struct{ http.ResponseWriter }
-
-func (w otherETag) WriteHeader(code int) {
-	w.Header().Set("ETag", `"another-version"`)
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w otherETag) Write(b []byte) (int, error) {
-	if w.Header().Get("ETag") != `"another-version"` {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(b)
 }

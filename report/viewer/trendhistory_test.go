@@ -13,6 +13,7 @@ import (
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/report/history"
+	"github.com/clickrecon/clickrecon/report/history/historytest"
 )
 
 // With a run history, the trend page of / reads it, as clickrecon trend
@@ -20,23 +21,7 @@ import (
 // shown, and the page says where it read from.
 func TestServeTrendPageFromTheHistory(t *testing.T) {
 	ctx := context.Background()
-	raw := "sqlite:" + filepath.Join(t.TempDir(), "history.db")
-	mt, err := history.ParseMigrateDSN(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := history.Migrate(ctx, mt); err != nil {
-		t.Fatal(err)
-	}
-	ot, err := history.ParseDSN(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := history.Open(ctx, ot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h := historytest.Open(t, "sqlite:"+filepath.Join(t.TempDir(), "history.db"))
 	// A run recorded, its report pruned since (the folder holds another).
 	rep := serveReport("20261025_20261027_000000000042", time.Date(2026, 10, 28, 2, 0, 0, 0, time.UTC), report.StatusDiscrepancies, -42)
 	if err := h.RecordRun(ctx, rep); err != nil {
