@@ -77,22 +77,62 @@ func knownVars() map[string]bool {
 	return known
 }
 
-// LoadFleet reads and checks the fleet file at path. Every mistake is
-// listed at once, each with its line, its entry and what to fix.
+// LoadFleet reads and checks the fleet file at path: YAML (a list of
+// workspaces, fleetyaml.go) or [name] sections of NAME = value lines.
+// Every mistake is listed at once, each with its line, its entry and
+// what to fix.
 func LoadFleet(path string) (Fleet, error) {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return Fleet{}, fmt.Errorf("%s: read the fleet file: %w", FleetFileVar, err)
 	}
-	defer f.Close()
 	fl := Fleet{File: path}
 	known := knownVars()
 	var errs []error
 	bad := func(line int, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s:%d: %s", path, line, fmt.Sprintf(format, args...)))
+		at := path
+		if line > 0 {
+			at = fmt.Sprintf("%s:%d", path, line)
+		}
+		errs = append(errs, fmt.Errorf("%s: %s", at, fmt.Sprintf(format, args...)))
+	}
+	lines := 0
+	if looksINI(string(b)) {
+		fl.Entries, lines = parseINI(string(b), known, bad)
+	} else {
+		fl.Entries = parseYAML(b, known, bad)
+		lines = strings.Count(string(b), "\n")
 	}
 	seen := map[string]int{}
-	sc := bufio.NewScanner(f)
+	for _, e := range fl.Entries {
+		switch name := e.Name; {
+		case name == "":
+			bad(e.Line, "a workspace has no name: give each a name (lower-case letters, digits and '-')")
+		case !entryName.MatchString(name):
+			bad(e.Line, "workspace name %q: use lower-case letters, digits and '-', at most 63, as a Kubernetes name", name)
+		case strings.HasPrefix(name, storage.RepairPrefix):
+			bad(e.Line, "workspace name %q: a folder named %s... is a repair plan's, beside the runs; choose another name", name, storage.RepairPrefix)
+		case seen[name] > 0:
+			bad(e.Line, "workspace %q is also at line %d: each name once", name, seen[name])
+		}
+		if seen[e.Name] == 0 {
+			seen[e.Name] = e.Line
+		}
+		if e.Vars["ELIDO_WORKSPACE_ID"] == "" {
+			bad(e.Line, "workspace %q has no ELIDO_WORKSPACE_ID: each entry names its Elido workspace", e.Name)
+		}
+	}
+	if len(fl.Entries) == 0 && len(errs) == 0 {
+		bad(lines, "no workspace: add one, with its name and ELIDO_WORKSPACE_ID")
+	}
+	return fl, errors.Join(errs...)
+}
+
+// parseINI reads the entries of a fleet file of [name] sections, and
+// returns them with the file's number of lines.
+func parseINI(text string, known map[string]bool, bad func(line int, format string, args ...any)) ([]Entry, int) {
+	var entries []Entry
+	sc := bufio.NewScanner(strings.NewReader(text))
 	n := 0
 	for sc.Scan() {
 		n++
@@ -102,52 +142,32 @@ func LoadFleet(path string) (Fleet, error) {
 			continue
 		case strings.HasPrefix(line, "["):
 			name, ok := strings.CutSuffix(strings.TrimPrefix(line, "["), "]")
-			name = strings.TrimSpace(name)
-			switch {
-			case !ok:
+			if !ok {
 				bad(n, "%q: a workspace starts with [name] alone on its line", line)
-			case !entryName.MatchString(name):
-				bad(n, "workspace name %q: use lower-case letters, digits and '-', at most 63, as a Kubernetes name", name)
-			case strings.HasPrefix(name, storage.RepairPrefix):
-				bad(n, "workspace name %q: a folder named %s... is a repair plan's, beside the runs; choose another name", name, storage.RepairPrefix)
-			case seen[name] > 0:
-				bad(n, "workspace %q is also at line %d: each name once", name, seen[name])
 			}
-			seen[name] = n
-			fl.Entries = append(fl.Entries, Entry{Name: name, Vars: map[string]string{}, Line: n})
+			entries = append(entries, Entry{Name: strings.TrimSpace(name), Vars: map[string]string{}, Line: n})
 			continue
 		}
 		key, value, ok := strings.Cut(line, "=")
 		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
 		switch {
-		case len(fl.Entries) == 0:
+		case len(entries) == 0:
 			bad(n, "%q comes before any [name]: a setting belongs to a workspace", line)
 		case !ok || key == "":
 			bad(n, "%q: write NAME = value", line)
 		case slices.Contains(notPerEntry, key):
 			bad(n, "%s is the fleet's own, not a workspace's", key)
 		case !known[key]:
-			bad(n, "workspace %q: %s is not a clickrecon variable (docs/contract.md lists them)", fl.Entries[len(fl.Entries)-1].Name, key)
+			bad(n, "workspace %q: %s is not a clickrecon variable (docs/contract.md lists them)", entries[len(entries)-1].Name, key)
 		default:
-			e := &fl.Entries[len(fl.Entries)-1]
+			e := &entries[len(entries)-1]
 			if _, twice := e.Vars[key]; twice {
 				bad(n, "workspace %q sets %s twice", e.Name, key)
 			}
 			e.Vars[key] = value
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return Fleet{}, fmt.Errorf("%s: read the fleet file %s: %w", FleetFileVar, path, err)
-	}
-	for _, e := range fl.Entries {
-		if e.Vars["ELIDO_WORKSPACE_ID"] == "" {
-			bad(e.Line, "workspace %q has no ELIDO_WORKSPACE_ID: each entry names its Elido workspace", e.Name)
-		}
-	}
-	if len(fl.Entries) == 0 && len(errs) == 0 {
-		bad(n, "no workspace: add one [name] with its ELIDO_WORKSPACE_ID")
-	}
-	return fl, errors.Join(errs...)
+	return entries, n
 }
 
 // Entry returns the entry named name.

@@ -308,13 +308,14 @@ func validateContainer(t *testing.T, bin string, v variant, configMap *corev1.Co
 		}
 	}
 	// Paths into a mount are paths under root, in the mounted ConfigMaps'
-	// files (the fleet file's NAME = /path lines) as in the environment.
+	// files (the fleet file's "key: /path" lines, or NAME = /path) as in
+	// the environment.
 	for _, f := range configFiles {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		text := regexp.MustCompile(`(?m)^(\s*[A-Z_]+\s*=\s*)(/\S*)$`).ReplaceAllStringFunc(string(b), func(line string) string {
+		text := regexp.MustCompile(`(?m)^(\s*[A-Za-z_]+\s*[=:]\s*)(/\S*)$`).ReplaceAllStringFunc(string(b), func(line string) string {
 			at := strings.Index(line, "/")
 			for _, m := range mounts {
 				if v := line[at:]; v == m || strings.HasPrefix(v, m+"/") {
