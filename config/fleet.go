@@ -41,6 +41,9 @@ const (
 // Entry is one workspace of a fleet.
 type Entry struct {
 	Name string
+	// Prefix, when set (report_prefix), is the folder under the shared
+	// RECON_REPORT_DIR its reports go to instead of its name.
+	Prefix string
 	// Vars are the entry's variables, as written (values trimmed).
 	Vars map[string]string
 	Line int // where its [name] is
@@ -117,6 +120,9 @@ func LoadFleet(path string) (Fleet, error) {
 		}
 		if seen[e.Name] == 0 {
 			seen[e.Name] = e.Line
+		}
+		if p := e.Prefix; p != "" && (!entryName.MatchString(p) || strings.HasPrefix(p, storage.RepairPrefix)) {
+			bad(e.Line, "workspace %q: report_prefix %q: a folder's name, as a workspace's (lower-case letters, digits and '-', not %s...)", e.Name, p, storage.RepairPrefix)
 		}
 		if e.Vars["ELIDO_WORKSPACE_ID"] == "" {
 			bad(e.Line, "workspace %q has no ELIDO_WORKSPACE_ID: each entry names its Elido workspace", e.Name)
@@ -203,7 +209,7 @@ func (f Fleet) At(i int, size string) (Entry, error) {
 // secret it sets either way (NAME or NAME_FILE) hides the other way of
 // the shared environment, so that an entry's own key is never "set
 // twice" against a shared one. When e does not set RECON_REPORT_DIR, its
-// reports go to a folder named for it under the shared one.
+// reports go to a folder named for it (or its Prefix) under the shared one.
 func (e Entry) Env(shared envconfig.Lookuper) envconfig.Lookuper {
 	vars := map[string]string{}
 	for k, v := range e.Vars {
@@ -214,7 +220,11 @@ func (e Entry) Env(shared envconfig.Lookuper) envconfig.Lookuper {
 		if !found || dir == "" {
 			dir = "reports" // the default of RECON_REPORT_DIR
 		}
-		vars["RECON_REPORT_DIR"] = Under(dir, e.Name)
+		folder := e.Name
+		if e.Prefix != "" {
+			folder = e.Prefix
+		}
+		vars["RECON_REPORT_DIR"] = Under(dir, folder)
 	}
 	return entryEnv{vars: vars, shared: shared}
 }

@@ -156,6 +156,10 @@ func yamlEntry(n *yaml.Node, name string, known map[string]bool, bad func(line i
 		case "name":
 			e.Name = strings.TrimSpace(v.Value)
 			e.Line = k.Line
+		case "report_prefix":
+			// The folder under the shared RECON_REPORT_DIR its reports
+			// go to, instead of its name.
+			e.Prefix = strings.Trim(strings.TrimSpace(v.Value), "/")
 		case "secrets":
 			for j := 0; v.Kind == yaml.MappingNode && j+1 < len(v.Content); j += 2 {
 				name, err := secretOf(v.Content[j].Value)

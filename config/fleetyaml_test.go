@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/sethvargo/go-envconfig"
 )
 
 // A YAML fleet file in each of its shapes (a list under workspaces:, a
@@ -173,4 +174,24 @@ func dedent(block string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// report_prefix puts a workspace's reports in a folder of that name
+// under the shared RECON_REPORT_DIR instead of its own name; a prefix
+// that is no folder's name is refused with its line.
+func TestFleetReportPrefix(t *testing.T) {
+	fl, err := LoadFleet(writeFleet(t, "- name: acme\n  workspace_id: 1\n  report_prefix: clients-acme\n- name: b\n  workspace_id: 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := envconfig.MapLookuper(map[string]string{"RECON_REPORT_DIR": "s3://bucket/nightly?region=eu-west-1"})
+	for i, want := range []string{"s3://bucket/nightly/clients-acme?region=eu-west-1", "s3://bucket/nightly/b?region=eu-west-1"} {
+		if got, _ := fl.Entries[i].Env(shared).Lookup("RECON_REPORT_DIR"); got != want {
+			t.Errorf("%s: RECON_REPORT_DIR %q, want %q", fl.Entries[i].Name, got, want)
+		}
+	}
+	_, err = LoadFleet(writeFleet(t, "- name: acme\n  workspace_id: 1\n  report_prefix: a/b\n"))
+	if err == nil || !strings.Contains(err.Error(), `:1: workspace "acme": report_prefix "a/b"`) {
+		t.Errorf("a prefix of two folders: %v", err)
+	}
 }
