@@ -61,6 +61,7 @@ type options struct {
 	dsn        string
 	binary     string
 	timeBin    string
+	logs       string
 }
 
 func main() {
@@ -75,6 +76,7 @@ func main() {
 	flag.StringVar(&o.dsn, "dsn", envOr("PGTEST_DSN", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL server for the stores and the history (schemas of their own are created and dropped)")
 	flag.StringVar(&o.binary, "binary", "", "clickrecon binary to measure (default: go build ./cmd/clickrecon)")
 	flag.StringVar(&o.timeBin, "time", "/usr/bin/time", "GNU time, for the peak RSS (apt-get install time)")
+	flag.StringVar(&o.logs, "logs", "", "keep each run's log and GNU time's lines in this folder (NAME.log in the fleet, NAME-alone-N.log alone)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, o)
@@ -161,6 +163,9 @@ func run(ctx context.Context, o options) error {
 				env := append(w.soleEnv(shared, secrets), "RECON_REPORT_DIR="+filepath.Join(tmp, "alone", w.name))
 				m, err := runBinary(ctx, o.timeBin, o.binary, []string{"run"}, env)
 				if err != nil {
+					return err
+				}
+				if err := o.keepLog(fmt.Sprintf("%s-alone-%d", w.name, len(baseRuns[i])+1), m); err != nil {
 					return err
 				}
 				if m.exit != w.wantExit() {
@@ -283,6 +288,9 @@ func runFleet(ctx context.Context, o options, ws []*workspace, env []string) ([]
 			defer wg.Done()
 			for i := range next {
 				out[i], errs[i] = runBinary(ctx, o.timeBin, o.binary, []string{"run", "--workspace-index", strconv.Itoa(i)}, env)
+				if errs[i] == nil {
+					errs[i] = o.keepLog(ws[i].name, out[i])
+				}
 			}
 		}()
 	}
@@ -292,6 +300,17 @@ func runFleet(ctx context.Context, o options, ws []*workspace, env []string) ([]
 	close(next)
 	wg.Wait()
 	return out, time.Since(started), errors.Join(errs...)
+}
+
+// keepLog writes a run's stderr to -logs, when given.
+func (o options) keepLog(name string, m measured) error {
+	if o.logs == "" {
+		return nil
+	}
+	if err := os.MkdirAll(o.logs, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(o.logs, name+".log"), m.stderr, 0o644)
 }
 
 // checkFleet compares each workspace's run with what a run of it alone
