@@ -121,14 +121,23 @@ RECON_REPORT_DIR = s3://bucket/b?region=eu-west-1
 
 // benchFleet writes a fleet file of n workspaces, each with its own
 // workspace, key, store and zone, as a deployment's would be.
-func benchFleet(b *testing.B, n int) string {
+func benchFleet(b *testing.B, n int, yaml bool) string {
 	b.Helper()
 	var sb strings.Builder
 	sb.WriteString("# a benchmark's fleet\n")
+	if yaml {
+		sb.WriteString("workspaces:\n")
+	}
 	zones := []string{"Europe/Warsaw", "America/New_York", "Asia/Tokyo", "UTC"}
 	for i := range n {
+		dsn := fmt.Sprintf("postgres://recon@db-%d.internal:5432/clicks?sslmode=require", i%7)
+		if yaml {
+			fmt.Fprintf(&sb, "  - name: client-%04d\n    workspace_id: \"%d\"\n    ELIDO_API_KEY: sk_live_bench_%08d\n    STORE_DSN: %s\n    tz: %s\n",
+				i, 40000+i, i, dsn, zones[i%len(zones)])
+			continue
+		}
 		fmt.Fprintf(&sb, "\n[client-%04d]\nELIDO_WORKSPACE_ID = %d\nELIDO_API_KEY = sk_live_bench_%08d\n", i, 40000+i, i)
-		fmt.Fprintf(&sb, "STORE_DSN = postgres://recon@db-%d.internal:5432/clicks?sslmode=require\nRECON_TZ = %s\n", i%7, zones[i%len(zones)])
+		fmt.Fprintf(&sb, "STORE_DSN = %s\nRECON_TZ = %s\n", dsn, zones[i%len(zones)])
 	}
 	p := filepath.Join(b.TempDir(), "fleet.conf")
 	if err := os.WriteFile(p, []byte(sb.String()), 0o600); err != nil {
@@ -149,7 +158,15 @@ func BenchmarkFleetLoad(b *testing.B) {
 	})
 	now := time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)
 	for _, n := range []int{1, 1000} {
-		p := benchFleet(b, n)
+		p := benchFleet(b, n, false)
+		b.Run(fmt.Sprintf("yaml/entries=%d", n), func(b *testing.B) {
+			y := benchFleet(b, n, true)
+			for b.Loop() {
+				if _, err := LoadFleet(y); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 		b.Run(fmt.Sprintf("file/entries=%d", n), func(b *testing.B) {
 			for b.Loop() {
 				if _, err := LoadFleet(p); err != nil {
