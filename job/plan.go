@@ -255,54 +255,16 @@ type acrossOut struct {
 func (dr driller) acrossRun(ctx context.Context, b *budget, rc *runCounts, p runPlan, api map[reconcile.Date]*int64,
 	drilled map[reconcile.Date]*reconcile.DayDetail) (out acrossOut, noBreakdown bool) {
 	from, to := rc.days[0], rc.days[len(rc.days)-1]
-	sums := make([]int64, len(rc.ids))
-	for k := range rc.days {
-		for i := range rc.cells[k] {
-			s, ok := reconcile.AddClicks(sums[i], rc.cell(k, uint32(i)))
-			if !ok {
-				return acrossOut{}, false // no real run has that many clicks: per day
-			}
-			sums[i] = s
-		}
+	sums, ok := rc.runSums()
+	if !ok {
+		return acrossOut{}, false // no real run has that many clicks: per day
 	}
-	seen := make([]bool, len(rc.ids))
-	none := make([]bool, len(rc.ids)) // named by Elido with no click over the run
-	var differ []uint32               // the store's links whose run sum differs and Elido counts
-	runAPI := map[string]int64{}      // Elido's run count of the links to read series of
-	only := map[string]bool{}         // Elido's links the store does not have
-	pages := 0
-	err := dr.client.LinkBreakdownPages(ctx, from, to, dr.window.Loc, func(page []elido.LinkCount) error {
-		pages++
-		for _, l := range page {
-			i, ok := rc.index[l.LinkID]
-			switch {
-			case !ok && only[l.LinkID]:
-				return elido.LinkTwiceError(l.LinkID)
-			case !ok:
-				only[l.LinkID] = true
-				if l.Clicks != 0 {
-					runAPI[l.LinkID] = l.Clicks
-				}
-			case seen[i]:
-				return elido.LinkTwiceError(l.LinkID)
-			default:
-				seen[i], none[i] = true, l.Clicks == 0
-				if l.Clicks != sums[i] && l.Clicks != 0 {
-					differ = append(differ, i)
-					runAPI[l.LinkID] = l.Clicks
-				}
-			}
-		}
-		if p.switchDayByDay(p.run-pages, len(runAPI), len(rc.days), b.room()) {
-			return errSwitch
-		}
-		return nil
-	})
+	bd, err := dr.readRunBreakdown(ctx, b, rc, p, sums)
 	b.check(err)
 	switch {
 	case errors.Is(err, errSwitch):
 		dr.log.Info("drill-down switches to per-day breakdowns", "from", from.String(), "to", to.String(),
-			"pages_read", pages, "links_differing", len(runAPI), "per_day_pages", p.perDay)
+			"pages_read", bd.pages, "links_differing", len(bd.runAPI), "per_day_pages", p.perDay)
 		return acrossOut{}, false
 	case errors.Is(err, elido.ErrNotFound):
 		dr.log.Info("elido has no /breakdown/link; checking links one by one", "err", err)
@@ -311,58 +273,20 @@ func (dr driller) acrossRun(ctx context.Context, b *budget, rc *runCounts, p run
 		dr.log.Warn("the run's link breakdown could not be read; drilling its days one by one", "from", from.String(), "to", to.String(), "err", err)
 		return acrossOut{}, false
 	}
-	if p.switchDayByDay(0, len(runAPI), len(rc.days), b.room()) {
+	if p.switchDayByDay(0, len(bd.runAPI), len(rc.days), b.room()) {
 		dr.log.Info("drill-down switches to per-day breakdowns", "from", from.String(), "to", to.String(),
-			"links_differing", len(runAPI), "per_day_pages", p.perDay, "room", b.room())
+			"links_differing", len(bd.runAPI), "per_day_pages", p.perDay, "room", b.room())
 		return acrossOut{}, false
 	}
-	series, ok := dr.series(ctx, b, from, to, runAPI)
+	series, ok := dr.series(ctx, b, from, to, bd.runAPI)
 	if !ok {
 		return acrossOut{}, false
 	}
-	out = acrossOut{placed: map[string]bool{}, sums: sums}
-	for id := range runAPI {
-		out.placed[id] = true
-	}
-	// The store's links Elido does not count over the run have 0 clicks
-	// on each of its days.
-	var storeOnly []uint32
-	for i := range rc.ids {
-		if (!seen[i] || none[i]) && sums[i] != 0 {
-			storeOnly = append(storeOnly, uint32(i))
-			out.placed[rc.ids[i]] = true
-		}
-	}
-	for id := range only {
-		out.placed[id] = true
-	}
+	storeOnly := bd.storeOnly(sums)
+	out = acrossOut{placed: bd.placed(rc, storeOnly), sums: sums}
 	proved := map[reconcile.Date]bool{}
 	for k, d := range rc.days {
-		apiLinks, localLinks := map[string]int64{}, map[string]int64{}
-		var attributed int64 // the store's less Elido's clicks of the links that differ
-		note := func(id string, a, l int64) {
-			if a == l {
-				return
-			}
-			if a != 0 {
-				apiLinks[id] = a
-			}
-			if l != 0 {
-				localLinks[id] = l
-			}
-			attributed += l - a
-		}
-		for _, i := range differ {
-			note(rc.ids[i], series[rc.ids[i]][k], rc.cell(k, i))
-		}
-		for _, i := range storeOnly {
-			note(rc.ids[i], 0, rc.cell(k, i))
-		}
-		for id := range only {
-			if s, ok := series[id]; ok { // not: no click over the run
-				note(id, s[k], 0)
-			}
-		}
+		apiLinks, localLinks, attributed := rc.differing(k, bd, storeOnly, series)
 		// Proof by sums: with every other link matching on every day,
 		// Elido's rows of the day add up to the store's less what the
 		// links that differ explain; that must be Elido's daily count.
@@ -374,10 +298,136 @@ func (dr driller) acrossRun(ctx context.Context, b *budget, rc *runCounts, p run
 		det.APILinkSum, det.LocalLinkSum = ptrInt64(*api[d]), ptrInt64(*rc.sum[k])
 		proved[d] = true
 	}
-	dr.log.Info("drill-down across days", "from", from.String(), "to", to.String(), "pages", pages,
-		"series", len(runAPI), "days_proved", len(proved), "days", len(rc.days))
+	dr.log.Info("drill-down across days", "from", from.String(), "to", to.String(), "pages", bd.pages,
+		"series", len(bd.runAPI), "days_proved", len(proved), "days", len(rc.days))
 	out.proved = proved
 	return out, false
+}
+
+// runSums returns the store's sum of each link over the run, by its
+// position in rc; false when one passes what a click count holds.
+func (rc *runCounts) runSums() ([]int64, bool) {
+	sums := make([]int64, len(rc.ids))
+	for k := range rc.days {
+		for i := range rc.cells[k] {
+			s, ok := reconcile.AddClicks(sums[i], rc.cell(k, uint32(i)))
+			if !ok {
+				return nil, false
+			}
+			sums[i] = s
+		}
+	}
+	return sums, true
+}
+
+// runBreakdown is what the run's link breakdown says against the store's
+// sums over the run. seen and none are by a link's position in rc: Elido
+// named the link; Elido named it with no click over the run.
+type runBreakdown struct {
+	seen, none []bool
+	differ     []uint32         // the store's links whose run sum differs and Elido counts
+	runAPI     map[string]int64 // Elido's run count of the links to read series of
+	only       map[string]bool  // Elido's links the store does not have
+	pages      int              // the breakdown's pages read
+}
+
+// readRunBreakdown reads the run's link breakdown and compares each link's
+// count with the store's sum over the run (sums). It stops with errSwitch
+// as soon as the links that differ make the days' own breakdowns the
+// better way (plan p); the pages read so far are counted either way.
+func (dr driller) readRunBreakdown(ctx context.Context, b *budget, rc *runCounts, p runPlan, sums []int64) (runBreakdown, error) {
+	bd := runBreakdown{seen: make([]bool, len(rc.ids)), none: make([]bool, len(rc.ids)),
+		runAPI: map[string]int64{}, only: map[string]bool{}}
+	err := dr.client.LinkBreakdownPages(ctx, rc.days[0], rc.days[len(rc.days)-1], dr.window.Loc, func(page []elido.LinkCount) error {
+		bd.pages++
+		for _, l := range page {
+			i, ok := rc.index[l.LinkID]
+			switch {
+			case !ok && bd.only[l.LinkID]:
+				return elido.LinkTwiceError(l.LinkID)
+			case !ok:
+				bd.only[l.LinkID] = true
+				if l.Clicks != 0 {
+					bd.runAPI[l.LinkID] = l.Clicks
+				}
+			case bd.seen[i]:
+				return elido.LinkTwiceError(l.LinkID)
+			default:
+				bd.seen[i], bd.none[i] = true, l.Clicks == 0
+				if l.Clicks != sums[i] && l.Clicks != 0 {
+					bd.differ = append(bd.differ, i)
+					bd.runAPI[l.LinkID] = l.Clicks
+				}
+			}
+		}
+		if p.switchDayByDay(p.run-bd.pages, len(bd.runAPI), len(rc.days), b.room()) {
+			return errSwitch
+		}
+		return nil
+	})
+	return bd, err
+}
+
+// storeOnly returns the store's links, by position, that Elido does not
+// count over the run though the store does (sums): they have 0 clicks on
+// each of its days.
+func (bd runBreakdown) storeOnly(sums []int64) []uint32 {
+	var storeOnly []uint32
+	for i := range bd.seen {
+		if (!bd.seen[i] || bd.none[i]) && sums[i] != 0 {
+			storeOnly = append(storeOnly, uint32(i))
+		}
+	}
+	return storeOnly
+}
+
+// placed returns the links placed on every day of the run: those whose
+// series is read, the store's links Elido does not count (storeOnly) and
+// Elido's links the store does not have.
+func (bd runBreakdown) placed(rc *runCounts, storeOnly []uint32) map[string]bool {
+	placed := map[string]bool{}
+	for id := range bd.runAPI {
+		placed[id] = true
+	}
+	for _, i := range storeOnly {
+		placed[rc.ids[i]] = true
+	}
+	for id := range bd.only {
+		placed[id] = true
+	}
+	return placed
+}
+
+// differing returns the links placed on day k whose counts differ there,
+// Elido's and the store's (Elido's from its series), and attributed, the
+// store's less Elido's clicks of those links on the day.
+func (rc *runCounts) differing(k int, bd runBreakdown, storeOnly []uint32, series map[string][]int64) (
+	apiLinks, localLinks map[string]int64, attributed int64) {
+	apiLinks, localLinks = map[string]int64{}, map[string]int64{}
+	note := func(id string, a, l int64) {
+		if a == l {
+			return
+		}
+		if a != 0 {
+			apiLinks[id] = a
+		}
+		if l != 0 {
+			localLinks[id] = l
+		}
+		attributed += l - a
+	}
+	for _, i := range bd.differ {
+		note(rc.ids[i], series[rc.ids[i]][k], rc.cell(k, i))
+	}
+	for _, i := range storeOnly {
+		note(rc.ids[i], 0, rc.cell(k, i))
+	}
+	for id := range bd.only {
+		if s, ok := series[id]; ok { // not: no click over the run
+			note(id, s[k], 0)
+		}
+	}
+	return apiLinks, localLinks, attributed
 }
 
 // placeMoved checks the days acrossRun proved against what the days'
