@@ -446,25 +446,7 @@ func (dr driller) placeMoved(ctx context.Context, b *budget, rc *runCounts, a ac
 	var idx map[string]uint32
 	looked := map[reconcile.Date]bool{}
 	for {
-		var moved []string
-		for _, d := range rc.days {
-			if a.proved[d] || looked[d] {
-				continue
-			}
-			looked[d] = true
-			det := drilled[d]
-			if !det.LinksComplete {
-				continue
-			}
-			for _, m := range []map[string]int64{det.APILinks, det.LocalLinks} {
-				for id := range m {
-					if !a.placed[id] {
-						a.placed[id] = true
-						moved = append(moved, id)
-					}
-				}
-			}
-		}
+		moved := a.moved(rc.days, drilled, looked)
 		if len(moved) == 0 {
 			return
 		}
@@ -489,62 +471,107 @@ func (dr driller) placeMoved(ctx context.Context, b *budget, rc *runCounts, a ac
 				continue
 			}
 			det := drilled[d]
-			unprove := func(note string) {
-				delete(a.proved, d)
-				det.APILinks, det.LocalLinks, det.LinksComplete, det.APILinkSum = nil, nil, false, nil
-				if note != "" {
-					det.Notes = append(det.Notes, note)
-				}
-				left[d].links = true
-			}
 			if !ok {
-				unprove("per-link counts not read: links whose clicks moved between days were found, and their series could not be read to place them on this day")
+				a.unprove(d, det, left[d], "per-link counts not read: links whose clicks moved between days were found, and their series could not be read to place them on this day")
 				continue
 			}
-			var shift int64
-			for _, id := range moved {
-				av, lv := series[id][k], int64(0)
-				if i, ok := idx[id]; ok {
-					lv = rc.cell(k, i)
-				}
-				if av == lv {
-					continue
-				}
-				if det.APILinks == nil {
-					det.APILinks = map[string]int64{}
-				}
-				if det.LocalLinks == nil {
-					det.LocalLinks = map[string]int64{}
-				}
-				if av != 0 {
-					det.APILinks[id] = av
-				}
-				if lv != 0 {
-					det.LocalLinks[id] = lv
-				}
-				shift += lv - av
-			}
-			if shift == 0 {
+			if rc.placeOn(k, det, moved, idx, series) == 0 {
 				continue
 			}
 			// Other links that moved cancel these here: only the day's
 			// own breakdown finds them.
-			pages := pagesFor(rc.links[k])
-			h, fits := b.reserve(pages)
-			if !fits {
-				h.release()
-				unprove(dr.roomNote(b, pages))
-				left[d].rest += pages
-				continue
-			}
-			unprove("")
-			dr.links(elido.WithBudget(ctx, h.take), b, d, rc.take(k), det)
-			h.release()
-			if det.LinksComplete {
-				left[d].links = false
+			dr.redrill(ctx, b, rc, k, a, det, left[d])
+		}
+	}
+}
+
+// moved returns the links, not yet placed, that differ on a day drilled
+// by its own breakdown and not yet looked at, and marks them placed and
+// those days looked at.
+func (a acrossOut) moved(days []reconcile.Date, drilled map[reconcile.Date]*reconcile.DayDetail, looked map[reconcile.Date]bool) []string {
+	var moved []string
+	for _, d := range days {
+		if a.proved[d] || looked[d] {
+			continue
+		}
+		looked[d] = true
+		det := drilled[d]
+		if !det.LinksComplete {
+			continue
+		}
+		for _, m := range []map[string]int64{det.APILinks, det.LocalLinks} {
+			for id := range m {
+				if !a.placed[id] {
+					a.placed[id] = true
+					moved = append(moved, id)
+				}
 			}
 		}
 	}
+	return moved
+}
+
+// placeOn puts each of the moved links on proved day k's det where its
+// counts differ: Elido's from its series, the store's by its position in
+// idx. It returns shift, the store's less Elido's clicks of those links
+// on the day: where it is not 0, other links that moved cancel them there.
+func (rc *runCounts) placeOn(k int, det *reconcile.DayDetail, moved []string, idx map[string]uint32, series map[string][]int64) (shift int64) {
+	for _, id := range moved {
+		av, lv := series[id][k], int64(0)
+		if i, ok := idx[id]; ok {
+			lv = rc.cell(k, i)
+		}
+		if av == lv {
+			continue
+		}
+		if det.APILinks == nil {
+			det.APILinks = map[string]int64{}
+		}
+		if det.LocalLinks == nil {
+			det.LocalLinks = map[string]int64{}
+		}
+		if av != 0 {
+			det.APILinks[id] = av
+		}
+		if lv != 0 {
+			det.LocalLinks[id] = lv
+		}
+		shift += lv - av
+	}
+	return shift
+}
+
+// redrill drills proved day k again by its own breakdown, proved no
+// more, when its pages fit in the budget; when they do not, the day is
+// left with a note and its pages are counted among those left.
+func (dr driller) redrill(ctx context.Context, b *budget, rc *runCounts, k int, a acrossOut, det *reconcile.DayDetail, left *dayLeft) {
+	d := rc.days[k]
+	pages := pagesFor(rc.links[k])
+	h, fits := b.reserve(pages)
+	if !fits {
+		h.release()
+		a.unprove(d, det, left, dr.roomNote(b, pages))
+		left.rest += pages
+		return
+	}
+	a.unprove(d, det, left, "")
+	dr.links(elido.WithBudget(ctx, h.take), b, d, rc.take(k), det)
+	h.release()
+	if det.LinksComplete {
+		left.links = false
+	}
+}
+
+// unprove takes day d, with its details det, from the days proved by
+// sums: its per-link counts are dropped, with note (when not "") saying
+// why, and its links are left to be drilled.
+func (a acrossOut) unprove(d reconcile.Date, det *reconcile.DayDetail, left *dayLeft, note string) {
+	delete(a.proved, d)
+	det.APILinks, det.LocalLinks, det.LinksComplete, det.APILinkSum = nil, nil, false, nil
+	if note != "" {
+		det.Notes = append(det.Notes, note)
+	}
+	left.links = true
 }
 
 func ptrInt64(n int64) *int64 { return &n }
