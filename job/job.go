@@ -11,7 +11,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
@@ -240,39 +239,8 @@ func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	if historyErr != nil {
 		log.Error("history not opened: nothing will be posted to Slack", "err", historyErr)
 	}
-
-	// A store that was not opened is not read: its failure to open is
-	// the store's, and leaves every day unknown.
-	var sr *storeRead
-	if st != nil {
-		sr = &storeRead{store: st, query: o.Query, window: w, log: log}
-	} else {
-		log.Error("store not opened", "err", storeErr)
-	}
-	er := elidoRead{client: d.Elido, window: w, retention: o.Retention, now: d.Now(), log: log}
-	api, summaries, elidoErr, local, readErr := readBoth(ctx, d.Progress, er, sr)
-	if sr == nil {
-		local = unopened(w, storeErr)
-	}
-	storeErr = firstErr(storeErr, readErr)
-	res := reconcile.Compare(reconcile.Input{
-		Window:    w,
-		Now:       d.Now(),
-		Settle:    o.Settle,
-		Tolerance: o.Tolerance,
-		API:       api,
-		Local:     local,
-		Summaries: summaries,
-	})
-	// Times without an offset are said in the report whatever the
-	// drill-down, and a wall-clock column's hours are compared by its rule.
-	var naive store.Naive
-	var said []report.Finding
-	var naiveErr error
-	if st != nil {
-		naive, said, naiveErr = assumedZone(ctx, log, st, o.Query, w)
-		said = append(said, assumed(ctx, log, st, o.Query, w.Loc)...)
-	}
+	res, elidoErr, storeErr := readSources(ctx, o, d, st, storeErr)
+	naive, said, naiveErr := storeTimes(ctx, log, st, o.Query, w)
 	res, drill, drillErr := drillDown(ctx, drillStage{on: o.Drilldown, limit: d.DrillLimit, timeout: o.Timeout,
 		driller: driller{client: d.Elido, store: st, query: o.Query, window: w, now: d.Now(),
 			retention: o.Retention, max: o.DrillMax, log: log, progress: d.Progress, wall: naive.WallZone()}}, res)
@@ -285,46 +253,19 @@ func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	if storeID == "" {
 		storeID = o.LegacyStoreID
 	}
-	// The open alerted days before the window are re-checked by a run
-	// that read both sources and may run the gap alert stage, before the
-	// run asks whether it was stopped: a signal during the re-check stops
-	// the run as one during any read does.
-	var older []report.Day
-	if h != nil && st != nil && d.Notifier != nil && !o.DryRun && !o.Unlocked && ctx.Err() == nil &&
-		elidoErr == nil && storeErr == nil && identityErr == nil {
-		older = recheckOlder(ctx, olderRead{history: h, elido: d.Elido, store: st, query: o.Query,
-			scope: history.Scope{WorkspaceID: o.WorkspaceID, StoreID: storeID, TZ: w.Loc.String()}, window: w,
-			retention: o.Retention, settle: o.Settle, tolerance: o.Tolerance, now: d.Now(), log: log})
-	}
+	older := recheck(ctx, o, d, h, st, storeID, elidoErr == nil && storeErr == nil && identityErr == nil)
 	interrupted := interruption(ctx, o.Timeout)
 	var reviseErr error
 	if interrupted == nil {
 		res, reviseErr = revise(ctx, log, h, o.WorkspaceID, w, res)
 	}
-	var why string // the report's words for the interruption
-	if interrupted != nil {
-		why = interrupted.Error()
-	}
-	rep := newReport(log, res, w, report.Meta{
-		RunKey:      o.RunKey,
-		WorkspaceID: o.WorkspaceID,
-		StoreID:     storeID,
-		GeneratedAt: d.Now(),
-		Interrupted: why,
-		Requests:    d.Elido.Requests(),
-		Drilldown:   drill,
-	}, o.ReportURL)
-	report.AddDiagnoses(&rep, diag.Days, w.Loc)
+	rep := runReport(o, d, res, storeID, interrupted, drill, diag)
 	if st != nil && interrupted == nil {
 		rr := o.repairRun()
 		rr.Reads = diag.Reads
 		found, kept := repairMissing(ctx, d, rr, st, naive, naiveErr, res)
 		rep.Findings = append(rep.Findings, found...)
-		for i := range rep.Days {
-			if date, err := reconcile.ParseDate(rep.Days[i].Date); err == nil {
-				rep.Days[i].Repaired = kept[date]
-			}
-		}
+		setRepaired(rep.Days, kept)
 	}
 	rep.Findings = append(rep.Findings, said...)
 	d.Progress.Done()
@@ -334,34 +275,105 @@ func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		Failed(PartIdentity, identityErr).
 		Failed(PartHistoryDown, historyErr).
 		Failed(PartHistory, reviseErr)
-	keep := time.Duration(o.KeepDays) * 24 * time.Hour
-	dir, reportErr := writeReport(ctx, log, d.Reports, o.ReportDir, keep, d.Now(), rep)
-	out.Dir = dir
-	out = out.Failed(PartReport, reportErr)
-	if reportErr != nil {
-		// Nothing the run tells (Slack, the healthcheck, the summary)
-		// links a report that is not whole in its place.
-		out.Report.Link = ""
-	}
+	out, reportErr := storeReport(ctx, o, d, out)
 	if h != nil && reviseErr == nil && identityID != "" && identityID != o.LegacyStoreID && interrupted == nil && !o.DryRun && !o.Unlocked {
 		lockErr, err := adoptStoreID(ctx, log, h, d.Held, o.WorkspaceID, o.LegacyStoreID, identityID)
 		out = out.Failed(PartLock, lockErr).Failed(PartHistory, err)
-	}
-
-	// A run stopped by its deadline still tells Slack so, within
-	// noticeTimeout; one stopped by a signal posts nothing, and reads
-	// nothing for it.
-	endCtx := ctx
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		endCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), noticeTimeout)
-		defer cancel()
 	}
 	e.history, e.identityID = h, identityID
 	if interrupted == nil {
 		e.older = older
 	}
-	return e.end(endCtx, out), reportErr
+	return endRun(ctx, e, out), reportErr
+}
+
+// storeTimes is what a run says of the store's times without an offset,
+// whatever the drill-down: how the store holds them (naive; naiveErr when
+// that could not be read), by which a wall-clock column's hours are
+// compared, and the findings the report says of them. A store that was not
+// opened says nothing.
+func storeTimes(ctx context.Context, log *slog.Logger, st *store.Store, q store.Query, w reconcile.Window) (
+	naive store.Naive, said []report.Finding, naiveErr error) {
+	if st == nil {
+		return naive, nil, nil
+	}
+	naive, said, naiveErr = assumedZone(ctx, log, st, q, w)
+	said = append(said, assumed(ctx, log, st, q, w.Loc)...)
+	return naive, said, naiveErr
+}
+
+// recheck returns the open alerted days before the window, as the sources
+// count them now (recheckOlder), for a run that read both sources (read)
+// and may run the gap alert stage; nil for any other run. It runs before
+// the run asks whether it was stopped: a signal during the re-check stops
+// the run as one during any read does.
+func recheck(ctx context.Context, o Options, d Deps, h *history.History, st *store.Store, storeID string, read bool) []report.Day {
+	if h == nil || st == nil || d.Notifier == nil || o.DryRun || o.Unlocked || ctx.Err() != nil || !read {
+		return nil
+	}
+	w := o.Window
+	return recheckOlder(ctx, olderRead{history: h, elido: d.Elido, store: st, query: o.Query,
+		scope: history.Scope{WorkspaceID: o.WorkspaceID, StoreID: storeID, TZ: w.Loc.String()}, window: w,
+		retention: o.Retention, settle: o.Settle, tolerance: o.Tolerance, now: d.Now(), log: d.Log})
+}
+
+// runReport is the report of the comparison res, with the run's metadata
+// (the report's words for an interruption among them) and the diagnoses
+// of its days.
+func runReport(o Options, d Deps, res reconcile.Result, storeID string, interrupted error,
+	drill report.Drilldown, diag diagnoses) report.Report {
+	var why string
+	if interrupted != nil {
+		why = interrupted.Error()
+	}
+	rep := newReport(d.Log, res, o.Window, report.Meta{
+		RunKey:      o.RunKey,
+		WorkspaceID: o.WorkspaceID,
+		StoreID:     storeID,
+		GeneratedAt: d.Now(),
+		Interrupted: why,
+		Requests:    d.Elido.Requests(),
+		Drilldown:   drill,
+	}, o.ReportURL)
+	report.AddDiagnoses(&rep, diag.Days, o.Window.Loc)
+	return rep
+}
+
+// setRepaired sets on each of days the clicks the store kept of those the
+// repair stage inserted on it (kept, by date).
+func setRepaired(days []report.Day, kept map[reconcile.Date]int64) {
+	for i := range days {
+		if date, err := reconcile.ParseDate(days[i].Date); err == nil {
+			days[i].Repaired = kept[date]
+		}
+	}
+}
+
+// storeReport writes out's report (writeReport) and returns out with the
+// report's folder, or the failure to write it. Nothing the run tells
+// (Slack, the healthcheck, the summary) links a report that is not whole
+// in its place.
+func storeReport(ctx context.Context, o Options, d Deps, out Outcome) (Outcome, error) {
+	keep := time.Duration(o.KeepDays) * 24 * time.Hour
+	dir, err := writeReport(ctx, d.Log, d.Reports, o.ReportDir, keep, d.Now(), out.Report)
+	out.Dir = dir
+	out = out.Failed(PartReport, err)
+	if err != nil {
+		out.Report.Link = ""
+	}
+	return out, err
+}
+
+// endRun ends the run with e.end. A run stopped by its deadline still
+// tells Slack so, within noticeTimeout; one stopped by a signal posts
+// nothing, and reads nothing for it.
+func endRun(ctx context.Context, e ending, out Outcome) Outcome {
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), noticeTimeout)
+		defer cancel()
+	}
+	return e.end(ctx, out)
 }
 
 // unread ends a run that the probe of its store or history stopped
@@ -464,56 +476,6 @@ func newReport(log *slog.Logger, res reconcile.Result, w reconcile.Window, meta 
 	}
 	return rep
 }
-
-// readBoth reads Elido and the store's totals at the same time, so a run
-// takes about as long as the slower of the two. Each side keeps its own
-// limits: Elido's requests still go through the client's rate limiter, and
-// both end at the run's deadline. Their progress shows as one stage, on p.
-// A nil s reads Elido alone, and returns no local readings.
-func readBoth(ctx context.Context, p Progress, e elidoRead, s *storeRead) (
-	api map[reconcile.Date]reconcile.Reading, summaries []reconcile.SummaryCheck, elidoErr error,
-	local map[reconcile.Date]reconcile.Reading, storeErr error) {
-	rp := &readProgress{p: p}
-	e.progress = rp.side(0)
-	var wg sync.WaitGroup
-	if s != nil {
-		sr := *s
-		sr.progress = rp.side(1)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			local, storeErr = readTotals(ctx, sr)
-		}()
-	}
-	api, summaries, elidoErr = readElido(ctx, e)
-	wg.Wait()
-	return api, summaries, elidoErr, local, storeErr
-}
-
-// readProgress adds up the steps of the two sources read at once into one
-// stage, so the bar does not flip between them.
-type readProgress struct {
-	p           Progress
-	mu          sync.Mutex
-	done, total [2]int
-}
-
-func (r *readProgress) side(i int) Progress { return readSide{r, i} }
-
-type readSide struct {
-	r *readProgress
-	i int
-}
-
-func (s readSide) Step(_ string, done, total int) {
-	r := s.r
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.done[s.i], r.total[s.i] = done, total
-	r.p.Step("elido+store", r.done[0]+r.done[1], r.total[0]+r.total[1])
-}
-
-func (readSide) Done() {}
 
 // reportGrace bounds the report's write after the run was stopped: the
 // report of an interrupted run is still written, within this.

@@ -3,7 +3,6 @@ package job
 import (
 	"context"
 	"errors"
-	"math"
 	"slices"
 	"sync"
 
@@ -26,11 +25,6 @@ import (
 // pageLinks is how many links a breakdown page holds (the most
 // breakdown/link serves).
 const pageLinks = 1000
-
-// maxRunCells bounds the store counts a run holds while it is drilled: a
-// day's count of each link as 2 bytes, so 8 MiB (40 days of 100k links).
-// A longer run is drilled in pieces.
-const maxRunCells = 4 << 20
 
 // pagesFor is the estimated number of breakdown pages for n links.
 func pagesFor(n int) int { return max(1, (n+pageLinks-1)/pageLinks) }
@@ -59,142 +53,6 @@ func runsOf(worst []reconcile.Date) [][]reconcile.Date {
 		}
 	}
 	return out
-}
-
-// runCounts are the store's per-link counts of a run of consecutive days
-// that differ, for both ways of drilling it: a day's column for its own
-// breakdown, the run's sums for the run's breakdown. A link's id is held
-// once, its count on each day in 2 bytes (a larger count aside, in wide).
-type runCounts struct {
-	days  []reconcile.Date  // date order
-	read  bool              // the store was asked for the days' counts
-	index map[string]uint32 // nil once the run's breakdown no longer needs it
-	ids   []string
-	cells [][]uint16 // cells[k][i]: day k, link i; math.MaxUint16: see wide
-	wide  []map[uint32]int64
-	sum   []*int64 // the sum of the store's rows of day k; nil past an int64
-	links []int    // how many links the store has rows for on day k
-	err   []error  // why day k could not be read
-}
-
-func newRunCounts() *runCounts { return &runCounts{read: true, index: map[string]uint32{}} }
-
-// forget drops what only the run's breakdown needs, the ids' index,
-// before the days are drilled one by one.
-func (rc *runCounts) forget() { rc.index = nil }
-
-// take returns day k's counts as a LinkTally, for its own breakdown, and
-// drops them from rc: the day's column is not read again.
-func (rc *runCounts) take(k int) *reconcile.LinkTally {
-	t := rc.tally(k)
-	rc.cells[k], rc.wide[k] = nil, nil
-	return t
-}
-
-// addDay makes room for day d and returns its position.
-func (rc *runCounts) addDay(d reconcile.Date) int {
-	rc.days = append(rc.days, d)
-	rc.cells = append(rc.cells, make([]uint16, 0, len(rc.ids))) // the links of the days before, mostly
-	rc.wide = append(rc.wide, nil)
-	rc.sum = append(rc.sum, new(int64))
-	rc.links = append(rc.links, 0)
-	rc.err = append(rc.err, nil)
-	return len(rc.days) - 1
-}
-
-// add adds the store's clicks of link id on day k; a link given twice
-// adds up, as the store's rows do.
-func (rc *runCounts) add(k int, id string, n int64) {
-	i, ok := rc.index[id]
-	if !ok {
-		i = uint32(len(rc.ids))
-		rc.index[id] = i
-		rc.ids = append(rc.ids, id)
-	}
-	col := rc.cells[k]
-	if int(i) >= len(col) {
-		col = slices.Grow(col, int(i)+1-len(col))[:i+1] // never written beyond len: zeros
-		rc.cells[k] = col
-	}
-	old := rc.cell(k, i)
-	if old == 0 && n != 0 {
-		rc.links[k]++
-	}
-	total, ok := reconcile.AddClicks(old, n)
-	if !ok {
-		total = math.MaxInt64
-	}
-	if total >= math.MaxUint16 {
-		if rc.wide[k] == nil {
-			rc.wide[k] = map[uint32]int64{}
-		}
-		rc.wide[k][i] = total
-		col[i] = math.MaxUint16
-	} else {
-		col[i] = uint16(total)
-	}
-	if rc.sum[k] != nil {
-		if s, ok := reconcile.AddClicks(*rc.sum[k], n); ok {
-			*rc.sum[k] = s
-		} else {
-			rc.sum[k] = nil
-		}
-	}
-}
-
-// cell is the store's count of link i on day k.
-func (rc *runCounts) cell(k int, i uint32) int64 {
-	col := rc.cells[k]
-	if int(i) >= len(col) {
-		return 0
-	}
-	if v := col[i]; v != math.MaxUint16 {
-		return int64(v)
-	}
-	return rc.wide[k][i]
-}
-
-// pos returns day d's position.
-func (rc *runCounts) pos(d reconcile.Date) int { return slices.Index(rc.days, d) }
-
-// tally returns day k's counts as a LinkTally, for its own breakdown.
-func (rc *runCounts) tally(k int) *reconcile.LinkTally {
-	t := &reconcile.LinkTally{}
-	t.Grow(rc.links[k], rc.links[k]*rc.idLen())
-	for i := range rc.cells[k] {
-		if n := rc.cell(k, uint32(i)); n != 0 {
-			t.AddLocal(rc.ids[i], n)
-		}
-	}
-	return t
-}
-
-// idLen is the longest link id's length, for sizing a tally.
-func (rc *runCounts) idLen() int {
-	n := 0
-	for _, id := range rc.ids {
-		n = max(n, len(id))
-	}
-	return n
-}
-
-// readRun reads the store's per-link counts of a run's days, in date
-// order, into pieces of at most maxRunCells counts. A day that cannot be
-// read has its error in its piece (and in errs).
-func (dr driller) readRun(ctx context.Context, run []reconcile.Date, errs map[reconcile.Date]error) []*runCounts {
-	var pieces []*runCounts
-	rc := newRunCounts()
-	for _, d := range run {
-		if len(rc.days) > 0 && (len(rc.days)+1)*len(rc.ids) > maxRunCells {
-			pieces, rc = append(pieces, rc), newRunCounts()
-		}
-		k := rc.addDay(d)
-		err := dr.store.EachCount(ctx, dr.query, d, dr.window.Loc, func(id string, n int64) { rc.add(k, id, n) })
-		if dr.storeRead(d, err, errs) != nil {
-			rc.err[k], rc.cells[k], rc.wide[k], rc.sum[k], rc.links[k] = err, nil, nil, nil, 0
-		}
-	}
-	return append(pieces, rc)
 }
 
 // runPlan is how a piece of a run is to be drilled, and what it is
@@ -255,54 +113,16 @@ type acrossOut struct {
 func (dr driller) acrossRun(ctx context.Context, b *budget, rc *runCounts, p runPlan, api map[reconcile.Date]*int64,
 	drilled map[reconcile.Date]*reconcile.DayDetail) (out acrossOut, noBreakdown bool) {
 	from, to := rc.days[0], rc.days[len(rc.days)-1]
-	sums := make([]int64, len(rc.ids))
-	for k := range rc.days {
-		for i := range rc.cells[k] {
-			s, ok := reconcile.AddClicks(sums[i], rc.cell(k, uint32(i)))
-			if !ok {
-				return acrossOut{}, false // no real run has that many clicks: per day
-			}
-			sums[i] = s
-		}
+	sums, ok := rc.runSums()
+	if !ok {
+		return acrossOut{}, false // no real run has that many clicks: per day
 	}
-	seen := make([]bool, len(rc.ids))
-	none := make([]bool, len(rc.ids)) // named by Elido with no click over the run
-	var differ []uint32               // the store's links whose run sum differs and Elido counts
-	runAPI := map[string]int64{}      // Elido's run count of the links to read series of
-	only := map[string]bool{}         // Elido's links the store does not have
-	pages := 0
-	err := dr.client.LinkBreakdownPages(ctx, from, to, dr.window.Loc, func(page []elido.LinkCount) error {
-		pages++
-		for _, l := range page {
-			i, ok := rc.index[l.LinkID]
-			switch {
-			case !ok && only[l.LinkID]:
-				return elido.LinkTwiceError(l.LinkID)
-			case !ok:
-				only[l.LinkID] = true
-				if l.Clicks != 0 {
-					runAPI[l.LinkID] = l.Clicks
-				}
-			case seen[i]:
-				return elido.LinkTwiceError(l.LinkID)
-			default:
-				seen[i], none[i] = true, l.Clicks == 0
-				if l.Clicks != sums[i] && l.Clicks != 0 {
-					differ = append(differ, i)
-					runAPI[l.LinkID] = l.Clicks
-				}
-			}
-		}
-		if p.switchDayByDay(p.run-pages, len(runAPI), len(rc.days), b.room()) {
-			return errSwitch
-		}
-		return nil
-	})
+	bd, err := dr.readRunBreakdown(ctx, b, rc, p, sums)
 	b.check(err)
 	switch {
 	case errors.Is(err, errSwitch):
 		dr.log.Info("drill-down switches to per-day breakdowns", "from", from.String(), "to", to.String(),
-			"pages_read", pages, "links_differing", len(runAPI), "per_day_pages", p.perDay)
+			"pages_read", bd.pages, "links_differing", len(bd.runAPI), "per_day_pages", p.perDay)
 		return acrossOut{}, false
 	case errors.Is(err, elido.ErrNotFound):
 		dr.log.Info("elido has no /breakdown/link; checking links one by one", "err", err)
@@ -311,58 +131,20 @@ func (dr driller) acrossRun(ctx context.Context, b *budget, rc *runCounts, p run
 		dr.log.Warn("the run's link breakdown could not be read; drilling its days one by one", "from", from.String(), "to", to.String(), "err", err)
 		return acrossOut{}, false
 	}
-	if p.switchDayByDay(0, len(runAPI), len(rc.days), b.room()) {
+	if p.switchDayByDay(0, len(bd.runAPI), len(rc.days), b.room()) {
 		dr.log.Info("drill-down switches to per-day breakdowns", "from", from.String(), "to", to.String(),
-			"links_differing", len(runAPI), "per_day_pages", p.perDay, "room", b.room())
+			"links_differing", len(bd.runAPI), "per_day_pages", p.perDay, "room", b.room())
 		return acrossOut{}, false
 	}
-	series, ok := dr.series(ctx, b, from, to, runAPI)
+	series, ok := dr.series(ctx, b, from, to, bd.runAPI)
 	if !ok {
 		return acrossOut{}, false
 	}
-	out = acrossOut{placed: map[string]bool{}, sums: sums}
-	for id := range runAPI {
-		out.placed[id] = true
-	}
-	// The store's links Elido does not count over the run have 0 clicks
-	// on each of its days.
-	var storeOnly []uint32
-	for i := range rc.ids {
-		if (!seen[i] || none[i]) && sums[i] != 0 {
-			storeOnly = append(storeOnly, uint32(i))
-			out.placed[rc.ids[i]] = true
-		}
-	}
-	for id := range only {
-		out.placed[id] = true
-	}
+	storeOnly := bd.storeOnly(sums)
+	out = acrossOut{placed: bd.placed(rc, storeOnly), sums: sums}
 	proved := map[reconcile.Date]bool{}
 	for k, d := range rc.days {
-		apiLinks, localLinks := map[string]int64{}, map[string]int64{}
-		var attributed int64 // the store's less Elido's clicks of the links that differ
-		note := func(id string, a, l int64) {
-			if a == l {
-				return
-			}
-			if a != 0 {
-				apiLinks[id] = a
-			}
-			if l != 0 {
-				localLinks[id] = l
-			}
-			attributed += l - a
-		}
-		for _, i := range differ {
-			note(rc.ids[i], series[rc.ids[i]][k], rc.cell(k, i))
-		}
-		for _, i := range storeOnly {
-			note(rc.ids[i], 0, rc.cell(k, i))
-		}
-		for id := range only {
-			if s, ok := series[id]; ok { // not: no click over the run
-				note(id, s[k], 0)
-			}
-		}
+		apiLinks, localLinks, attributed := rc.differing(k, bd, storeOnly, series)
 		// Proof by sums: with every other link matching on every day,
 		// Elido's rows of the day add up to the store's less what the
 		// links that differ explain; that must be Elido's daily count.
@@ -374,10 +156,120 @@ func (dr driller) acrossRun(ctx context.Context, b *budget, rc *runCounts, p run
 		det.APILinkSum, det.LocalLinkSum = ptrInt64(*api[d]), ptrInt64(*rc.sum[k])
 		proved[d] = true
 	}
-	dr.log.Info("drill-down across days", "from", from.String(), "to", to.String(), "pages", pages,
-		"series", len(runAPI), "days_proved", len(proved), "days", len(rc.days))
+	dr.log.Info("drill-down across days", "from", from.String(), "to", to.String(), "pages", bd.pages,
+		"series", len(bd.runAPI), "days_proved", len(proved), "days", len(rc.days))
 	out.proved = proved
 	return out, false
+}
+
+// runBreakdown is what the run's link breakdown says against the store's
+// sums over the run. seen and none are by a link's position in rc: Elido
+// named the link; Elido named it with no click over the run.
+type runBreakdown struct {
+	seen, none []bool
+	differ     []uint32         // the store's links whose run sum differs and Elido counts
+	runAPI     map[string]int64 // Elido's run count of the links to read series of
+	only       map[string]bool  // Elido's links the store does not have
+	pages      int              // the breakdown's pages read
+}
+
+// readRunBreakdown reads the run's link breakdown and compares each link's
+// count with the store's sum over the run (sums). It stops with errSwitch
+// as soon as the links that differ make the days' own breakdowns the
+// better way (plan p); the pages read so far are counted either way.
+func (dr driller) readRunBreakdown(ctx context.Context, b *budget, rc *runCounts, p runPlan, sums []int64) (runBreakdown, error) {
+	bd := runBreakdown{seen: make([]bool, len(rc.ids)), none: make([]bool, len(rc.ids)),
+		runAPI: map[string]int64{}, only: map[string]bool{}}
+	err := dr.client.LinkBreakdownPages(ctx, rc.days[0], rc.days[len(rc.days)-1], dr.window.Loc, func(page []elido.LinkCount) error {
+		bd.pages++
+		for _, l := range page {
+			i, ok := rc.index[l.LinkID]
+			switch {
+			case !ok && bd.only[l.LinkID]:
+				return elido.LinkTwiceError(l.LinkID)
+			case !ok:
+				bd.only[l.LinkID] = true
+				if l.Clicks != 0 {
+					bd.runAPI[l.LinkID] = l.Clicks
+				}
+			case bd.seen[i]:
+				return elido.LinkTwiceError(l.LinkID)
+			default:
+				bd.seen[i], bd.none[i] = true, l.Clicks == 0
+				if l.Clicks != sums[i] && l.Clicks != 0 {
+					bd.differ = append(bd.differ, i)
+					bd.runAPI[l.LinkID] = l.Clicks
+				}
+			}
+		}
+		if p.switchDayByDay(p.run-bd.pages, len(bd.runAPI), len(rc.days), b.room()) {
+			return errSwitch
+		}
+		return nil
+	})
+	return bd, err
+}
+
+// storeOnly returns the store's links, by position, that Elido does not
+// count over the run though the store does (sums): they have 0 clicks on
+// each of its days.
+func (bd runBreakdown) storeOnly(sums []int64) []uint32 {
+	var storeOnly []uint32
+	for i := range bd.seen {
+		if (!bd.seen[i] || bd.none[i]) && sums[i] != 0 {
+			storeOnly = append(storeOnly, uint32(i))
+		}
+	}
+	return storeOnly
+}
+
+// placed returns the links placed on every day of the run: those whose
+// series is read, the store's links Elido does not count (storeOnly) and
+// Elido's links the store does not have.
+func (bd runBreakdown) placed(rc *runCounts, storeOnly []uint32) map[string]bool {
+	placed := map[string]bool{}
+	for id := range bd.runAPI {
+		placed[id] = true
+	}
+	for _, i := range storeOnly {
+		placed[rc.ids[i]] = true
+	}
+	for id := range bd.only {
+		placed[id] = true
+	}
+	return placed
+}
+
+// differing returns the links placed on day k whose counts differ there,
+// Elido's and the store's (Elido's from its series), and attributed, the
+// store's less Elido's clicks of those links on the day.
+func (rc *runCounts) differing(k int, bd runBreakdown, storeOnly []uint32, series map[string][]int64) (
+	apiLinks, localLinks map[string]int64, attributed int64) {
+	apiLinks, localLinks = map[string]int64{}, map[string]int64{}
+	note := func(id string, a, l int64) {
+		if a == l {
+			return
+		}
+		if a != 0 {
+			apiLinks[id] = a
+		}
+		if l != 0 {
+			localLinks[id] = l
+		}
+		attributed += l - a
+	}
+	for _, i := range bd.differ {
+		note(rc.ids[i], series[rc.ids[i]][k], rc.cell(k, i))
+	}
+	for _, i := range storeOnly {
+		note(rc.ids[i], 0, rc.cell(k, i))
+	}
+	for id := range bd.only {
+		if s, ok := series[id]; ok { // not: no click over the run
+			note(id, s[k], 0)
+		}
+	}
+	return apiLinks, localLinks, attributed
 }
 
 // placeMoved checks the days acrossRun proved against what the days'
@@ -396,25 +288,7 @@ func (dr driller) placeMoved(ctx context.Context, b *budget, rc *runCounts, a ac
 	var idx map[string]uint32
 	looked := map[reconcile.Date]bool{}
 	for {
-		var moved []string
-		for _, d := range rc.days {
-			if a.proved[d] || looked[d] {
-				continue
-			}
-			looked[d] = true
-			det := drilled[d]
-			if !det.LinksComplete {
-				continue
-			}
-			for _, m := range []map[string]int64{det.APILinks, det.LocalLinks} {
-				for id := range m {
-					if !a.placed[id] {
-						a.placed[id] = true
-						moved = append(moved, id)
-					}
-				}
-			}
-		}
+		moved := a.moved(rc.days, drilled, looked)
 		if len(moved) == 0 {
 			return
 		}
@@ -439,62 +313,107 @@ func (dr driller) placeMoved(ctx context.Context, b *budget, rc *runCounts, a ac
 				continue
 			}
 			det := drilled[d]
-			unprove := func(note string) {
-				delete(a.proved, d)
-				det.APILinks, det.LocalLinks, det.LinksComplete, det.APILinkSum = nil, nil, false, nil
-				if note != "" {
-					det.Notes = append(det.Notes, note)
-				}
-				left[d].links = true
-			}
 			if !ok {
-				unprove("per-link counts not read: links whose clicks moved between days were found, and their series could not be read to place them on this day")
+				a.unprove(d, det, left[d], "per-link counts not read: links whose clicks moved between days were found, and their series could not be read to place them on this day")
 				continue
 			}
-			var shift int64
-			for _, id := range moved {
-				av, lv := series[id][k], int64(0)
-				if i, ok := idx[id]; ok {
-					lv = rc.cell(k, i)
-				}
-				if av == lv {
-					continue
-				}
-				if det.APILinks == nil {
-					det.APILinks = map[string]int64{}
-				}
-				if det.LocalLinks == nil {
-					det.LocalLinks = map[string]int64{}
-				}
-				if av != 0 {
-					det.APILinks[id] = av
-				}
-				if lv != 0 {
-					det.LocalLinks[id] = lv
-				}
-				shift += lv - av
-			}
-			if shift == 0 {
+			if rc.placeOn(k, det, moved, idx, series) == 0 {
 				continue
 			}
 			// Other links that moved cancel these here: only the day's
 			// own breakdown finds them.
-			pages := pagesFor(rc.links[k])
-			h, fits := b.reserve(pages)
-			if !fits {
-				h.release()
-				unprove(dr.roomNote(b, pages))
-				left[d].rest += pages
-				continue
-			}
-			unprove("")
-			dr.links(elido.WithBudget(ctx, h.take, h.giveBack), b, nil, d, rc.take(k), det)
-			h.release()
-			if det.LinksComplete {
-				left[d].links = false
+			dr.redrill(ctx, b, rc, k, a, det, left[d])
+		}
+	}
+}
+
+// moved returns the links, not yet placed, that differ on a day drilled
+// by its own breakdown and not yet looked at, and marks them placed and
+// those days looked at.
+func (a acrossOut) moved(days []reconcile.Date, drilled map[reconcile.Date]*reconcile.DayDetail, looked map[reconcile.Date]bool) []string {
+	var moved []string
+	for _, d := range days {
+		if a.proved[d] || looked[d] {
+			continue
+		}
+		looked[d] = true
+		det := drilled[d]
+		if !det.LinksComplete {
+			continue
+		}
+		for _, m := range []map[string]int64{det.APILinks, det.LocalLinks} {
+			for id := range m {
+				if !a.placed[id] {
+					a.placed[id] = true
+					moved = append(moved, id)
+				}
 			}
 		}
 	}
+	return moved
+}
+
+// placeOn puts each of the moved links on proved day k's det where its
+// counts differ: Elido's from its series, the store's by its position in
+// idx. It returns shift, the store's less Elido's clicks of those links
+// on the day: where it is not 0, other links that moved cancel them there.
+func (rc *runCounts) placeOn(k int, det *reconcile.DayDetail, moved []string, idx map[string]uint32, series map[string][]int64) (shift int64) {
+	for _, id := range moved {
+		av, lv := series[id][k], int64(0)
+		if i, ok := idx[id]; ok {
+			lv = rc.cell(k, i)
+		}
+		if av == lv {
+			continue
+		}
+		if det.APILinks == nil {
+			det.APILinks = map[string]int64{}
+		}
+		if det.LocalLinks == nil {
+			det.LocalLinks = map[string]int64{}
+		}
+		if av != 0 {
+			det.APILinks[id] = av
+		}
+		if lv != 0 {
+			det.LocalLinks[id] = lv
+		}
+		shift += lv - av
+	}
+	return shift
+}
+
+// redrill drills proved day k again by its own breakdown, proved no
+// more, when its pages fit in the budget; when they do not, the day is
+// left with a note and its pages are counted among those left.
+func (dr driller) redrill(ctx context.Context, b *budget, rc *runCounts, k int, a acrossOut, det *reconcile.DayDetail, left *dayLeft) {
+	d := rc.days[k]
+	pages := pagesFor(rc.links[k])
+	h, fits := b.reserve(pages)
+	if !fits {
+		h.release()
+		a.unprove(d, det, left, dr.roomNote(b, pages))
+		left.rest += pages
+		return
+	}
+	a.unprove(d, det, left, "")
+	dr.links(elido.WithBudget(ctx, h.take, h.giveBack), b, nil, d, rc.take(k), det)
+	h.release()
+	if det.LinksComplete {
+		left.links = false
+	}
+}
+
+// unprove takes day d, with its details det, from the days proved by
+// sums: its per-link counts are dropped, with note (when not "") saying
+// why, and its links are left to be drilled.
+func (a acrossOut) unprove(d reconcile.Date, det *reconcile.DayDetail, left *dayLeft, note string) {
+	delete(a.proved, d)
+	det.APILinks, det.LocalLinks, det.LinksComplete, det.APILinkSum = nil, nil, false, nil
+	if note != "" {
+		det.Notes = append(det.Notes, note)
+	}
+	left.links = true
 }
 
 func ptrInt64(n int64) *int64 { return &n }

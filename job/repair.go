@@ -99,7 +99,9 @@ func Repair(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (Rep
 	return out, err
 }
 
-// repairWindow is the repair of Repair, under its lock.
+// repairWindow is the repair of Repair, under its lock: the store opened
+// (and, to apply, its writer), the plan made and written (planRepair),
+// printed (printPlan) and, with o.Apply, inserted.
 func repairWindow(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer) (RepairOutcome, error) {
 	log := d.Log
 	so := store.Options{TimestampZone: o.TimestampZone}
@@ -119,45 +121,12 @@ func repairWindow(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer
 		defer w.Close()
 	}
 	var out RepairOutcome
-	loc := o.Window.Loc
-	opts := repair.Options{Window: o.Window, Settle: o.Settle, Now: d.Now(), Query: o.Query}
-	naive, _, err := assumedZone(ctx, log, st, o.Query, o.Window)
+	opts, plans, attempt, err := planRepair(ctx, o, d, st, stdout)
 	if err != nil {
-		fmt.Fprintf(stdout, "clickrecon repair: nothing planned: %v\n", err)
 		out.Err = err
 		return out, nil
 	}
-	if naive.Assumed() {
-		fmt.Fprintf(stdout, "note: %s\n", naive.Note())
-	}
-	for _, f := range assumed(ctx, log, st, o.Query, o.Window.Loc) {
-		fmt.Fprintf(stdout, "note: %s\n", f.Message)
-	}
-	opts.Wall = naive.WallZone()
-	plans, err := repair.Plan(ctx, d.Elido, st, opts)
-	if err != nil {
-		log.Error("repair not planned", "err", err)
-		fmt.Fprintf(stdout, "clickrecon repair: %v\n", err)
-		out.Err = err
-		return out, nil
-	}
-	attempt, err := repair.WritePlan(o.Dir, d.Now(), plans, o.Store.Dialect)
-	if err != nil {
-		log.Error("repair plan not written: nothing applied", "err", err)
-		out.Err = err
-		return out, nil
-	}
-	for _, p := range plans {
-		out.Planned += len(p.Add())
-		if p.Skipped != "" {
-			fmt.Fprintf(stdout, "%s: %s\n", p.Day, p.Skipped)
-			continue
-		}
-		for _, line := range repair.Describe(p, loc) {
-			fmt.Fprintf(stdout, "%s\n", line.Text)
-			out.Unrepaired = out.Unrepaired || line.Refused
-		}
-	}
+	out.Planned, out.Unrepaired = printPlan(stdout, plans, o.Window.Loc)
 	fmt.Fprintf(stdout, "%s to restore; the plan is in %s (repair.csv, surplus.csv, repair.sql), and this attempt's own copy in %s\n", words.Plural(out.Planned, "click", "clicks"), o.Dir, attempt)
 	log.Info("repair planned", "days", len(plans), "clicks_to_add", out.Planned, "dir", o.Dir, "attempt", attempt)
 	if w == nil {
@@ -186,6 +155,58 @@ func repairWindow(ctx context.Context, o RepairOptions, d Deps, stdout io.Writer
 	}
 	log.Info("repair applied", "days", len(results), "clicks_inserted", out.Inserted, "clicks_sent", out.Sent)
 	return out, nil
+}
+
+// planRepair plans the repair of o's window on the store st reads, with
+// the notes on how the store holds its times printed first, and writes
+// the plan's files to o.Dir. It returns the options it planned with, the
+// plans and the attempt's own folder, or why nothing was planned or
+// written (said on stdout or in the log).
+func planRepair(ctx context.Context, o RepairOptions, d Deps, st *store.Store, stdout io.Writer) (
+	opts repair.Options, plans []repair.DayPlan, attempt string, err error) {
+	log := d.Log
+	opts = repair.Options{Window: o.Window, Settle: o.Settle, Now: d.Now(), Query: o.Query}
+	naive, _, err := assumedZone(ctx, log, st, o.Query, o.Window)
+	if err != nil {
+		fmt.Fprintf(stdout, "clickrecon repair: nothing planned: %v\n", err)
+		return opts, nil, "", err
+	}
+	if naive.Assumed() {
+		fmt.Fprintf(stdout, "note: %s\n", naive.Note())
+	}
+	for _, f := range assumed(ctx, log, st, o.Query, o.Window.Loc) {
+		fmt.Fprintf(stdout, "note: %s\n", f.Message)
+	}
+	opts.Wall = naive.WallZone()
+	plans, err = repair.Plan(ctx, d.Elido, st, opts)
+	if err != nil {
+		log.Error("repair not planned", "err", err)
+		fmt.Fprintf(stdout, "clickrecon repair: %v\n", err)
+		return opts, nil, "", err
+	}
+	attempt, err = repair.WritePlan(o.Dir, d.Now(), plans, o.Store.Dialect)
+	if err != nil {
+		log.Error("repair plan not written: nothing applied", "err", err)
+		return opts, nil, "", err
+	}
+	return opts, plans, attempt, nil
+}
+
+// printPlan prints each day's plan on stdout, in loc, and returns the
+// clicks the plans put back and whether an hour was refused.
+func printPlan(stdout io.Writer, plans []repair.DayPlan, loc *time.Location) (planned int, refused bool) {
+	for _, p := range plans {
+		planned += len(p.Add())
+		if p.Skipped != "" {
+			fmt.Fprintf(stdout, "%s: %s\n", p.Day, p.Skipped)
+			continue
+		}
+		for _, line := range repair.Describe(p, loc) {
+			fmt.Fprintf(stdout, "%s\n", line.Text)
+			refused = refused || line.Refused
+		}
+	}
+	return planned, refused
 }
 
 // runRepair is what the repair stage of a run reads of its Options.

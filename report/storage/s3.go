@@ -57,134 +57,143 @@ type s3Store struct {
 // SDK's own client follows a 307 to any host with the request's
 // Authorization, which net/http keeps for another port of the same host.
 func openS3(ctx context.Context, u *url.URL) (objectStore, error) {
-	st := &s3Store{bucket: u.Host}
-	var (
-		loadOpts          []func(*config.LoadOptions) error
-		s3Opts            []func(*s3.Options)
-		endpoint          string
-		disableHTTPS      bool
-		rateLimitCapacity int64
-		checksumSet       bool // request_checksum_calculation given
-		anonymous         bool
-		roleARN           string
-		role              stsRole
-	)
-	boolean := func(set func(*s3.Options, bool)) func(string) error {
+	s, err := s3Query(u.Query())
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := s.awsConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &s3Store{client: s3.NewFromConfig(cfg, s.clientOptions()...), bucket: u.Host, sse: s.sse, kmsKey: s.kmsKey}, nil
+}
+
+// s3Settings are what an s3:// URL's query says (s3Query). A parameter
+// not given leaves its pointer nil, or its field zero, and the SDK's
+// default (or the environment's) stands.
+type s3Settings struct {
+	region, profile   *string
+	endpoint          string
+	pathStyle         *bool // use_path_style, s3ForcePathStyle or hostname_immutable: the last in name order
+	accelerate        *bool
+	disableHTTPS      *bool
+	dualstack, fips   bool
+	anonymous         bool
+	rateLimitCapacity int64
+	// requestChecksum and responseChecksum are request_checksum_calculation
+	// and response_checksum_validation: true for when_required.
+	requestChecksum, responseChecksum *bool
+	roleARN                           string
+	role                              stsRole
+	sse                               types.ServerSideEncryption
+	kmsKey                            string
+}
+
+// s3Query reads an s3:// URL's query q (see openS3): each parameter
+// once, then whether they go together (check).
+func s3Query(q url.Values) (s3Settings, error) {
+	var s s3Settings
+	// boolean reads a setting that, given, overrides the SDK's; flag one
+	// that is off unless given true.
+	boolean := func(set **bool) func(string) error {
 		return func(raw string) error {
 			v, err := strconv.ParseBool(raw)
 			if err == nil {
-				s3Opts = append(s3Opts, func(o *s3.Options) { set(o, v) })
+				*set = &v
 			}
 			return err
 		}
 	}
-	pathStyle := boolean(func(o *s3.Options, v bool) { o.UsePathStyle = v })
-	err := queryParams(u.Query(), map[string]func(string) error{
-		"region":           func(v string) error { loadOpts = append(loadOpts, config.WithRegion(v)); return nil },
-		"endpoint":         func(v string) error { endpoint = v; return nil },
-		"profile":          func(v string) error { loadOpts = append(loadOpts, config.WithSharedConfigProfile(v)); return nil },
+	flag := func(set *bool) func(string) error {
+		return func(raw string) (err error) {
+			*set, err = strconv.ParseBool(raw)
+			return err
+		}
+	}
+	pathStyle := boolean(&s.pathStyle)
+	err := queryParams(q, map[string]func(string) error{
+		"region":           func(v string) error { s.region = &v; return nil },
+		"endpoint":         func(v string) error { s.endpoint = v; return nil },
+		"profile":          func(v string) error { s.profile = &v; return nil },
 		"use_path_style":   pathStyle,
 		"s3ForcePathStyle": pathStyle,
 		// The endpoint's host is used as it is: the bucket goes in the
 		// path.
 		"hostname_immutable": pathStyle,
-		"accelerate":         boolean(func(o *s3.Options, v bool) { o.UseAccelerate = v }),
-		"disable_https": func(raw string) (err error) {
-			disableHTTPS, err = strconv.ParseBool(raw)
-			s3Opts = append(s3Opts, func(o *s3.Options) { o.EndpointOptions.DisableHTTPS = disableHTTPS })
-			return err
-		},
-		"dualstack": func(raw string) error {
-			v, err := strconv.ParseBool(raw)
-			if v {
-				loadOpts = append(loadOpts, config.WithUseDualStackEndpoint(aws.DualStackEndpointStateEnabled))
-			}
-			return err
-		},
-		"fips": func(raw string) error {
-			v, err := strconv.ParseBool(raw)
-			if v {
-				loadOpts = append(loadOpts, config.WithUseFIPSEndpoint(aws.FIPSEndpointStateEnabled))
-			}
-			return err
-		},
-		"anonymous": func(raw string) (err error) {
-			anonymous, err = strconv.ParseBool(raw)
-			return err
-		},
+		"accelerate":         boolean(&s.accelerate),
+		"disable_https":      boolean(&s.disableHTTPS),
+		"dualstack":          flag(&s.dualstack),
+		"fips":               flag(&s.fips),
+		"anonymous":          flag(&s.anonymous),
 		"rate_limiter_capacity": func(raw string) (err error) {
-			rateLimitCapacity, err = strconv.ParseInt(raw, 10, 32)
+			s.rateLimitCapacity, err = strconv.ParseInt(raw, 10, 32)
 			return err
 		},
 		"role": func(v string) error {
 			if !strings.HasPrefix(v, "arn:") {
 				return errors.New("must be a role's ARN (arn:…)")
 			}
-			roleARN = v
+			s.roleARN = v
 			return nil
 		},
-		"role_session_name":       func(v string) error { role.sessionName = v; return nil },
-		"role_external_id":        func(v string) error { role.externalID = v; return nil },
-		"web_identity_token_file": func(v string) error { role.tokenFile = v; return nil },
+		"role_session_name":       func(v string) error { s.role.sessionName = v; return nil },
+		"role_external_id":        func(v string) error { s.role.externalID = v; return nil },
+		"web_identity_token_file": func(v string) error { s.role.tokenFile = v; return nil },
 		"role_duration": func(raw string) (err error) {
-			role.duration, err = time.ParseDuration(raw)
+			s.role.duration, err = time.ParseDuration(raw)
 			return err
 		},
 		"request_checksum_calculation": func(v string) error {
-			checksumSet = true
 			required, err := checksumWhenRequired(v)
-			loadOpts = append(loadOpts, config.WithRequestChecksumCalculation(
-				pick(required, aws.RequestChecksumCalculationWhenRequired, aws.RequestChecksumCalculationWhenSupported)))
+			s.requestChecksum = &required
 			return err
 		},
 		"response_checksum_validation": func(v string) error {
 			required, err := checksumWhenRequired(v)
-			loadOpts = append(loadOpts, config.WithResponseChecksumValidation(
-				pick(required, aws.ResponseChecksumValidationWhenRequired, aws.ResponseChecksumValidationWhenSupported)))
+			s.responseChecksum = &required
 			return err
 		},
 		"ssetype": func(v string) error {
-			st.sse = types.ServerSideEncryption(v)
-			if !slices.Contains(st.sse.Values(), st.sse) {
-				return fmt.Errorf("%q is not one of %q", v, st.sse.Values())
+			s.sse = types.ServerSideEncryption(v)
+			if !slices.Contains(s.sse.Values(), s.sse) {
+				return fmt.Errorf("%q is not one of %q", v, s.sse.Values())
 			}
 			return nil
 		},
-		"kmskeyid": func(v string) error { st.kmsKey = v; return nil },
+		"kmskeyid": func(v string) error { s.kmsKey = v; return nil },
 		"awssdk":   func(string) error { return nil }, // gocloud.dev's choice of SDK: v2 here
 	})
+	if err == nil {
+		err = s.check()
+	}
 	if err != nil {
-		return nil, err
+		return s3Settings{}, err
 	}
-	if anonymous {
-		if roleARN != "" {
-			return nil, errors.New(`query parameter "role" does not go with anonymous=true`)
-		}
-		loadOpts = append(loadOpts, config.WithCredentialsProvider(aws.AnonymousCredentials{}))
+	return s, nil
+}
+
+// check returns an error for the query parameters s was read from that do
+// not go together.
+func (s s3Settings) check() error {
+	if s.anonymous && s.roleARN != "" {
+		return errors.New(`query parameter "role" does not go with anonymous=true`)
 	}
-	if roleARN == "" && role != (stsRole{}) {
-		return nil, errors.New(`query parameters role_session_name, role_external_id, role_duration and web_identity_token_file need "role"`)
+	if s.roleARN == "" && s.role != (stsRole{}) {
+		return errors.New(`query parameters role_session_name, role_external_id, role_duration and web_identity_token_file need "role"`)
 	}
-	if role.tokenFile != "" && role.externalID != "" {
-		return nil, errors.New(`query parameter "role_external_id" does not go with web_identity_token_file`)
+	if s.role.tokenFile != "" && s.role.externalID != "" {
+		return errors.New(`query parameter "role_external_id" does not go with web_identity_token_file`)
 	}
-	var limiter retry.RateLimiter = ratelimit.None
-	if rateLimitCapacity > 0 {
-		limiter = ratelimit.NewTokenRateLimit(uint(rateLimitCapacity))
-	}
-	loadOpts = append(loadOpts, config.WithRetryer(func() aws.Retryer {
-		return redirectFinal{retry.NewStandard(func(o *retry.StandardOptions) { o.RateLimiter = limiter })}
-	}))
-	if !checksumSet && os.Getenv("AWS_REQUEST_CHECKSUM_CALCULATION") == "" {
-		// A PUT's checksum goes in Content-MD5 (put), which every S3
-		// server checks; the SDK's default would send each file
-		// aws-chunked with a trailing checksum over HTTPS, which many S3
-		// servers store as it came, framing and all.
-		loadOpts = append(loadOpts, config.WithRequestChecksumCalculation(aws.RequestChecksumCalculationWhenRequired))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
+	return nil
+}
+
+// awsConfig loads the AWS configuration s leaves to the SDK's default
+// chain, with the HTTP client under safehttp's policy, the SDK's own log
+// off, and the credentials of the role s assumes.
+func (s s3Settings) awsConfig(ctx context.Context) (aws.Config, error) {
+	cfg, err := config.LoadDefaultConfig(ctx, s.loadOptions()...)
 	if err != nil {
-		return nil, fmt.Errorf("load the AWS configuration: %w", err)
+		return aws.Config{}, fmt.Errorf("load the AWS configuration: %w", err)
 	}
 	cfg.HTTPClient = safeAWSClient(cfg.HTTPClient)
 	// The SDK's own log lines (a response without a checksum, say) are
@@ -192,21 +201,83 @@ func openS3(ctx context.Context, u *url.URL) (objectStore, error) {
 	// stderr: what fails reaches the user as an error, through the run's
 	// logger.
 	cfg.Logger, cfg.ClientLogMode = logging.Nop{}, 0
-	if roleARN != "" {
+	if s.roleARN != "" {
 		if cfg.Region == "" {
-			return nil, errors.New(`query parameter "role" needs a region (region=… or AWS_REGION)`)
+			return aws.Config{}, errors.New(`query parameter "role" needs a region (region=… or AWS_REGION)`)
 		}
-		cfg.Credentials = aws.NewCredentialsCache(role.provider(sts.NewFromConfig(cfg), roleARN))
+		cfg.Credentials = aws.NewCredentialsCache(s.role.provider(sts.NewFromConfig(cfg), s.roleARN))
 	}
-	if endpoint != "" {
+	return cfg, nil
+}
+
+// loadOptions are s's options for loading the AWS configuration, with the
+// retryer every client gets (redirectFinal, under s's rate limit).
+func (s s3Settings) loadOptions() []func(*config.LoadOptions) error {
+	var opts []func(*config.LoadOptions) error
+	if s.region != nil {
+		opts = append(opts, config.WithRegion(*s.region))
+	}
+	if s.profile != nil {
+		opts = append(opts, config.WithSharedConfigProfile(*s.profile))
+	}
+	if s.dualstack {
+		opts = append(opts, config.WithUseDualStackEndpoint(aws.DualStackEndpointStateEnabled))
+	}
+	if s.fips {
+		opts = append(opts, config.WithUseFIPSEndpoint(aws.FIPSEndpointStateEnabled))
+	}
+	if s.requestChecksum != nil {
+		opts = append(opts, config.WithRequestChecksumCalculation(
+			pick(*s.requestChecksum, aws.RequestChecksumCalculationWhenRequired, aws.RequestChecksumCalculationWhenSupported)))
+	}
+	if s.responseChecksum != nil {
+		opts = append(opts, config.WithResponseChecksumValidation(
+			pick(*s.responseChecksum, aws.ResponseChecksumValidationWhenRequired, aws.ResponseChecksumValidationWhenSupported)))
+	}
+	if s.anonymous {
+		opts = append(opts, config.WithCredentialsProvider(aws.AnonymousCredentials{}))
+	}
+	var limiter retry.RateLimiter = ratelimit.None
+	if s.rateLimitCapacity > 0 {
+		limiter = ratelimit.NewTokenRateLimit(uint(s.rateLimitCapacity))
+	}
+	opts = append(opts, config.WithRetryer(func() aws.Retryer {
+		return redirectFinal{retry.NewStandard(func(o *retry.StandardOptions) { o.RateLimiter = limiter })}
+	}))
+	if s.requestChecksum == nil && os.Getenv("AWS_REQUEST_CHECKSUM_CALCULATION") == "" {
+		// A PUT's checksum goes in Content-MD5 (put), which every S3
+		// server checks; the SDK's default would send each file
+		// aws-chunked with a trailing checksum over HTTPS, which many S3
+		// servers store as it came, framing and all.
+		opts = append(opts, config.WithRequestChecksumCalculation(aws.RequestChecksumCalculationWhenRequired))
+	}
+	return opts
+}
+
+// clientOptions are s's options for the S3 client: its addressing, its
+// endpoint (https:// unless disable_https, when it names no scheme), and
+// no log of a checksum the SDK skips.
+func (s s3Settings) clientOptions() []func(*s3.Options) {
+	var opts []func(*s3.Options)
+	if s.pathStyle != nil {
+		v := *s.pathStyle
+		opts = append(opts, func(o *s3.Options) { o.UsePathStyle = v })
+	}
+	if s.accelerate != nil {
+		v := *s.accelerate
+		opts = append(opts, func(o *s3.Options) { o.UseAccelerate = v })
+	}
+	disableHTTPS := s.disableHTTPS != nil && *s.disableHTTPS
+	if s.disableHTTPS != nil {
+		opts = append(opts, func(o *s3.Options) { o.EndpointOptions.DisableHTTPS = disableHTTPS })
+	}
+	if endpoint := s.endpoint; endpoint != "" {
 		if !strings.Contains(endpoint, "://") {
 			endpoint = pick(disableHTTPS, "http://", "https://") + endpoint
 		}
-		s3Opts = append(s3Opts, func(o *s3.Options) { o.BaseEndpoint = aws.String(endpoint) })
+		opts = append(opts, func(o *s3.Options) { o.BaseEndpoint = aws.String(endpoint) })
 	}
-	s3Opts = append(s3Opts, func(o *s3.Options) { o.DisableLogOutputChecksumValidationSkipped = true })
-	st.client = s3.NewFromConfig(cfg, s3Opts...)
-	return st, nil
+	return append(opts, func(o *s3.Options) { o.DisableLogOutputChecksumValidationSkipped = true })
 }
 
 // checksumWhenRequired reads when_supported or when_required, the values

@@ -65,14 +65,7 @@ func newChart(s Series, width float64) chart {
 	if width < 600 {
 		c.Class, c.Height, c.Left = "narrow", 200, 46
 	}
-	var up, down int64
-	for _, d := range s.Days {
-		up = max(up, d.Missing, d.WasMissing)
-		down = max(down, d.Surplus, d.WasSurplus)
-	}
-	if up == 0 && down == 0 {
-		up = 1
-	}
+	up, down := chartScale(s.Days)
 	plot := c.Height - c.Top - c.Bot
 	c.PlotH = plot
 	c.ZeroY = c.Top + plot*float64(up)/float64(up+down)
@@ -80,78 +73,113 @@ func newChart(s Series, width float64) chart {
 	n := float64(len(s.Days))
 	step := (c.Width - c.Left - 8) / max(n, 1)
 	for i, d := range s.Days {
-		cd := chartDay{Day: d, X: c.Left + float64(i)*step + step*0.12, W: math.Max(step*0.76, 1)}
-		cd.Title = dayTitle(d)
-		switch {
-		case !d.Checked:
-			cd.Band = "unchecked"
-		case d.Status == reconcile.Unverifiable:
-			cd.Band = "unverifiable"
-		case d.Status == reconcile.Provisional:
-			cd.Band = "provisional"
-		}
-		y := c.ZeroY
-		rest := d.Missing
-		for _, k := range lossKinds {
-			v := min(d.Loss[k], rest)
-			if v <= 0 {
-				continue
-			}
-			rest -= v
-			h := float64(v) * scale
-			y -= h
-			cd.Rects = append(cd.Rects, chartRect{X: cd.X, Y: y, W: cd.W, H: h, Class: "k-" + k})
-		}
-		if rest > 0 {
-			h := float64(rest) * scale
-			y -= h
-			cd.Rects = append(cd.Rects, chartRect{X: cd.X, Y: y, W: cd.W, H: h, Class: "k-undiagnosed"})
-		}
-		if d.Surplus > 0 {
-			cd.Rects = append(cd.Rects, chartRect{X: cd.X, Y: c.ZeroY, W: cd.W, H: float64(d.Surplus) * scale, Class: "k-surplus"})
-		}
-		if d.Healed != nil {
-			cd.Healed, cd.HealX = true, cd.X+cd.W/2
-			cd.HealY = c.ZeroY - float64(d.WasMissing)*scale
-			if d.WasSurplus > 0 {
-				cd.HealY = c.ZeroY + float64(d.WasSurplus)*scale
-			}
-		}
-		if d.Restored > 0 {
-			w := math.Min(cd.W, 10)
-			cd.RepairMark = fmt.Sprintf("M%.1f %.1fl%.1f -8l%.1f 8z", cd.X+(cd.W-w)/2, c.ZeroY+8, w/2, w/2)
-		}
-		c.Days = append(c.Days, cd)
+		c.Days = append(c.Days, c.day(d, c.Left+float64(i)*step+step*0.12, math.Max(step*0.76, 1), scale))
 	}
-	c.Ticks = []chartTick{{Y: c.ZeroY, Text: "0"}}
+	c.Ticks = c.ticks(up, down)
+	c.Labels = c.labels(s.Days, step)
+	return c
+}
+
+// chartScale returns how far the chart reaches above the line (the most
+// a day lost, or had lost before it healed) and below it (the most
+// surplus), in clicks: 1 above when no day differed.
+func chartScale(days []Day) (up, down int64) {
+	for _, d := range days {
+		up = max(up, d.Missing, d.WasMissing)
+		down = max(down, d.Surplus, d.WasSurplus)
+	}
+	if up == 0 && down == 0 {
+		up = 1
+	}
+	return up, down
+}
+
+// day lays out day d in the bar at x, w wide, scale pixels a click: its
+// loss stacked by cause above the line (what no cause explains on top),
+// its surplus below, a band for a day not compared, and its marks.
+func (c chart) day(d Day, x, w, scale float64) chartDay {
+	cd := chartDay{Day: d, X: x, W: w}
+	cd.Title = dayTitle(d)
+	switch {
+	case !d.Checked:
+		cd.Band = "unchecked"
+	case d.Status == reconcile.Unverifiable:
+		cd.Band = "unverifiable"
+	case d.Status == reconcile.Provisional:
+		cd.Band = "provisional"
+	}
+	y := c.ZeroY
+	rest := d.Missing
+	for _, k := range lossKinds {
+		v := min(d.Loss[k], rest)
+		if v <= 0 {
+			continue
+		}
+		rest -= v
+		h := float64(v) * scale
+		y -= h
+		cd.Rects = append(cd.Rects, chartRect{X: cd.X, Y: y, W: cd.W, H: h, Class: "k-" + k})
+	}
+	if rest > 0 {
+		h := float64(rest) * scale
+		y -= h
+		cd.Rects = append(cd.Rects, chartRect{X: cd.X, Y: y, W: cd.W, H: h, Class: "k-undiagnosed"})
+	}
+	if d.Surplus > 0 {
+		cd.Rects = append(cd.Rects, chartRect{X: cd.X, Y: c.ZeroY, W: cd.W, H: float64(d.Surplus) * scale, Class: "k-surplus"})
+	}
+	if d.Healed != nil {
+		cd.Healed, cd.HealX = true, cd.X+cd.W/2
+		cd.HealY = c.ZeroY - float64(d.WasMissing)*scale
+		if d.WasSurplus > 0 {
+			cd.HealY = c.ZeroY + float64(d.WasSurplus)*scale
+		}
+	}
+	if d.Restored > 0 {
+		w := math.Min(cd.W, 10)
+		cd.RepairMark = fmt.Sprintf("M%.1f %.1fl%.1f -8l%.1f 8z", cd.X+(cd.W-w)/2, c.ZeroY+8, w/2, w/2)
+	}
+	return cd
+}
+
+// ticks are the axis's ticks: zero, and the top (up) and bottom (down)
+// of the scale where the chart reaches there.
+func (c chart) ticks(up, down int64) []chartTick {
+	ticks := []chartTick{{Y: c.ZeroY, Text: "0"}}
 	if up > 0 {
-		c.Ticks = append(c.Ticks, chartTick{Y: c.Top, Text: words.Num(up)})
+		ticks = append(ticks, chartTick{Y: c.Top, Text: words.Num(up)})
 	}
 	if down > 0 {
-		c.Ticks = append(c.Ticks, chartTick{Y: c.Height - c.Bot, Text: "−" + words.Num(down)})
+		ticks = append(ticks, chartTick{Y: c.Height - c.Bot, Text: "−" + words.Num(down)})
 	}
-	// A date under the first day of each month, or of each week on a
-	// short range; the narrow chart, every other.
+	return ticks
+}
+
+// labels are the dates under the axis, the days step apart: a date under
+// the first day of each month, or of each week on a short range; the
+// narrow chart, every other.
+func (c chart) labels(days []Day, step float64) []chartTick {
 	every := 1
 	if c.Class == "narrow" {
 		every = 2
 	}
+	var labels []chartTick
 	k := 0
-	for i, d := range s.Days {
+	for i, d := range days {
 		// The first day is named unless a month starts within its week.
-		first := d.Date[8:] == "01" || i == 0 && !slices.ContainsFunc(s.Days[1:min(7, len(s.Days))], func(d Day) bool { return d.Date[8:] == "01" })
-		if len(s.Days) <= 45 {
+		first := d.Date[8:] == "01" || i == 0 && !slices.ContainsFunc(days[1:min(7, len(days))], func(d Day) bool { return d.Date[8:] == "01" })
+		if len(days) <= 45 {
 			first = i%7 == 0
 		}
 		if !first {
 			continue
 		}
 		if k%every == 0 {
-			c.Labels = append(c.Labels, chartTick{X: c.Left + float64(i)*step, Y: c.Height - 10, Text: d.Date[5:]})
+			labels = append(labels, chartTick{X: c.Left + float64(i)*step, Y: c.Height - 10, Text: d.Date[5:]})
 		}
 		k++
 	}
-	return c
+	return labels
 }
 
 // dayTitle is what a day's bar says on hover.

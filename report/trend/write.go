@@ -116,7 +116,30 @@ func WriteText(w io.Writer, series []Series, by string) error {
 	return nil
 }
 
+// writeSeries writes one series of WriteText: its totals and times, its
+// periods, its causes and its gap days.
 func writeSeries(w io.Writer, s Series, by string) error {
+	writeTotals(w, s)
+	if err := writePeriods(w, s, by); err != nil {
+		return err
+	}
+	if len(s.Causes) > 0 {
+		fmt.Fprintln(w, "\nCauses, by the clicks they explain:")
+		for _, c := range s.Causes {
+			fmt.Fprintf(w, "  %-15s %s clicks on %s\n", c.Kind, words.Num(c.Clicks), words.Plural(c.Days, "day", "days"))
+		}
+	}
+	if gaps := gapLines(s.Days); len(gaps) > 0 {
+		fmt.Fprintln(w, "\nDays with a gap, by their latest verdict:")
+		fmt.Fprintln(w, strings.Join(gaps, "\n"))
+	}
+	return nil
+}
+
+// writeTotals writes the lines that head a series: its range and its
+// total counts, how it got worse, and how long its gaps took to be found,
+// alerted, healed and repaired.
+func writeTotals(w io.Writer, s Series) {
 	t := s.Total
 	fmt.Fprintf(w, "Workspace %s, store %s, %s: %s to %s (%s, %s read)\n", s.WorkspaceID, s.StoreID, s.TZ, s.From, s.To,
 		words.Plural(t.Days, "day", "days"), words.Plural(s.Runs, "report", "reports"))
@@ -127,18 +150,9 @@ func writeSeries(w io.Writer, s Series, by string) error {
 	for _, sig := range s.Worse {
 		fmt.Fprintf(w, "  GETTING WORSE: %s\n", sig.Says)
 	}
-	if s.ToFind.Days > 0 {
-		fmt.Fprintf(w, "  gaps found %s after their day ended (median), %s at worst (%s), on %s\n",
-			hours(s.ToFind.MedianHours), hours(s.ToFind.WorstHours), s.ToFind.WorstDate, words.Plural(s.ToFind.Days, "day", "days"))
-	}
-	if s.ToAlert.Days > 0 {
-		fmt.Fprintf(w, "  gaps alerted %s after their day ended (median), %s at worst (%s), on %s\n",
-			hours(s.ToAlert.MedianHours), hours(s.ToAlert.WorstHours), s.ToAlert.WorstDate, words.Plural(s.ToAlert.Days, "day", "days"))
-	}
-	if s.ToHeal.Days > 0 {
-		fmt.Fprintf(w, "  gaps healed %s after their day ended (median), %s at worst (%s), on %s\n",
-			hours(s.ToHeal.MedianHours), hours(s.ToHeal.WorstHours), s.ToHeal.WorstDate, words.Plural(s.ToHeal.Days, "day", "days"))
-	}
+	writeTimes(w, "found", s.ToFind)
+	writeTimes(w, "alerted", s.ToAlert)
+	writeTimes(w, "healed", s.ToHeal)
 	if s.ToRepair.Days > 0 {
 		noun := "clicks"
 		if t.Restored == 1 {
@@ -148,6 +162,20 @@ func writeSeries(w io.Writer, s Series, by string) error {
 			words.Num(t.Restored), noun, words.Plural(s.ToRepair.Days, "day", "days"),
 			hours(s.ToRepair.MedianHours), hours(s.ToRepair.WorstHours), s.ToRepair.WorstDate)
 	}
+}
+
+// writeTimes writes how long after their day ended the gaps were what
+// (found, alerted, healed), when any was.
+func writeTimes(w io.Writer, what string, t Times) {
+	if t.Days > 0 {
+		fmt.Fprintf(w, "  gaps %s %s after their day ended (median), %s at worst (%s), on %s\n",
+			what, hours(t.MedianHours), hours(t.WorstHours), t.WorstDate, words.Plural(t.Days, "day", "days"))
+	}
+}
+
+// writePeriods writes the series' periods of one size (by; weeks for
+// day) as a table.
+func writePeriods(w io.Writer, s Series, by string) error {
 	if by == "day" {
 		by = "week"
 	}
@@ -162,17 +190,15 @@ func writeSeries(w io.Writer, s Series, by string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t\n", p.Name, p.From, p.To, words.Num(p.API), words.Num(p.Local),
 			words.Num(p.Missing), pct(p.LossRate()), words.Num(p.Surplus), p.Gaps, p.Unverifiable, p.Unchecked, words.Num(p.Restored))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if len(s.Causes) > 0 {
-		fmt.Fprintln(w, "\nCauses, by the clicks they explain:")
-		for _, c := range s.Causes {
-			fmt.Fprintf(w, "  %-15s %s clicks on %s\n", c.Kind, words.Num(c.Clicks), words.Plural(c.Days, "day", "days"))
-		}
-	}
+	return tw.Flush()
+}
+
+// gapLines are the lines of days whose latest verdict is a gap: its
+// clicks missing or surplus, the run that said so and the kinds of its
+// diagnoses.
+func gapLines(days []Day) []string {
 	var gaps []string
-	for _, d := range s.Days {
+	for _, d := range days {
 		if d.Status == reconcile.Missing || d.Status == reconcile.Surplus {
 			n := d.Missing
 			if d.Status == reconcile.Surplus {
@@ -192,11 +218,7 @@ func writeSeries(w io.Writer, s Series, by string) error {
 			gaps = append(gaps, line)
 		}
 	}
-	if len(gaps) > 0 {
-		fmt.Fprintln(w, "\nDays with a gap, by their latest verdict:")
-		fmt.Fprintln(w, strings.Join(gaps, "\n"))
-	}
-	return nil
+	return gaps
 }
 
 // hours is a duration in hours as a person reads it: 26.5 h, or 3.2 days
