@@ -133,147 +133,212 @@ type driller struct {
 func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[reconcile.Date]reconcile.DayDetail,
 	storeErrs map[reconcile.Date]error, summary report.Drilldown, err error) {
 	days := worstFirst(res.Gaps())
-	summary = report.Drilldown{Mode: report.DrillNone}
 	if len(days) == 0 {
-		return nil, nil, summary, nil
+		return nil, nil, report.Drilldown{Mode: report.DrillNone}, nil
 	}
 	started := time.Now()
+	s := dr.startDrill(ctx, res, days)
+	ctx = elido.WithBudget(ctx, s.b.take, s.b.giveBack)
+	dr.drillRuns(ctx, s)
+	dr.progress.Step("drill-down", len(days), len(days))
+	dr.uncheckedLinks(ctx, s)
+	slices.Sort(s.summary.LinksBySums)
+	dr.rest(s.left, s.b.rate, &s.summary)
+	dr.neighbourHours(ctx, s.b, res, s.drilled)
+	details = map[reconcile.Date]reconcile.DayDetail{}
+	for d, det := range s.drilled {
+		details[d] = *det
+	}
+	s.summary.Requests = s.b.used()
+	dr.log.Info("drill-down done", "mode", s.summary.Mode, "days", len(days), "requests", s.summary.Requests,
+		"unchecked_links", s.summary.Unchecked(), "undrilled_days", s.summary.UndrilledDays, "rest_requests", s.summary.RestRequests,
+		"duration_ms", time.Since(started).Milliseconds())
+	return details, s.storeErrs, s.summary, s.b.err()
+}
+
+// drilling is what the steps of one drill-down share: the days that
+// differ, worst first, the budget their requests are counted against,
+// Elido's count of each day, what each day drilled found and left unread,
+// and the summary so far. Only the goroutine that runs drill writes it.
+type drilling struct {
+	days      []reconcile.Date
+	b         *budget
+	api       map[reconcile.Date]*int64 // Elido's count of each day, nil when not known
+	drilled   map[reconcile.Date]*reconcile.DayDetail
+	left      map[reconcile.Date]*dayLeft // what each day left unread
+	storeErrs map[reconcile.Date]error
+	storeTook time.Duration // reading the runs' store counts
+	step      int           // days started, for the progress
+	summary   report.Drilldown
+}
+
+// startDrill sets up the drill-down of days: a budget of
+// RECON_DRILLDOWN_MAX_REQUESTS that also counts the requests that fit
+// before ctx's deadline at ELIDO_RATE_LIMIT, and an empty detail naming
+// the store's queries for each day.
+func (dr driller) startDrill(ctx context.Context, res reconcile.Result, days []reconcile.Date) *drilling {
 	b := newBudget(dr.max)
 	b.rate = dr.client.RatePerMinute()
 	if deadline, ok := ctx.Deadline(); ok {
 		b.deadline = deadline
 	}
-	ctx = elido.WithBudget(ctx, b.take, b.giveBack)
-	api := map[reconcile.Date]*int64{}
+	s := &drilling{
+		days:      days,
+		b:         b,
+		api:       map[reconcile.Date]*int64{},
+		drilled:   map[reconcile.Date]*reconcile.DayDetail{},
+		left:      map[reconcile.Date]*dayLeft{},
+		storeErrs: map[reconcile.Date]error{},
+		summary:   report.Drilldown{Mode: report.DrillBreakdown},
+	}
 	for _, d := range res.Days {
-		api[d.Date] = d.API
+		s.api[d.Date] = d.API
 	}
-	drilled := map[reconcile.Date]*reconcile.DayDetail{}
 	for _, d := range days {
-		drilled[d] = &reconcile.DayDetail{TotalQuery: dr.query.TotalSource(), LinkQuery: dr.query.LinkSource()}
+		s.drilled[d] = &reconcile.DayDetail{TotalQuery: dr.query.TotalSource(), LinkQuery: dr.query.LinkSource()}
 	}
-	storeErrs = map[reconcile.Date]error{}
-	summary.Mode = report.DrillBreakdown
-	runs := runsOf(days)
-	dr.log.Info("drill-down plan", "days", len(days), "runs", len(runs), "max_requests", dr.max,
-		"rate_per_minute", b.rate, "requests_that_fit", b.room())
-	var storeTook time.Duration
-	left := map[reconcile.Date]*dayLeft{} // what each day left unread
-	step := 0
-	// The store's counts of the next run are read while this run's
-	// requests are sent.
-	type read struct {
-		pieces []*runCounts
-		errs   map[reconcile.Date]error
-		took   time.Duration
-	}
-	readAhead := func(run []reconcile.Date) <-chan read {
-		ch := make(chan read, 1)
-		if b.room() == 0 || summary.Mode != report.DrillBreakdown {
-			ch <- read{}
-			return ch
-		}
-		go func() {
-			started, errs := time.Now(), map[reconcile.Date]error{}
-			pieces := dr.readRun(ctx, run, errs)
-			ch <- read{pieces, errs, time.Since(started)}
-		}()
-		return ch
-	}
-	next := readAhead(runs[0])
+	return s
+}
+
+// drillRuns drills the runs of consecutive days that differ (runsOf),
+// worst first. The store's counts of the next run are read while this
+// run's requests are sent (readAhead).
+func (dr driller) drillRuns(ctx context.Context, s *drilling) {
+	runs := runsOf(s.days)
+	dr.log.Info("drill-down plan", "days", len(s.days), "runs", len(runs), "max_requests", dr.max,
+		"rate_per_minute", s.b.rate, "requests_that_fit", s.b.room())
+	next := dr.readAhead(ctx, s, runs[0])
 	for i, run := range runs {
 		r := <-next
 		if i+1 < len(runs) {
-			next = readAhead(runs[i+1])
+			next = dr.readAhead(ctx, s, runs[i+1])
 		}
 		pieces := r.pieces
-		maps.Copy(storeErrs, r.errs)
-		storeTook += r.took
+		maps.Copy(s.storeErrs, r.errs)
+		s.storeTook += r.took
 		if pieces == nil {
 			pieces = []*runCounts{{days: run}} // not read: nothing is known of its links
 		}
 		for _, rc := range pieces {
-			var p runPlan
-			var across acrossOut
-			if rc.read {
-				p = rc.plan(b.room())
-				dr.log.Info("drill-down run", "from", rc.days[0].String(), "to", rc.days[len(rc.days)-1].String(),
-					"days", len(rc.days), "links", len(rc.ids), "across", p.across,
-					"per_day_requests", p.perDay+2*len(rc.days), "across_requests_at_least", p.run+1+2*len(rc.days))
-			}
-			if p.across && !dr.dayByDay && summary.Mode == report.DrillBreakdown {
-				var noBreakdown bool
-				across, noBreakdown = dr.acrossRun(ctx, b, rc, p, api, drilled)
-				if noBreakdown {
-					summary.Mode = report.DrillFallback
-				}
-			}
-			proved := across.proved
-			if rc.read {
-				rc.forget()
-			}
-			// Several days at once, worst first, each holding the
-			// requests it needs; the rate limiter paces them all.
-			var g errgroup.Group
-			g.SetLimit(dayConcurrency)
-			mode := &drillMode{}
-			mode.breakdown.Store(summary.Mode == report.DrillBreakdown)
-			for _, d := range worstOf(days, rc.days) {
-				dr.progress.Step("drill-down", step, len(days))
-				step++
-				// Set aside in the order of worst, before the day starts.
-				day := dr.planDay(b, rc, d, proved[d], mode, drilled[d])
-				day.api = api[d]
-				left[d] = day.left // this goroutine's alone; read after Wait
-				g.Go(func() error {
-					dr.drillDay(ctx, b, rc, day, mode, drilled[d])
-					return nil
-				})
-			}
-			_ = g.Wait() // drillDay notes its failures
-			if !mode.isBreakdown() {
-				summary.Mode = report.DrillFallback
-			}
-			if len(proved) > 0 && mode.isBreakdown() {
-				// The days' own breakdowns may have found links that
-				// moved between days, which the proved days' sums hide.
-				dr.placeMoved(ctx, b, rc, across, drilled, left)
-			}
-			for d := range proved {
-				k := rc.pos(d)
-				rc.cells[k], rc.wide[k] = nil, nil
-				drilled[d].LinksBySums = true
-				summary.LinksBySums = append(summary.LinksBySums, d.String())
-			}
+			dr.drillPiece(ctx, s, rc)
 		}
 	}
-	dr.progress.Step("drill-down", len(days), len(days))
-	if summary.Mode == report.DrillFallback {
-		summary.UncheckedLinks = dr.linksOneByOne(ctx, b, days, drilled, storeErrs)
-	} else {
-		dr.log.Info("store links read", "days", len(days), "duration_ms", storeTook.Milliseconds())
-		for _, l := range left {
-			switch {
-			case !l.links:
-			case l.linkCount < 0:
-				summary.UncheckedUnknown = true
-			default:
-				summary.UncheckedLinks += l.linkCount
-			}
+}
+
+// runRead is the store's counts of a run, read ahead (readAhead): the
+// run's pieces (readRun), nil when not read, why days could not be read,
+// and how long it took.
+type runRead struct {
+	pieces []*runCounts
+	errs   map[reconcile.Date]error
+	took   time.Duration
+}
+
+// readAhead reads the store's counts of run in the background. Nothing is
+// read once no request is left or Elido is known to have no breakdown:
+// the counts would buy nothing.
+func (dr driller) readAhead(ctx context.Context, s *drilling, run []reconcile.Date) <-chan runRead {
+	ch := make(chan runRead, 1)
+	if s.b.room() == 0 || s.summary.Mode != report.DrillBreakdown {
+		ch <- runRead{}
+		return ch
+	}
+	go func() {
+		started, errs := time.Now(), map[reconcile.Date]error{}
+		pieces := dr.readRun(ctx, run, errs)
+		ch <- runRead{pieces, errs, time.Since(started)}
+	}()
+	return ch
+}
+
+// drillPiece drills the days of rc, a run or a piece of one: across the
+// run when its plan (runCounts.plan) says that costs fewer requests
+// (acrossRun), then each day not proved by sums by its own breakdown
+// (drillDays), then, in the proved days, the links the others found
+// moving (placeMoved).
+func (dr driller) drillPiece(ctx context.Context, s *drilling, rc *runCounts) {
+	var p runPlan
+	var across acrossOut
+	if rc.read {
+		p = rc.plan(s.b.room())
+		dr.log.Info("drill-down run", "from", rc.days[0].String(), "to", rc.days[len(rc.days)-1].String(),
+			"days", len(rc.days), "links", len(rc.ids), "across", p.across,
+			"per_day_requests", p.perDay+2*len(rc.days), "across_requests_at_least", p.run+1+2*len(rc.days))
+	}
+	if p.across && !dr.dayByDay && s.summary.Mode == report.DrillBreakdown {
+		var noBreakdown bool
+		across, noBreakdown = dr.acrossRun(ctx, s.b, rc, p, s.api, s.drilled)
+		if noBreakdown {
+			s.summary.Mode = report.DrillFallback
 		}
 	}
-	slices.Sort(summary.LinksBySums)
-	dr.rest(left, b.rate, &summary)
-	dr.neighbourHours(ctx, b, res, drilled)
-	details = map[reconcile.Date]reconcile.DayDetail{}
-	for d, det := range drilled {
-		details[d] = *det
+	proved := across.proved
+	if rc.read {
+		rc.forget()
 	}
-	summary.Requests = b.used()
-	dr.log.Info("drill-down done", "mode", summary.Mode, "days", len(days), "requests", summary.Requests,
-		"unchecked_links", summary.Unchecked(), "undrilled_days", summary.UndrilledDays, "rest_requests", summary.RestRequests,
-		"duration_ms", time.Since(started).Milliseconds())
-	return details, storeErrs, summary, b.err()
+	breakdown := dr.drillDays(ctx, s, rc, proved)
+	if !breakdown {
+		s.summary.Mode = report.DrillFallback
+	}
+	if len(proved) > 0 && breakdown {
+		// The days' own breakdowns may have found links that
+		// moved between days, which the proved days' sums hide.
+		dr.placeMoved(ctx, s.b, rc, across, s.drilled, s.left)
+	}
+	for d := range proved {
+		k := rc.pos(d)
+		rc.cells[k], rc.wide[k] = nil, nil
+		s.drilled[d].LinksBySums = true
+		s.summary.LinksBySums = append(s.summary.LinksBySums, d.String())
+	}
+}
+
+// drillDays drills the days of rc (planDay, drillDay), several at once,
+// worst first, each holding the requests it needs; the rate limiter paces
+// them all. It reports whether Elido still has a breakdown: false once a
+// day found it has none.
+func (dr driller) drillDays(ctx context.Context, s *drilling, rc *runCounts, proved map[reconcile.Date]bool) (breakdown bool) {
+	var g errgroup.Group
+	g.SetLimit(dayConcurrency)
+	mode := &drillMode{}
+	mode.breakdown.Store(s.summary.Mode == report.DrillBreakdown)
+	b := s.b
+	for _, d := range worstOf(s.days, rc.days) {
+		dr.progress.Step("drill-down", s.step, len(s.days))
+		s.step++
+		// Set aside in the order of worst, before the day starts.
+		det := s.drilled[d]
+		day := dr.planDay(b, rc, d, proved[d], mode, det)
+		day.api = s.api[d]
+		s.left[d] = day.left // this goroutine's alone; read after Wait
+		g.Go(func() error {
+			dr.drillDay(ctx, b, rc, day, mode, det)
+			return nil
+		})
+	}
+	_ = g.Wait() // drillDay notes its failures
+	return mode.isBreakdown()
+}
+
+// uncheckedLinks counts into s.summary the links the drill-down left
+// unchecked: where Elido has no breakdown, those the fallback could not
+// check (linksOneByOne, which it runs), else those of the days whose
+// links were left unread.
+func (dr driller) uncheckedLinks(ctx context.Context, s *drilling) {
+	if s.summary.Mode == report.DrillFallback {
+		s.summary.UncheckedLinks = dr.linksOneByOne(ctx, s.b, s.days, s.drilled, s.storeErrs)
+		return
+	}
+	dr.log.Info("store links read", "days", len(s.days), "duration_ms", s.storeTook.Milliseconds())
+	for _, l := range s.left {
+		switch {
+		case !l.links:
+		case l.linkCount < 0:
+			s.summary.UncheckedUnknown = true
+		default:
+			s.summary.UncheckedLinks += l.linkCount
+		}
+	}
 }
 
 // rest sums what the days left unread into summary: how many days, how
