@@ -44,6 +44,26 @@ func (dr driller) storeLinks(ctx context.Context, d reconcile.Date, det *reconci
 // Elido says of the links checked. A failure to read one is in storeErrs.
 func (dr driller) linksOneByOne(ctx context.Context, b *budget, days []reconcile.Date,
 	details map[reconcile.Date]*reconcile.DayDetail, storeErrs map[reconcile.Date]error) int {
+	ids := dr.linksToCheck(ctx, days, details, storeErrs)
+	for _, det := range details {
+		det.APILinks, det.LinksComplete = map[string]int64{}, false
+	}
+	from, to := spanOf(days)
+	unchecked, failed, firstErr := dr.checkLinks(ctx, b, ids, from, to, details)
+	for _, det := range details {
+		det.UncheckedLinks = unchecked
+		if failed > 0 {
+			det.Notes = append(det.Notes, fmt.Sprintf("%d of %d links could not be read from Elido and were not checked (first error: %v)", failed, len(ids), firstErr))
+		}
+	}
+	return unchecked + failed
+}
+
+// linksToCheck returns the links the store knows on days or the
+// lookbackDays before each of them, busiest first, and reads each of days'
+// per-link counts into details (storeLinks).
+func (dr driller) linksToCheck(ctx context.Context, days []reconcile.Date,
+	details map[reconcile.Date]*reconcile.DayDetail, storeErrs map[reconcile.Date]error) []string {
 	seen := map[string]int64{}
 	read := map[reconcile.Date]bool{}
 	started := time.Now()
@@ -81,12 +101,13 @@ func (dr driller) linksOneByOne(ctx context.Context, b *budget, days []reconcile
 		}
 		return ids[a] < ids[c]
 	})
-	for _, det := range details {
-		det.APILinks, det.LinksComplete = map[string]int64{}, false
-	}
+	return ids
+}
 
-	// days are worst first, not in date order: the series spans them all.
-	from, to := days[0], days[0]
+// spanOf returns the first and the last of days, which are worst first,
+// not in date order: the series spans them all.
+func spanOf(days []reconcile.Date) (from, to reconcile.Date) {
+	from, to = days[0], days[0]
 	for _, d := range days {
 		if d.Before(from) {
 			from = d
@@ -95,9 +116,16 @@ func (dr driller) linksOneByOne(ctx context.Context, b *budget, days []reconcile
 			to = d
 		}
 	}
+	return from, to
+}
+
+// checkLinks reads each link's series over from..to, fallbackConcurrency
+// at a time, into the APILinks of the days of details, while the budget
+// lasts. It returns how many links were left unread (unchecked) and how
+// many failed, with the first failure.
+func (dr driller) checkLinks(ctx context.Context, b *budget, ids []string, from, to reconcile.Date,
+	details map[reconcile.Date]*reconcile.DayDetail) (unchecked, failed int, firstErr error) {
 	var mu sync.Mutex
-	unchecked, failed := 0, 0
-	var firstErr error
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(fallbackConcurrency)
 	for _, id := range ids {
@@ -133,11 +161,5 @@ func (dr driller) linksOneByOne(ctx context.Context, b *budget, days []reconcile
 		})
 	}
 	_ = g.Wait() // the goroutines report failures as unchecked links
-	for _, det := range details {
-		det.UncheckedLinks = unchecked
-		if failed > 0 {
-			det.Notes = append(det.Notes, fmt.Sprintf("%d of %d links could not be read from Elido and were not checked (first error: %v)", failed, len(ids), firstErr))
-		}
-	}
-	return unchecked + failed
+	return unchecked, failed, firstErr
 }
