@@ -2,22 +2,16 @@ package job
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"math"
-	"net/http"
 	"slices"
-	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/clickrecon/clickrecon/internal/safehttp"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report"
 	"github.com/clickrecon/clickrecon/sources/elido"
@@ -120,235 +114,6 @@ type driller struct {
 	dayByDay bool
 }
 
-// lookbackDays is how far before the window the fallback looks for links
-// the store knows: a link that stopped getting clicks in the store may be
-// exactly the one that lost them.
-const lookbackDays = 7
-
-// fallbackConcurrency bounds the per-link requests in flight; the rate
-// limiter still paces them.
-const fallbackConcurrency = 4
-
-// budget counts the drill-down's API requests against
-// RECON_DRILLDOWN_MAX_REQUESTS. The Elido client asks it before every
-// request it sends (elido.WithBudget): every page of a breakdown and every
-// retry counts, so the drill-down never exceeds the limit, and a request
-// allowed but never sent is given back, so that used is the requests Elido
-// received. A failure no later request can mend (fatal) spends what is
-// left.
-type budget struct {
-	max int
-	// rate (requests a minute, ELIDO_RATE_LIMIT) and deadline (zero:
-	// none) bound the requests that fit in the time left (room).
-	rate     float64
-	deadline time.Time
-
-	mu    sync.Mutex
-	spent int
-	held  int // set aside for days drilled beside each other (hold)
-	fatal error
-}
-
-func newBudget(max int) *budget { return &budget{max: max} }
-
-// take spends one request, or reports that the budget is spent.
-func (b *budget) take() bool { return (&hold{b: b}).take() }
-
-// giveBack returns a request take spent that was not sent after all
-// (elido.WithBudget): the budget counts the requests Elido received.
-func (b *budget) giveBack() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.spent--
-}
-
-// left reports whether one more request may be sent, without spending it.
-func (b *budget) left() bool { return (&hold{b: b}).left() }
-
-// room returns how many more requests may be sent: what is left of the
-// budget, and no more than fit before the deadline at the rate, less what
-// days being drilled hold.
-func (b *budget) room() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.roomLocked()
-}
-
-func (b *budget) roomLocked() int {
-	if b.fatal != nil {
-		return 0
-	}
-	n := b.max - b.spent
-	if !b.deadline.IsZero() && b.rate > 0 {
-		fit := time.Until(b.deadline).Minutes() * b.rate
-		n = min(n, int(max(fit, 0)))
-	}
-	return max(n-b.held, 0)
-}
-
-// hold is requests set aside for one day, drilled beside others: what it
-// holds no other day can spend, so a day's breakdown, once started, can
-// finish.
-type hold struct {
-	b        *budget
-	n        int  // still held; guarded by b.mu
-	released bool // guarded by b.mu
-}
-
-// reserve sets n requests aside, if they are there.
-func (b *budget) reserve(n int) (*hold, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.roomLocked() < n {
-		return &hold{b: b}, false
-	}
-	b.held += n
-	return &hold{b: b, n: n}, true
-}
-
-// take spends one request: a held one first, else one nobody holds.
-func (h *hold) take() bool {
-	b := h.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.fatal != nil || b.spent >= b.max || (h.n == 0 && b.spent+b.held >= b.max) {
-		return false
-	}
-	b.spent++
-	if h.n > 0 {
-		h.n--
-		b.held--
-	}
-	return true
-}
-
-// ensure makes h hold at least n requests, setting aside more if they are
-// there, and reports whether it holds them.
-func (h *hold) ensure(n int) bool {
-	b := h.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if h.n >= n {
-		return true
-	}
-	if h.released || b.roomLocked() < n-h.n {
-		return false
-	}
-	b.held += n - h.n
-	h.n = n
-	return true
-}
-
-// giveBack returns a request h.take spent that was not sent: to h, which
-// release gives back in turn, or once released to the budget.
-func (h *hold) giveBack() {
-	b := h.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.spent--
-	if !h.released {
-		h.n++
-		b.held++
-	}
-}
-
-// left reports whether take would spend one more request.
-func (h *hold) left() bool {
-	b := h.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.fatal == nil && b.spent < b.max && (h.n > 0 || b.spent+b.held < b.max)
-}
-
-// release gives back what h still holds.
-func (h *hold) release() {
-	h.b.mu.Lock()
-	defer h.b.mu.Unlock()
-	h.b.held -= h.n
-	h.n = 0
-	h.released = true
-}
-
-func (b *budget) used() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.spent
-}
-
-// check records err when no later request can succeed either: Elido
-// refusing the key (401, 403) or redirecting to another origin. The
-// drill-down then stops, and the run exits 2 (cmd/clickrecon needsFixing).
-func (b *budget) check(err error) {
-	var ae *elido.APIError
-	fatal := errors.Is(err, safehttp.ErrRedirect) ||
-		(errors.As(err, &ae) && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden))
-	if !fatal {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.fatal == nil {
-		b.fatal = err
-	}
-}
-
-func (b *budget) err() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.fatal
-}
-
-// worstFirst orders the days that differ as the budget should be spent on
-// them: the most severe first, then the largest gap, then by date.
-func worstFirst(gaps []reconcile.DayResult) []reconcile.Date {
-	gaps = slices.Clone(gaps)
-	rank := func(s reconcile.Severity) int {
-		switch s {
-		case reconcile.Fail:
-			return 2
-		case reconcile.Warn:
-			return 1
-		}
-		return 0
-	}
-	size := func(d reconcile.DayResult) uint64 {
-		if d.Delta == nil {
-			return 0
-		}
-		if *d.Delta < 0 {
-			return uint64(-(*d.Delta + 1)) + 1 // math.MinInt64 too
-		}
-		return uint64(*d.Delta)
-	}
-	sort.SliceStable(gaps, func(i, j int) bool {
-		a, c := gaps[i], gaps[j]
-		if rank(a.Severity) != rank(c.Severity) {
-			return rank(a.Severity) > rank(c.Severity)
-		}
-		if size(a) != size(c) {
-			return size(a) > size(c)
-		}
-		return a.Date.Before(c.Date)
-	})
-	days := make([]reconcile.Date, len(gaps))
-	for i, d := range gaps {
-		days[i] = d.Date
-	}
-	return days
-}
-
-// budgetNote says why a part of a day was not read: the budget ran out
-// before or during the read, or a fatal error stopped the drill-down.
-func budgetNote(b *budget, what string, err error) string {
-	if fatal := b.err(); fatal != nil {
-		return what + " not read: the drill-down stopped: " + fatal.Error()
-	}
-	if err != nil {
-		return what + " not read: RECON_DRILLDOWN_MAX_REQUESTS ran out while reading them"
-	}
-	return what + " not read: RECON_DRILLDOWN_MAX_REQUESTS ran out"
-}
-
 // drill reads, for each settled day that differs, Elido's per-link,
 // per-country and hourly counts and the store's, within the request
 // budget and the time left. The budget goes to the worst runs of
@@ -368,337 +133,212 @@ func budgetNote(b *budget, what string, err error) string {
 func (dr driller) drill(ctx context.Context, res reconcile.Result) (details map[reconcile.Date]reconcile.DayDetail,
 	storeErrs map[reconcile.Date]error, summary report.Drilldown, err error) {
 	days := worstFirst(res.Gaps())
-	summary = report.Drilldown{Mode: report.DrillNone}
 	if len(days) == 0 {
-		return nil, nil, summary, nil
+		return nil, nil, report.Drilldown{Mode: report.DrillNone}, nil
 	}
 	started := time.Now()
+	s := dr.startDrill(ctx, res, days)
+	ctx = elido.WithBudget(ctx, s.b.take, s.b.giveBack)
+	dr.drillRuns(ctx, s)
+	dr.progress.Step("drill-down", len(days), len(days))
+	dr.uncheckedLinks(ctx, s)
+	slices.Sort(s.summary.LinksBySums)
+	dr.rest(s.left, s.b.rate, &s.summary)
+	dr.neighbourHours(ctx, s.b, res, s.drilled)
+	details = map[reconcile.Date]reconcile.DayDetail{}
+	for d, det := range s.drilled {
+		details[d] = *det
+	}
+	s.summary.Requests = s.b.used()
+	dr.log.Info("drill-down done", "mode", s.summary.Mode, "days", len(days), "requests", s.summary.Requests,
+		"unchecked_links", s.summary.Unchecked(), "undrilled_days", s.summary.UndrilledDays, "rest_requests", s.summary.RestRequests,
+		"duration_ms", time.Since(started).Milliseconds())
+	return details, s.storeErrs, s.summary, s.b.err()
+}
+
+// drilling is what the steps of one drill-down share: the days that
+// differ, worst first, the budget their requests are counted against,
+// Elido's count of each day, what each day drilled found and left unread,
+// and the summary so far. Only the goroutine that runs drill writes it.
+type drilling struct {
+	days      []reconcile.Date
+	b         *budget
+	api       map[reconcile.Date]*int64 // Elido's count of each day, nil when not known
+	drilled   map[reconcile.Date]*reconcile.DayDetail
+	left      map[reconcile.Date]*dayLeft // what each day left unread
+	storeErrs map[reconcile.Date]error
+	storeTook time.Duration // reading the runs' store counts
+	step      int           // days started, for the progress
+	summary   report.Drilldown
+}
+
+// startDrill sets up the drill-down of days: a budget of
+// RECON_DRILLDOWN_MAX_REQUESTS that also counts the requests that fit
+// before ctx's deadline at ELIDO_RATE_LIMIT, and an empty detail naming
+// the store's queries for each day.
+func (dr driller) startDrill(ctx context.Context, res reconcile.Result, days []reconcile.Date) *drilling {
 	b := newBudget(dr.max)
 	b.rate = dr.client.RatePerMinute()
 	if deadline, ok := ctx.Deadline(); ok {
 		b.deadline = deadline
 	}
-	ctx = elido.WithBudget(ctx, b.take, b.giveBack)
-	api := map[reconcile.Date]*int64{}
+	s := &drilling{
+		days:      days,
+		b:         b,
+		api:       map[reconcile.Date]*int64{},
+		drilled:   map[reconcile.Date]*reconcile.DayDetail{},
+		left:      map[reconcile.Date]*dayLeft{},
+		storeErrs: map[reconcile.Date]error{},
+		summary:   report.Drilldown{Mode: report.DrillBreakdown},
+	}
 	for _, d := range res.Days {
-		api[d.Date] = d.API
+		s.api[d.Date] = d.API
 	}
-	drilled := map[reconcile.Date]*reconcile.DayDetail{}
 	for _, d := range days {
-		drilled[d] = &reconcile.DayDetail{TotalQuery: dr.query.TotalSource(), LinkQuery: dr.query.LinkSource()}
+		s.drilled[d] = &reconcile.DayDetail{TotalQuery: dr.query.TotalSource(), LinkQuery: dr.query.LinkSource()}
 	}
-	storeErrs = map[reconcile.Date]error{}
-	summary.Mode = report.DrillBreakdown
-	runs := runsOf(days)
-	dr.log.Info("drill-down plan", "days", len(days), "runs", len(runs), "max_requests", dr.max,
-		"rate_per_minute", b.rate, "requests_that_fit", b.room())
-	var storeTook time.Duration
-	left := map[reconcile.Date]*dayLeft{} // what each day left unread
-	step := 0
-	// The store's counts of the next run are read while this run's
-	// requests are sent.
-	type read struct {
-		pieces []*runCounts
-		errs   map[reconcile.Date]error
-		took   time.Duration
-	}
-	readAhead := func(run []reconcile.Date) <-chan read {
-		ch := make(chan read, 1)
-		if b.room() == 0 || summary.Mode != report.DrillBreakdown {
-			ch <- read{}
-			return ch
-		}
-		go func() {
-			started, errs := time.Now(), map[reconcile.Date]error{}
-			pieces := dr.readRun(ctx, run, errs)
-			ch <- read{pieces, errs, time.Since(started)}
-		}()
-		return ch
-	}
-	next := readAhead(runs[0])
+	return s
+}
+
+// drillRuns drills the runs of consecutive days that differ (runsOf),
+// worst first. The store's counts of the next run are read while this
+// run's requests are sent (readAhead).
+func (dr driller) drillRuns(ctx context.Context, s *drilling) {
+	runs := runsOf(s.days)
+	dr.log.Info("drill-down plan", "days", len(s.days), "runs", len(runs), "max_requests", dr.max,
+		"rate_per_minute", s.b.rate, "requests_that_fit", s.b.room())
+	next := dr.readAhead(ctx, s, runs[0])
 	for i, run := range runs {
 		r := <-next
 		if i+1 < len(runs) {
-			next = readAhead(runs[i+1])
+			next = dr.readAhead(ctx, s, runs[i+1])
 		}
 		pieces := r.pieces
-		maps.Copy(storeErrs, r.errs)
-		storeTook += r.took
+		maps.Copy(s.storeErrs, r.errs)
+		s.storeTook += r.took
 		if pieces == nil {
 			pieces = []*runCounts{{days: run}} // not read: nothing is known of its links
 		}
 		for _, rc := range pieces {
-			var p runPlan
-			var across acrossOut
-			if rc.read {
-				p = rc.plan(b.room())
-				dr.log.Info("drill-down run", "from", rc.days[0].String(), "to", rc.days[len(rc.days)-1].String(),
-					"days", len(rc.days), "links", len(rc.ids), "across", p.across,
-					"per_day_requests", p.perDay+2*len(rc.days), "across_requests_at_least", p.run+1+2*len(rc.days))
-			}
-			if p.across && !dr.dayByDay && summary.Mode == report.DrillBreakdown {
-				var noBreakdown bool
-				across, noBreakdown = dr.acrossRun(ctx, b, rc, p, api, drilled)
-				if noBreakdown {
-					summary.Mode = report.DrillFallback
-				}
-			}
-			proved := across.proved
-			if rc.read {
-				rc.forget()
-			}
-			// Several days at once, worst first, each holding the
-			// requests it needs; the rate limiter paces them all.
-			var g errgroup.Group
-			g.SetLimit(dayConcurrency)
-			mode := &drillMode{}
-			mode.breakdown.Store(summary.Mode == report.DrillBreakdown)
-			for _, d := range worstOf(days, rc.days) {
-				dr.progress.Step("drill-down", step, len(days))
-				step++
-				// Set aside in the order of worst, before the day starts.
-				day := dr.planDay(b, rc, d, proved[d], mode, drilled[d])
-				day.api = api[d]
-				left[d] = day.left // this goroutine's alone; read after Wait
-				g.Go(func() error {
-					dr.drillDay(ctx, b, rc, day, mode, drilled[d])
-					return nil
-				})
-			}
-			_ = g.Wait() // drillDay notes its failures
-			if !mode.isBreakdown() {
-				summary.Mode = report.DrillFallback
-			}
-			if len(proved) > 0 && mode.isBreakdown() {
-				// The days' own breakdowns may have found links that
-				// moved between days, which the proved days' sums hide.
-				dr.placeMoved(ctx, b, rc, across, drilled, left)
-			}
-			for d := range proved {
-				k := rc.pos(d)
-				rc.cells[k], rc.wide[k] = nil, nil
-				drilled[d].LinksBySums = true
-				summary.LinksBySums = append(summary.LinksBySums, d.String())
-			}
+			dr.drillPiece(ctx, s, rc)
 		}
 	}
-	dr.progress.Step("drill-down", len(days), len(days))
-	if summary.Mode == report.DrillFallback {
-		summary.UncheckedLinks = dr.linksOneByOne(ctx, b, days, drilled, storeErrs)
-	} else {
-		dr.log.Info("store links read", "days", len(days), "duration_ms", storeTook.Milliseconds())
-		for _, l := range left {
-			switch {
-			case !l.links:
-			case l.linkCount < 0:
-				summary.UncheckedUnknown = true
-			default:
-				summary.UncheckedLinks += l.linkCount
-			}
-		}
+}
+
+// runRead is the store's counts of a run, read ahead (readAhead): the
+// run's pieces (readRun), nil when not read, why days could not be read,
+// and how long it took.
+type runRead struct {
+	pieces []*runCounts
+	errs   map[reconcile.Date]error
+	took   time.Duration
+}
+
+// readAhead reads the store's counts of run in the background. Nothing is
+// read once no request is left or Elido is known to have no breakdown:
+// the counts would buy nothing.
+func (dr driller) readAhead(ctx context.Context, s *drilling, run []reconcile.Date) <-chan runRead {
+	ch := make(chan runRead, 1)
+	if s.b.room() == 0 || s.summary.Mode != report.DrillBreakdown {
+		ch <- runRead{}
+		return ch
 	}
-	slices.Sort(summary.LinksBySums)
-	dr.rest(left, b.rate, &summary)
-	dr.neighbourHours(ctx, b, res, drilled)
-	details = map[reconcile.Date]reconcile.DayDetail{}
-	for d, det := range drilled {
-		details[d] = *det
-	}
-	summary.Requests = b.used()
-	dr.log.Info("drill-down done", "mode", summary.Mode, "days", len(days), "requests", summary.Requests,
-		"unchecked_links", summary.Unchecked(), "undrilled_days", summary.UndrilledDays, "rest_requests", summary.RestRequests,
-		"duration_ms", time.Since(started).Milliseconds())
-	return details, storeErrs, summary, b.err()
+	go func() {
+		started, errs := time.Now(), map[reconcile.Date]error{}
+		pieces := dr.readRun(ctx, run, errs)
+		ch <- runRead{pieces, errs, time.Since(started)}
+	}()
+	return ch
 }
 
-// dayConcurrency is how many days are drilled at once: each holds the
-// store's counts of its links (about 3 MB per 100k links) while its pages
-// are compared.
-const dayConcurrency = 2
-
-// drillMode says whether the days are drilled by Elido's breakdown, until
-// a day finds Elido has none (the days are drilled concurrently).
-type drillMode struct{ breakdown atomic.Bool }
-
-func (m *drillMode) isBreakdown() bool { return m.breakdown.Load() }
-
-func (m *drillMode) noBreakdown() { m.breakdown.Store(false) }
-
-// worstOf returns the days of some, in the order of worst.
-func worstOf(worst, some []reconcile.Date) []reconcile.Date {
-	var out []reconcile.Date
-	for _, d := range worst {
-		if slices.Contains(some, d) {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-// dayLeft is what a day left unread: its links (links; linkCount the
-// store's links of the day, -1 when not known) and the requests that would
-// read the rest for want of budget or time (rest).
-type dayLeft struct {
-	links     bool
-	linkCount int
-	rest      int
-}
-
-// dayPlan is what a day will read: its links by its own breakdown
-// (breakdown), with the requests it holds.
-type dayPlan struct {
-	date      reconcile.Date
-	k, pages  int
-	breakdown bool
-	hold      *hold
-	left      *dayLeft
-	api       *int64 // Elido's count of the day, nil when not known
-}
-
-// planDay decides what day d of rc reads: its links by its own breakdown
-// (unless the run's proved them), its countries and its hours, and sets
-// aside the requests they need (budget.reserve). A breakdown is never
-// started that cannot finish.
-func (dr driller) planDay(b *budget, rc *runCounts, d reconcile.Date, proved bool, mode *drillMode, det *reconcile.DayDetail) dayPlan {
-	p := dayPlan{date: d, k: -1, pages: 1, left: &dayLeft{linkCount: -1}}
+// drillPiece drills the days of rc, a run or a piece of one: across the
+// run when its plan (runCounts.plan) says that costs fewer requests
+// (acrossRun), then each day not proved by sums by its own breakdown
+// (drillDays), then, in the proved days, the links the others found
+// moving (placeMoved).
+func (dr driller) drillPiece(ctx context.Context, s *drilling, rc *runCounts) {
+	var p runPlan
+	var across acrossOut
 	if rc.read {
-		p.k = rc.pos(d)
+		p = rc.plan(s.b.room())
+		dr.log.Info("drill-down run", "from", rc.days[0].String(), "to", rc.days[len(rc.days)-1].String(),
+			"days", len(rc.days), "links", len(rc.ids), "across", p.across,
+			"per_day_requests", p.perDay+2*len(rc.days), "across_requests_at_least", p.run+1+2*len(rc.days))
 	}
-	if p.k >= 0 && rc.err[p.k] == nil {
-		p.left.linkCount = rc.links[p.k]
-		p.pages = pagesFor(rc.links[p.k])
-		det.LocalLinkSum = rc.sum[p.k]
-	}
-	p.breakdown = !proved && mode.isBreakdown()
-	switch {
-	case !p.breakdown:
-	case p.k >= 0 && rc.err[p.k] != nil:
-		// Without the store's side, Elido's would buy nothing.
-		p.left.links, p.breakdown = true, false
-	default:
-		// Its pages and the day's countries and hours must fit.
-		h, ok := b.reserve(p.pages + 2)
-		if p.k >= 0 && ok {
-			p.hold = h
-			return p
+	if p.across && !dr.dayByDay && s.summary.Mode == report.DrillBreakdown {
+		var noBreakdown bool
+		across, noBreakdown = dr.acrossRun(ctx, s.b, rc, p, s.api, s.drilled)
+		if noBreakdown {
+			s.summary.Mode = report.DrillFallback
 		}
-		h.release()
-		det.Notes = append(det.Notes, dr.roomNote(b, p.pages))
-		p.left.links, p.left.rest, p.breakdown = true, p.pages, false
 	}
-	p.hold, _ = b.reserve(min(2, b.room()))
-	return p
+	proved := across.proved
+	if rc.read {
+		rc.forget()
+	}
+	breakdown := dr.drillDays(ctx, s, rc, proved)
+	if !breakdown {
+		s.summary.Mode = report.DrillFallback
+	}
+	if len(proved) > 0 && breakdown {
+		// The days' own breakdowns may have found links that
+		// moved between days, which the proved days' sums hide.
+		dr.placeMoved(ctx, s.b, rc, across, s.drilled, s.left)
+	}
+	for d := range proved {
+		k := rc.pos(d)
+		rc.cells[k], rc.wide[k] = nil, nil
+		s.drilled[d].LinksBySums = true
+		s.summary.LinksBySums = append(s.summary.LinksBySums, d.String())
+	}
 }
 
-// drillDay reads what p planned of its day into det.
-func (dr driller) drillDay(ctx context.Context, b *budget, rc *runCounts, p dayPlan, mode *drillMode, det *reconcile.DayDetail) {
-	h, l := p.hold, p.left
-	defer h.release()
-	ctx = elido.WithBudget(ctx, h.take, h.giveBack)
-	if p.breakdown {
-		g := &pageGuard{h: h, api: p.api}
+// drillDays drills the days of rc (planDay, drillDay), several at once,
+// worst first, each holding the requests it needs; the rate limiter paces
+// them all. It reports whether Elido still has a breakdown: false once a
+// day found it has none.
+func (dr driller) drillDays(ctx context.Context, s *drilling, rc *runCounts, proved map[reconcile.Date]bool) (breakdown bool) {
+	var g errgroup.Group
+	g.SetLimit(dayConcurrency)
+	mode := &drillMode{}
+	mode.breakdown.Store(s.summary.Mode == report.DrillBreakdown)
+	b := s.b
+	for _, d := range worstOf(s.days, rc.days) {
+		dr.progress.Step("drill-down", s.step, len(s.days))
+		s.step++
+		// Set aside in the order of worst, before the day starts.
+		det := s.drilled[d]
+		day := dr.planDay(b, rc, d, proved[d], mode, det)
+		day.api = s.api[d]
+		s.left[d] = day.left // this goroutine's alone; read after Wait
+		g.Go(func() error {
+			dr.drillDay(ctx, b, rc, day, mode, det)
+			return nil
+		})
+	}
+	_ = g.Wait() // drillDay notes its failures
+	return mode.isBreakdown()
+}
+
+// uncheckedLinks counts into s.summary the links the drill-down left
+// unchecked: where Elido has no breakdown, those the fallback could not
+// check (linksOneByOne, which it runs), else those of the days whose
+// links were left unread.
+func (dr driller) uncheckedLinks(ctx context.Context, s *drilling) {
+	if s.summary.Mode == report.DrillFallback {
+		s.summary.UncheckedLinks = dr.linksOneByOne(ctx, s.b, s.days, s.drilled, s.storeErrs)
+		return
+	}
+	dr.log.Info("store links read", "days", len(s.days), "duration_ms", s.storeTook.Milliseconds())
+	for _, l := range s.left {
 		switch {
-		case dr.links(ctx, b, g, p.date, rc.take(p.k), det):
-			mode.noBreakdown()
-		case det.LinksComplete:
-		case g.need > 0:
-			// Stopped: a whole breakdown needs its pages again.
-			l.links, l.rest = true, g.pages+g.need
+		case !l.links:
+		case l.linkCount < 0:
+			s.summary.UncheckedUnknown = true
 		default:
-			l.links = true
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) || b.err() == nil && !h.left() {
-				l.rest = p.pages
-			}
+			s.summary.UncheckedLinks += l.linkCount
 		}
 	}
-	if dr.countries(ctx, b, h, p.date, det) {
-		l.rest++
-	}
-	if dr.hours(ctx, b, h, p.date, det) {
-		l.rest++
-	}
-}
-
-// errTooLong stops a day's breakdown that Elido's pages show cannot
-// finish within what is left.
-var errTooLong = errors.New("the day's breakdown needs more pages than are left")
-
-// pageGuard keeps a day's breakdown from being cut short when the store's
-// links of the day, which sized it (pagesFor), are fewer than Elido's.
-// Elido's pages say nothing of how many follow (only next_cursor), but
-// they list the links highest first: after a full page, the clicks of the
-// day (Elido's daily count) not yet read are spread over links of at most
-// the page's lowest count each, so at least that many links, and pages,
-// are still to come. The hold is grown to cover them with the day's
-// countries and hours; when it cannot be, the breakdown stops at once
-// rather than spend requests on a part that buys nothing.
-type pageGuard struct {
-	h     *hold
-	api   *int64       // Elido's count of the day; nil: no bound
-	taken atomic.Int64 // the breakdown's requests taken, the page read ahead included
-	read  int64        // clicks of the pages checked
-	pages int          // pages checked
-	need  int          // when stopped: the pages still to come, at least
-}
-
-func (g *pageGuard) take() bool {
-	if g.h.take() {
-		g.taken.Add(1)
-		return true
-	}
-	return false
-}
-
-func (g *pageGuard) giveBack() {
-	g.taken.Add(-1)
-	g.h.giveBack()
-}
-
-// check is called with each page as it is read; it returns errTooLong when
-// the rest of the breakdown and the day's countries and hours cannot be
-// held.
-func (g *pageGuard) check(page []elido.LinkCount) error {
-	if g == nil {
-		return nil
-	}
-	g.pages++
-	lowest := int64(-1)
-	for _, l := range page {
-		g.read += l.Clicks // the client checked the sum fits
-		if lowest < 0 || l.Clicks < lowest {
-			lowest = l.Clicks
-		}
-	}
-	if g.api == nil || len(page) < pageLinks || lowest <= 0 || *g.api <= g.read {
-		return nil // the last page, or no bound
-	}
-	links := (*g.api - g.read + lowest - 1) / lowest
-	need := int(min(links, math.MaxInt32)+pageLinks-1) / pageLinks
-	ahead := max(int(g.taken.Load())-g.pages, 0) // asked for already
-	if g.h.ensure(max(need-ahead, 0) + 2) {
-		return nil
-	}
-	g.need = need
-	return errTooLong
-}
-
-// tooLongNote says why a day's breakdown was stopped (pageGuard).
-func (dr driller) tooLongNote(b *budget, g *pageGuard) string {
-	if b.err() != nil {
-		return budgetNote(b, "per-link counts", nil)
-	}
-	return fmt.Sprintf("per-link counts not read: Elido has more links on the day than the store (its first %d pages of 1000 and its count of the day leave at least %d more pages), and they do not fit with the day's countries and hours in the %d requests left (RECON_DRILLDOWN_MAX_REQUESTS, and ELIDO_RATE_LIMIT before the deadline); the breakdown is stopped rather than cut short",
-		g.pages, g.need, b.room())
-}
-
-// roomNote says why a day's links were not read: its breakdown would not
-// fit in what is left of the budget or of the time.
-func (dr driller) roomNote(b *budget, pages int) string {
-	if b.err() != nil {
-		return budgetNote(b, "per-link counts", nil)
-	}
-	return fmt.Sprintf("per-link counts not read: the day's breakdown (about %d pages) and its countries and hours do not fit in the %d requests left (RECON_DRILLDOWN_MAX_REQUESTS, and ELIDO_RATE_LIMIT before the deadline); the breakdown is not started rather than cut short",
-		pages, b.room())
 }
 
 // rest sums what the days left unread into summary: how many days, how
@@ -713,18 +353,6 @@ func (dr driller) rest(left map[reconcile.Date]*dayLeft, rate float64, summary *
 	if rate > 0 {
 		summary.RestSeconds = int(math.Ceil(float64(summary.RestRequests) * 60 / rate))
 	}
-}
-
-// storeLinks reads the store's per-link counts of day d into det, and
-// their sum. A failure is logged and recorded in errs, and leaves the
-// day's links unread (nil).
-func (dr driller) storeLinks(ctx context.Context, d reconcile.Date, det *reconcile.DayDetail, errs map[reconcile.Date]error) {
-	counts, err := dr.store.Counts(ctx, dr.query, d, dr.window.Loc)
-	if dr.storeRead(d, err, errs) != nil {
-		det.LocalLinks, det.LocalLinkSum = nil, nil
-		return
-	}
-	det.LocalLinks, det.LocalLinkSum = counts.Links, &counts.Total
 }
 
 // recount reads again the day total of each drilled day whose store rows
@@ -808,109 +436,6 @@ func (dr driller) storeRead(d reconcile.Date, err error, errs map[reconcile.Date
 	return nil
 }
 
-// links reads Elido's per-link breakdown of day d a page at a time into
-// tally, which holds the store's per-link counts of the day, and keeps in
-// det the links whose counts differ, or notes why it could not. It
-// reports whether Elido has no breakdown, for the fallback.
-//
-// g, when not nil, holds the day's requests and stops the breakdown as
-// soon as Elido's own pages show that it cannot finish (pageGuard).
-func (dr driller) links(ctx context.Context, b *budget, g *pageGuard, d reconcile.Date, tally *reconcile.LinkTally, det *reconcile.DayDetail) (noBreakdown bool) {
-	if g != nil {
-		ctx = elido.WithBudget(ctx, g.take, g.giveBack)
-	}
-	err := dr.client.LinkBreakdownPages(ctx, d, d, dr.window.Loc, func(page []elido.LinkCount) error {
-		for _, l := range page {
-			if !tally.Add(l.LinkID, l.Clicks) {
-				return elido.LinkTwiceError(l.LinkID)
-			}
-		}
-		return g.check(page)
-	})
-	b.check(err)
-	switch {
-	case errors.Is(err, errTooLong):
-		det.Notes = append(det.Notes, dr.tooLongNote(b, g))
-	case errors.Is(err, elido.ErrBudget):
-		det.Notes = append(det.Notes, budgetNote(b, "per-link counts", err))
-	case errors.Is(err, elido.ErrNotFound):
-		dr.log.Info("elido has no /breakdown/link; checking links one by one", "err", err)
-		return true
-	case err != nil:
-		det.Notes = append(det.Notes, "Elido's per-link counts could not be read: "+err.Error())
-	default:
-		det.APILinks, det.LocalLinks = tally.Differing()
-		det.LinksComplete = true
-		det.APILinkSum, _ = tally.Sums()
-	}
-	return false
-}
-
-// countries reads Elido's and the store's per-country counts of day d
-// into det, or notes why it could not. It reports whether they were left
-// for want of budget or time.
-func (dr driller) countries(ctx context.Context, b *budget, h *hold, d reconcile.Date, det *reconcile.DayDetail) (left bool) {
-	if !h.left() {
-		det.Notes = append(det.Notes, budgetNote(b, "per-country counts", nil))
-		return b.err() == nil
-	}
-	countries, err := dr.client.CountryBreakdown(ctx, d, d, dr.window.Loc)
-	b.check(err)
-	if errors.Is(err, elido.ErrBudget) {
-		det.Notes = append(det.Notes, budgetNote(b, "per-country counts", err))
-		return b.err() == nil
-	}
-	if err != nil {
-		det.Notes = append(det.Notes, "Elido's per-country counts could not be read: "+err.Error())
-		return errors.Is(ctx.Err(), context.DeadlineExceeded)
-	}
-	det.APICountries = map[string]int64{}
-	for _, c := range countries {
-		det.APICountries[c.CountryCode] += c.Clicks
-	}
-	local, err := dr.store.CountryCounts(ctx, dr.query, d, dr.window.Loc)
-	switch {
-	case errors.Is(err, store.ErrNotSupported):
-	case err != nil:
-		det.Notes = append(det.Notes, "the store's per-country counts could not be read: "+err.Error())
-	default:
-		det.LocalCountries = local
-	}
-	return false
-}
-
-// hours reads Elido's and the store's hourly counts of day d into det, or
-// notes why it could not. It reports whether they were left for want of
-// budget or time.
-func (dr driller) hours(ctx context.Context, b *budget, h *hold, d reconcile.Date, det *reconcile.DayDetail) (left bool) {
-	if !h.left() {
-		det.Notes = append(det.Notes, budgetNote(b, "hourly counts", nil))
-		return b.err() == nil
-	}
-	hours, err := dr.client.HourlyTimeseries(ctx, d, dr.window.Loc, "")
-	b.check(err)
-	if errors.Is(err, elido.ErrBudget) {
-		det.Notes = append(det.Notes, budgetNote(b, "hourly counts", err))
-		return b.err() == nil
-	}
-	if err != nil {
-		det.Notes = append(det.Notes, "Elido's hourly counts could not be read: "+err.Error())
-		return errors.Is(ctx.Err(), context.DeadlineExceeded)
-	}
-	if len(hours) > 0 {
-		det.APIHours = store.MergeShared(hours, dr.wall)
-	}
-	local, err := dr.store.HourlyCounts(ctx, dr.query, d, dr.window.Loc)
-	switch {
-	case errors.Is(err, store.ErrNotSupported):
-	case err != nil:
-		det.Notes = append(det.Notes, "the store's hourly counts could not be read: "+err.Error())
-	default:
-		det.LocalHours = store.MergeShared(append([]reconcile.HourCount{}, local...), dr.wall) // read, so never nil
-	}
-	return false
-}
-
 // neighbourHours reads Elido's hours of the days around each pair of
 // adjacent opposite gaps whose store has no hourly counts, which is what
 // estimating a day-boundary offset from Elido's side alone needs
@@ -942,112 +467,4 @@ func (dr driller) neighbourHours(ctx context.Context, b *budget, res reconcile.R
 			details[d] = det
 		}
 	}
-}
-
-// linksOneByOne is the fallback where Elido has no per-link
-// breakdown: one /timeseries?link_id= request per link the store knows
-// (on the days that differ or the lookbackDays before each of them), each
-// covering every day that differs, busiest links first, until the budget
-// runs out. It returns how many links were left unchecked. The list costs
-// the store per-link counts of those days only, never of the whole window;
-// the days that differ keep theirs whole in details, to compare with what
-// Elido says of the links checked. A failure to read one is in storeErrs.
-func (dr driller) linksOneByOne(ctx context.Context, b *budget, days []reconcile.Date,
-	details map[reconcile.Date]*reconcile.DayDetail, storeErrs map[reconcile.Date]error) int {
-	seen := map[string]int64{}
-	read := map[reconcile.Date]bool{}
-	started := time.Now()
-	for _, d := range days {
-		read[d] = true
-		dr.storeLinks(ctx, d, details[d], storeErrs)
-		for id, n := range details[d].LocalLinks {
-			seen[id] += n
-		}
-	}
-	dr.log.Info("store links read", "days", len(days), "duration_ms", time.Since(started).Milliseconds())
-	for _, g := range days {
-		for d := g.AddDays(-lookbackDays); d.Before(g); d = d.AddDays(1) {
-			if read[d] {
-				continue
-			}
-			read[d] = true
-			counts, err := dr.store.Counts(ctx, dr.query, d, dr.window.Loc)
-			if err != nil {
-				dr.log.Warn("store read for the drill-down failed", "date", d.String(), "err", err)
-				continue
-			}
-			for id, n := range counts.Links {
-				seen[id] += n
-			}
-		}
-	}
-	ids := make([]string, 0, len(seen))
-	for id := range seen {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(a, c int) bool {
-		if seen[ids[a]] != seen[ids[c]] {
-			return seen[ids[a]] > seen[ids[c]]
-		}
-		return ids[a] < ids[c]
-	})
-	for _, det := range details {
-		det.APILinks, det.LinksComplete = map[string]int64{}, false
-	}
-
-	// days are worst first, not in date order: the series spans them all.
-	from, to := days[0], days[0]
-	for _, d := range days {
-		if d.Before(from) {
-			from = d
-		}
-		if to.Before(d) {
-			to = d
-		}
-	}
-	var mu sync.Mutex
-	unchecked, failed := 0, 0
-	var firstErr error
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(fallbackConcurrency)
-	for _, id := range ids {
-		if !b.left() {
-			mu.Lock()
-			unchecked++
-			mu.Unlock()
-			continue
-		}
-		g.Go(func() error {
-			series, err := dr.client.LinkTimeseries(gctx, from, to, dr.window.Loc, id)
-			b.check(err)
-			mu.Lock()
-			defer mu.Unlock()
-			if errors.Is(err, elido.ErrBudget) || b.err() != nil {
-				unchecked++ // never read: nothing is known of it
-				return nil
-			}
-			if err != nil {
-				failed++
-				if firstErr == nil {
-					firstErr = err
-				}
-				dr.log.Warn("per-link timeseries failed", "link_id", id, "err", err)
-				return nil
-			}
-			for _, dc := range series {
-				if det, ok := details[dc.Date]; ok {
-					det.APILinks[id] = dc.Clicks
-				}
-			}
-			return nil
-		})
-	}
-	_ = g.Wait() // the goroutines report failures as unchecked links
-	for _, det := range details {
-		det.UncheckedLinks = unchecked
-		if failed > 0 {
-			det.Notes = append(det.Notes, fmt.Sprintf("%d of %d links could not be read from Elido and were not checked (first error: %v)", failed, len(ids), firstErr))
-		}
-	}
-	return unchecked + failed
 }
