@@ -130,14 +130,23 @@ var (
 // parseArgs loads the environment, then applies the flags over it. It
 // returns errFlagHelp after printing the help for -h. An error in the
 // environment comes with the config read from the rest of it, so that a
-// caller can join it to the errors of its own checks (flagStop).
+// caller can join it to the errors of its own checks (flagStop). An
+// operand ends the command at once, alone (stopError): the config was not
+// read as its user meant, and its checks would only add noise.
 func parseArgs(ctx context.Context, name string, args []string, env envconfig.Lookuper, stdout, stderr io.Writer) (config.Config, error) {
 	c, rest, err := parseArgsWithOperands(ctx, name, args, env, stdout, stderr)
 	if !flagStop(err) && len(rest) > 0 {
-		return config.Config{}, errors.Join(unexpectedArg(name, rest), err)
+		return config.Config{}, stopError{unexpectedArg(name, rest)}
 	}
 	return c, err
 }
+
+// stopError is a usage error that ends the command at once, reported by
+// usageExit alone: neither the environment's errors nor the command's own
+// checks are listed with it.
+type stopError struct{ error }
+
+func (e stopError) Unwrap() error { return e.error }
 
 // unexpectedArg refuses the operands of a command that takes flags only.
 func unexpectedArg(name string, rest []string) error {
@@ -177,10 +186,12 @@ func parseArgsWithOperands(ctx context.Context, name string, args []string, env 
 }
 
 // flagStop reports whether parseArgs's err ends the command at once: help
-// was printed, or a bad flag was reported. Any other error is the
+// was printed, a bad flag was reported, or an operand was given to a
+// command that takes none (stopError). Any other error is the
 // environment's, to be listed with the command's own checks.
 func flagStop(err error) bool {
-	return errors.Is(err, errFlagHelp) || errors.Is(err, errFlagReported)
+	var stop stopError
+	return errors.Is(err, errFlagHelp) || errors.Is(err, errFlagReported) || errors.As(err, &stop)
 }
 
 var (
