@@ -104,8 +104,7 @@ func runWith(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	case "trend":
 		return cmdTrend(ctx, args[1:], env, stdout, stderr, d)
 	case "version", "--version", "-version":
-		fmt.Fprintf(stdout, "clickrecon %s (commit %s)\n", version, commit)
-		return exitOK
+		return cmdVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -113,6 +112,30 @@ func runWith(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 		fmt.Fprintf(stderr, "clickrecon: unknown command %q (run 'clickrecon help')\n", args[0])
 		return exitUsage
 	}
+}
+
+// versionUsage is the help of clickrecon version.
+const versionUsage = "Usage: clickrecon version\n\nPrints the version and the commit clickrecon was built from. It takes no\nflag and no operand.\n"
+
+// cmdVersion is "clickrecon version": a flag or an operand is a usage
+// error (exit 2, with the usage on stderr), as for every other command;
+// -h prints the usage.
+func cmdVersion(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("version")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, versionUsage)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "clickrecon version: %v\n\n%s", err, versionUsage)
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "clickrecon version: unexpected argument %q\n\n%s", fs.Arg(0), versionUsage)
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "clickrecon %s (commit %s)\n", version, commit)
+	return exitOK
 }
 
 // The help texts, kept as text files beside the code.

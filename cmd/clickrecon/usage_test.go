@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,4 +31,39 @@ func TestStrayOperandIsTheOnlyError(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2, nothing on stdout and stderr %q", args, code, stdout.String(), stderr.String(), want)
 		}
 	}
+}
+
+// version refuses a flag or an operand as every other command does: exit
+// 2 with its usage on stderr, nothing on stdout; -h prints the usage.
+func TestVersionRefusesFlagsAndOperands(t *testing.T) {
+	for _, tt := range []struct {
+		args        []string
+		code        int
+		out, errOut string // what stdout and stderr must contain ("": must be empty)
+	}{
+		{[]string{"version"}, exitOK, "clickrecon dev (commit none)\n", ""},
+		{[]string{"--version"}, exitOK, "clickrecon dev (commit none)\n", ""},
+		{[]string{"version", "--help"}, exitOK, "Usage: clickrecon version", ""},
+		{[]string{"version", "--x"}, exitUsage, "", "flag provided but not defined: -x"},
+		{[]string{"version", "extra"}, exitUsage, "", `unexpected argument "extra"`},
+		{[]string{"--version", "extra"}, exitUsage, "", `unexpected argument "extra"`},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), tt.args, envconfig.MapLookuper(nil), &stdout, &stderr)
+		if code != tt.code || !contains(stdout.String(), tt.out) || !contains(stderr.String(), tt.errOut) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit %d, stdout with %q, stderr with %q",
+				tt.args, code, stdout.String(), stderr.String(), tt.code, tt.out, tt.errOut)
+		}
+		if tt.code == exitUsage && !strings.Contains(stderr.String(), "Usage: clickrecon version") {
+			t.Errorf("%q: stderr %q: want the usage", tt.args, stderr.String())
+		}
+	}
+}
+
+// contains is strings.Contains, except that want "" asks for nothing at all.
+func contains(got, want string) bool {
+	if want == "" {
+		return got == ""
+	}
+	return strings.Contains(got, want)
 }
