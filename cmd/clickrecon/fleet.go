@@ -133,7 +133,7 @@ const fleetCheckers = 8
 // workspace is FAILED, else 3 when one is UNREACHABLE.
 func checkFleet(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) (int, bool) {
 	file, _ := env.Lookup(config.FleetFileVar)
-	if file == "" {
+	if file == "" || helpAsked(args) { // the help is one, not one per workspace
 		return 0, false
 	}
 	fleet, err := config.LoadFleet(file)

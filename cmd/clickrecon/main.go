@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 	_ "time/tzdata" // zones work in a scratch or distroless image
@@ -106,12 +107,32 @@ func runWith(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	case "version", "--version", "-version":
 		return cmdVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
-		return exitOK
+		return cmdHelp(ctx, args[1:], env, stdout, stderr, d)
 	default:
 		fmt.Fprintf(stderr, "clickrecon: unknown command %q (run 'clickrecon help')\n", args[0])
 		return exitUsage
 	}
+}
+
+// commands are the commands "clickrecon help COMMAND" knows.
+var commands = []string{"run", "check", "demo", "repair", "merge", "serve", "trend", "migrate", "version"}
+
+// cmdHelp is "clickrecon help [COMMAND]": the general help, or exactly
+// what "clickrecon COMMAND --help" prints (exit 0). An unknown command,
+// or more than one, exits 2.
+func cmdHelp(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) int {
+	switch {
+	case len(args) == 0 || (len(args) == 1 && slices.Contains([]string{"help", "-h", "-help", "--help"}, args[0])):
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	case len(args) > 1:
+		fmt.Fprintf(stderr, "clickrecon help: unexpected argument %q: give one command (run 'clickrecon help')\n", args[1])
+		return exitUsage
+	case !slices.Contains(commands, args[0]):
+		fmt.Fprintf(stderr, "clickrecon help: unknown command %q (run 'clickrecon help')\n", args[0])
+		return exitUsage
+	}
+	return runWith(ctx, []string{args[0], "--help"}, env, stdout, stderr, d)
 }
 
 // versionUsage is the help of clickrecon version.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -66,4 +68,49 @@ func contains(got, want string) bool {
 		return got == ""
 	}
 	return strings.Contains(got, want)
+}
+
+// help COMMAND prints exactly what COMMAND --help prints, with a fleet
+// file set or not (the help of check is one, not one per workspace);
+// help of an unknown command exits 2 naming it.
+func TestHelpCommandIsTheCommandsHelp(t *testing.T) {
+	fleet := filepath.Join(t.TempDir(), "fleet.ini")
+	if err := os.WriteFile(fleet, []byte("[acme]\nELIDO_WORKSPACE_ID = 1\n\n[b]\nELIDO_WORKSPACE_ID = 2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exec := func(env map[string]string, args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := runWith(context.Background(), args, envconfig.MapLookuper(env), &stdout, &stderr,
+			deps{now: func() time.Time { return testNow }})
+		return code, stdout.String(), stderr.String()
+	}
+	for _, env := range []map[string]string{nil, {"RECON_FLEET_FILE": fleet}} {
+		for _, cmd := range commands {
+			code, out, errOut := exec(env, "help", cmd)
+			wantCode, want, _ := exec(env, cmd, "--help")
+			if code != exitOK || wantCode != exitOK || out != want || errOut != "" {
+				t.Errorf("%v help %s: exit %d, stderr %q, stdout %q; want exit 0 and what %s --help prints (exit %d): %q",
+					env, cmd, code, errOut, out, cmd, wantCode, want)
+			}
+			if !strings.HasPrefix(out, "Usage: clickrecon "+cmd) {
+				t.Errorf("%v help %s: %q: want the command's usage first", env, cmd, out)
+			}
+		}
+	}
+	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "help"}} {
+		if code, out, _ := exec(nil, args...); code != exitOK || out != usage {
+			t.Errorf("%q: exit %d, %q: want 0 and the general help", args, code, out)
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"help", "bogus"}, `unknown command "bogus"`},
+		{[]string{"help", "run", "extra"}, `unexpected argument "extra"`},
+	} {
+		if code, out, errOut := exec(nil, tt.args...); code != exitUsage || out != "" || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q: want exit 2 saying %q", tt.args, code, out, errOut, tt.want)
+		}
+	}
 }
