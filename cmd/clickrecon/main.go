@@ -81,7 +81,7 @@ func runWith(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 			return code
 		}
 		if file, _ := env.Lookup(config.FleetFileVar); file != "" && !helpAsked(args[1:]) {
-			return usageExit(stderr, fmt.Errorf("%s names a fleet: choose its workspace with --workspace NAME or --workspace-index I", config.FleetFileVar))
+			return usageExit(stderr, fmt.Errorf("%s names a fleet: choose its workspace with --workspace NAME or --workspace-index I (or %s, %s)", config.FleetFileVar, workspaceVar, workspaceIndexVar))
 		}
 		return cmdRun(ctx, args[1:], env, stdout, stderr, d)
 	case "repair":
