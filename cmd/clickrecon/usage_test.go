@@ -114,3 +114,12 @@ func TestHelpCommandIsTheCommandsHelp(t *testing.T) {
 		}
 	}
 }
+
+// trend --help writes --nights's default as the number it is.
+func TestTrendHelpNightsDefaultIsANumber(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"trend", "--help"}, envconfig.MapLookuper(nil), &stdout, &stderr); code != exitOK ||
+		!strings.Contains(stdout.String(), "ending at --to (default 90)\n") {
+		t.Errorf("trend --help: exit %d, %q: want --nights's default written 90", code, stdout.String())
+	}
+}
