@@ -77,16 +77,10 @@ func fleetFlags(args []string, env envconfig.Lookuper) fleetChoice {
 	return ch
 }
 
-// fleetEntry returns the entry of the fleet file RECON_FLEET_FILE that
+// fleetEntryOf returns the entry of the fleet file RECON_FLEET_FILE that
 // --workspace or --workspace-index in args (or their variables in env)
-// chooses, ok false when none is given. An error is a usage error: exit 2
-// before anything is read.
-func fleetEntry(args []string, env envconfig.Lookuper) (e config.Entry, ok bool, err error) {
-	e, _, ok, err = fleetEntryOf(args, env)
-	return e, ok, err
-}
-
-// fleetEntryOf is fleetEntry, with the fleet the entry is of.
+// chooses, and the fleet it is of; ok false when none is given. An error
+// is a usage error: exit 2 before anything is read.
 func fleetEntryOf(args []string, env envconfig.Lookuper) (e config.Entry, fleet config.Fleet, ok bool, err error) {
 	ch := fleetFlags(args, env)
 	if !ch.nameSet && !ch.indexSet {
