@@ -78,8 +78,8 @@ func runFlags(c *config.Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.Drilldown, "drilldown", c.Drilldown, "drill into days that differ: auto or off (RECON_DRILLDOWN)")
 	fs.StringVar(&c.Shard, "shard", c.Shard, "reconcile only the I-th (0-based) of N contiguous slices of the window, as I/N (RECON_SHARD)")
 	fs.Var(repairFlag{&c.Repair, &c.RepairFlagSet}, "repair", "plan the repair of the settled missing days found and write its files; with --apply, also insert the clicks (RECON_REPAIR)")
-	fs.StringVar(&c.FleetName, "workspace", "", "run the workspace of this name in the fleet file RECON_FLEET_FILE: its variables over the shared ones")
-	fs.StringVar(&c.FleetIndex, "workspace-index", "", "run the I-th (0-based) workspace of RECON_FLEET_FILE, as an Indexed Job's $(JOB_COMPLETION_INDEX)")
+	fs.StringVar(&c.FleetName, "workspace", "", "run the workspace of this name in the fleet file RECON_FLEET_FILE: its variables over the shared ones; either flag replaces both variables (RECON_WORKSPACE)")
+	fs.StringVar(&c.FleetIndex, "workspace-index", "", "run the I-th (0-based) workspace of RECON_FLEET_FILE, as an Indexed Job's $(JOB_COMPLETION_INDEX) (RECON_WORKSPACE_INDEX)")
 	fs.Usage = usageOf(out, fs, "run", "", varsNote, true, runVariables)
 	return fs
 }

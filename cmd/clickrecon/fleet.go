@@ -21,11 +21,30 @@ import (
 	"github.com/clickrecon/clickrecon/sources/elido"
 )
 
-// fleetFlags returns the values of --workspace and --workspace-index in
-// args (either spelling: -flag or --flag, with = or a separate value),
-// before the flags are parsed: the entry they choose sets the variables
-// everything else is read from.
-func fleetFlags(args []string) (name, index string, nameSet, indexSet bool) {
+// The variables of --workspace and --workspace-index.
+const (
+	workspaceVar      = "RECON_WORKSPACE"
+	workspaceIndexVar = "RECON_WORKSPACE_INDEX"
+)
+
+// fleetChoice is the workspace of the fleet file args and env choose:
+// by name, by index, or both (a mistake); and the names it was chosen by,
+// the flags' or the variables', for the messages.
+type fleetChoice struct {
+	name, index       string
+	nameSet, indexSet bool
+	nameOpt, indexOpt string // "--workspace", or "RECON_WORKSPACE"; "--workspace-index", or ...
+}
+
+// fleetFlags returns the workspace --workspace or --workspace-index in
+// args chooses (either spelling: -flag or --flag, with = or a separate
+// value), before the flags are parsed: the entry they choose sets the
+// variables everything else is read from. Without either flag, the
+// variables RECON_WORKSPACE and RECON_WORKSPACE_INDEX in env choose (set
+// and not empty); a flag replaces both variables, as a window given by
+// flags replaces one given by variables.
+func fleetFlags(args []string, env envconfig.Lookuper) fleetChoice {
+	ch := fleetChoice{nameOpt: "--workspace", indexOpt: "--workspace-index"}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -40,58 +59,80 @@ func fleetFlags(args []string) (name, index string, nameSet, indexSet bool) {
 			value = args[i]
 		}
 		if flagName == "workspace" {
-			name, nameSet = value, true
+			ch.name, ch.nameSet = value, true
 		} else {
-			index, indexSet = value, true
+			ch.index, ch.indexSet = value, true
 		}
 	}
-	return name, index, nameSet, indexSet
+	if ch.nameSet || ch.indexSet {
+		return ch
+	}
+	ch.nameOpt, ch.indexOpt = workspaceVar, workspaceIndexVar
+	if v, _ := env.Lookup(workspaceVar); v != "" {
+		ch.name, ch.nameSet = v, true
+	}
+	if v, _ := env.Lookup(workspaceIndexVar); v != "" {
+		ch.index, ch.indexSet = v, true
+	}
+	return ch
 }
 
-// fleetEntry returns the entry of the fleet file RECON_FLEET_FILE that
-// --workspace or --workspace-index in args chooses, ok false when neither
-// is given. An error is a usage error: exit 2 before anything is read.
-func fleetEntry(args []string, env envconfig.Lookuper) (e config.Entry, ok bool, err error) {
-	e, _, ok, err = fleetEntryOf(args, env)
-	return e, ok, err
-}
-
-// fleetEntryOf is fleetEntry, with the fleet the entry is of.
+// fleetEntryOf returns the entry of the fleet file RECON_FLEET_FILE that
+// --workspace or --workspace-index in args (or their variables in env)
+// chooses, and the fleet it is of; ok false when none is given. An error
+// is a usage error: exit 2 before anything is read.
 func fleetEntryOf(args []string, env envconfig.Lookuper) (e config.Entry, fleet config.Fleet, ok bool, err error) {
-	name, index, nameSet, indexSet := fleetFlags(args)
-	if !nameSet && !indexSet {
+	ch := fleetFlags(args, env)
+	if !ch.nameSet && !ch.indexSet {
 		return e, fleet, false, nil
 	}
-	if nameSet && indexSet {
-		return e, fleet, true, errors.New("--workspace and --workspace-index both choose a workspace: give one")
+	if ch.nameSet && ch.indexSet {
+		return e, fleet, true, fmt.Errorf("%s and %s both choose a workspace: give one", ch.nameOpt, ch.indexOpt)
 	}
 	file, _ := env.Lookup(config.FleetFileVar)
 	if file == "" {
-		return e, fleet, true, fmt.Errorf("--workspace and --workspace-index choose a workspace of the fleet file: set %s", config.FleetFileVar)
+		return e, fleet, true, fmt.Errorf("%s and %s choose a workspace of the fleet file: set %s", ch.nameOpt, ch.indexOpt, config.FleetFileVar)
 	}
 	fleet, err = config.LoadFleet(file)
 	if err != nil {
 		return e, fleet, true, err
 	}
-	if nameSet {
-		e, err = fleet.Entry(name)
-		return e, fleet, true, err
+	if ch.nameSet {
+		e, err = fleet.Entry(ch.name)
+		return e, fleet, true, namedBy(err, "--workspace", ch.nameOpt)
 	}
-	i, err := strconv.Atoi(index)
+	i, err := strconv.Atoi(ch.index)
 	if err != nil {
-		return e, fleet, true, fmt.Errorf("--workspace-index %q is not a whole number (an Indexed Job passes $(JOB_COMPLETION_INDEX))", index)
+		return e, fleet, true, fmt.Errorf("%s %q is not a whole number (an Indexed Job passes $(JOB_COMPLETION_INDEX))", ch.indexOpt, ch.index)
 	}
 	size, _ := env.Lookup(config.FleetSizeVar)
 	e, err = fleet.At(i, size)
-	return e, fleet, true, err
+	return e, fleet, true, namedBy(err, "--workspace-index", ch.indexOpt)
+}
+
+// namedBy is err of the fleet, which names the choice by its flag (flag
+// "--workspace ..."), with the choice named by opt, the variable that
+// made it when no flag did.
+func namedBy(err error, flag, opt string) error {
+	if err == nil || flag == opt {
+		return err
+	}
+	if rest, ok := strings.CutPrefix(err.Error(), flag+" "); ok {
+		return errors.New(opt + " " + rest)
+	}
+	return err
 }
 
 // fleetRun runs the command cmd (run or check) as a run of one workspace
-// when args choose one of the fleet's: with the entry's variables over
-// env, and every log line naming it. handled false: no workspace was
-// chosen, and the caller runs cmd as it is.
+// when args (or env) choose one of the fleet's: with the entry's
+// variables over env, and every log line naming it. handled false: no
+// workspace was chosen, or the help was asked for (it needs none), and
+// the caller runs cmd as it is.
 func fleetRun(ctx context.Context, cmd func(context.Context, []string, envconfig.Lookuper, io.Writer, io.Writer, deps) int,
 	args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) (code int, handled bool) {
+	if helpAsked(args) {
+		return 0, false
+	}
 	e, fleet, ok, err := fleetEntryOf(args, env)
 	if !ok {
 		return 0, false
@@ -133,7 +174,7 @@ const fleetCheckers = 8
 // workspace is FAILED, else 3 when one is UNREACHABLE.
 func checkFleet(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) (int, bool) {
 	file, _ := env.Lookup(config.FleetFileVar)
-	if file == "" {
+	if file == "" || helpAsked(args) { // the help is one, not one per workspace
 		return 0, false
 	}
 	fleet, err := config.LoadFleet(file)

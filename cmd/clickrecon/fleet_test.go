@@ -420,3 +420,64 @@ func fileIn(t *testing.T, dir, name, content string) string {
 	}
 	return p
 }
+
+// RECON_WORKSPACE and RECON_WORKSPACE_INDEX choose a workspace as the
+// flags do, and their mistakes exit 2 naming the variable; a flag
+// replaces both variables; JOB_COMPLETION_INDEX alone chooses nothing;
+// the help needs no workspace.
+func TestFleetWorkspaceFromItsVariables(t *testing.T) {
+	f := newFleetFixture(t)
+	with := func(env map[string]string, args ...string) result {
+		saved := maps.Clone(f.env)
+		maps.Copy(f.env, env)
+		defer func() { f.env = saved }()
+		return f.cmd(args...)
+	}
+	r := with(map[string]string{"RECON_WORKSPACE": "acme"}, append([]string{"run"}, window...)...)
+	if r.code != exitOK || !strings.Contains(r.stderr, `"workspace":"acme"`) {
+		t.Errorf("RECON_WORKSPACE=acme run: exit %d, want 0 and acme's log lines\n%s", r.code, r.stderr)
+	}
+	if reps := reportsOf(t, filepath.Join(f.reportDir, "acme")); len(reps) != 1 {
+		t.Errorf("RECON_WORKSPACE=acme: %d reports under reports/acme, want 1", len(reps))
+	}
+	r = with(map[string]string{"RECON_WORKSPACE_INDEX": "1"}, append([]string{"run"}, window...)...)
+	if r.code != exitUsage || !strings.Contains(r.stderr, `"workspace":"brand-b"`) {
+		t.Errorf("RECON_WORKSPACE_INDEX=1 run (brand-b, key revoked): exit %d, want 2 from brand-b\n%s", r.code, r.stderr)
+	}
+	// A flag wins: --workspace over either variable.
+	for _, env := range []map[string]string{{"RECON_WORKSPACE": "brand-b"}, {"RECON_WORKSPACE_INDEX": "1"}} {
+		r = with(env, append([]string{"run", "--workspace", "acme"}, window...)...)
+		if r.code != exitOK || !strings.Contains(r.stderr, `"workspace":"acme"`) || strings.Contains(r.stderr, "brand-b") {
+			t.Errorf("%v run --workspace acme: exit %d, want 0 and acme's run alone\n%s", env, r.code, r.stderr)
+		}
+	}
+	r = with(map[string]string{"RECON_WORKSPACE": "nope"}, "run", "--help")
+	if r.code != exitOK || !strings.HasPrefix(r.stdout, "Usage: clickrecon run") {
+		t.Errorf("RECON_WORKSPACE=nope run --help: exit %d, stdout %q: want 0 and the help", r.code, r.stdout)
+	}
+	before := len(f.acme.elido.RequestLog())
+	for _, tt := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"RECON_WORKSPACE": "nope"}, `RECON_WORKSPACE "nope" is not in`},
+		{map[string]string{"RECON_WORKSPACE_INDEX": "2"}, "RECON_WORKSPACE_INDEX 2 is out of"},
+		{map[string]string{"RECON_WORKSPACE_INDEX": "two"}, `RECON_WORKSPACE_INDEX "two" is not a whole number`},
+		{map[string]string{"RECON_WORKSPACE": "acme", "RECON_WORKSPACE_INDEX": "0"}, "RECON_WORKSPACE and RECON_WORKSPACE_INDEX both choose a workspace"},
+		{map[string]string{"RECON_WORKSPACE": "acme", "RECON_FLEET_FILE": ""}, "set RECON_FLEET_FILE"},
+		{map[string]string{"JOB_COMPLETION_INDEX": "0"}, "RECON_FLEET_FILE names a fleet: choose its workspace"},
+	} {
+		for _, cmd := range []string{"run", "check"} {
+			if cmd == "check" && tt.env["JOB_COMPLETION_INDEX"] != "" {
+				continue // check without a workspace checks them all
+			}
+			r := with(tt.env, cmd)
+			if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("%v %s: exit %d, want 2 saying %q\n%s", tt.env, cmd, r.code, tt.want, r.stderr)
+			}
+		}
+	}
+	if n := len(f.acme.elido.RequestLog()); n != before {
+		t.Errorf("the mistakes asked Elido %d times", n-before)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 	_ "time/tzdata" // zones work in a scratch or distroless image
@@ -80,7 +81,7 @@ func runWith(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 			return code
 		}
 		if file, _ := env.Lookup(config.FleetFileVar); file != "" && !helpAsked(args[1:]) {
-			return usageExit(stderr, fmt.Errorf("%s names a fleet: choose its workspace with --workspace NAME or --workspace-index I", config.FleetFileVar))
+			return usageExit(stderr, fmt.Errorf("%s names a fleet: choose its workspace with --workspace NAME or --workspace-index I (or %s, %s)", config.FleetFileVar, workspaceVar, workspaceIndexVar))
 		}
 		return cmdRun(ctx, args[1:], env, stdout, stderr, d)
 	case "repair":
@@ -104,15 +105,58 @@ func runWith(ctx context.Context, args []string, env envconfig.Lookuper, stdout,
 	case "trend":
 		return cmdTrend(ctx, args[1:], env, stdout, stderr, d)
 	case "version", "--version", "-version":
-		fmt.Fprintf(stdout, "clickrecon %s (commit %s)\n", version, commit)
-		return exitOK
+		return cmdVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
-		return exitOK
+		return cmdHelp(ctx, args[1:], env, stdout, stderr, d)
 	default:
 		fmt.Fprintf(stderr, "clickrecon: unknown command %q (run 'clickrecon help')\n", args[0])
 		return exitUsage
 	}
+}
+
+// commands are the commands "clickrecon help COMMAND" knows.
+var commands = []string{"run", "check", "demo", "repair", "merge", "serve", "trend", "migrate", "version"}
+
+// cmdHelp is "clickrecon help [COMMAND]": the general help, or exactly
+// what "clickrecon COMMAND --help" prints (exit 0). An unknown command,
+// or more than one, exits 2.
+func cmdHelp(ctx context.Context, args []string, env envconfig.Lookuper, stdout, stderr io.Writer, d deps) int {
+	switch {
+	case len(args) == 0 || (len(args) == 1 && slices.Contains([]string{"help", "-h", "-help", "--help"}, args[0])):
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	case len(args) > 1:
+		fmt.Fprintf(stderr, "clickrecon help: unexpected argument %q: give one command (run 'clickrecon help')\n", args[1])
+		return exitUsage
+	case !slices.Contains(commands, args[0]):
+		fmt.Fprintf(stderr, "clickrecon help: unknown command %q (run 'clickrecon help')\n", args[0])
+		return exitUsage
+	}
+	return runWith(ctx, []string{args[0], "--help"}, env, stdout, stderr, d)
+}
+
+// versionUsage is the help of clickrecon version.
+const versionUsage = "Usage: clickrecon version\n\nPrints the version and the commit clickrecon was built from. It takes no\nflag and no operand.\n"
+
+// cmdVersion is "clickrecon version": a flag or an operand is a usage
+// error (exit 2, with the usage on stderr), as for every other command;
+// -h prints the usage.
+func cmdVersion(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("version")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, versionUsage)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "clickrecon version: %v\n\n%s", err, versionUsage)
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "clickrecon version: unexpected argument %q\n\n%s", fs.Arg(0), versionUsage)
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "clickrecon %s (commit %s)\n", version, commit)
+	return exitOK
 }
 
 // The help texts, kept as text files beside the code.
@@ -130,14 +174,23 @@ var (
 // parseArgs loads the environment, then applies the flags over it. It
 // returns errFlagHelp after printing the help for -h. An error in the
 // environment comes with the config read from the rest of it, so that a
-// caller can join it to the errors of its own checks (flagStop).
+// caller can join it to the errors of its own checks (flagStop). An
+// operand ends the command at once, alone (stopError): the config was not
+// read as its user meant, and its checks would only add noise.
 func parseArgs(ctx context.Context, name string, args []string, env envconfig.Lookuper, stdout, stderr io.Writer) (config.Config, error) {
 	c, rest, err := parseArgsWithOperands(ctx, name, args, env, stdout, stderr)
 	if !flagStop(err) && len(rest) > 0 {
-		return config.Config{}, errors.Join(unexpectedArg(name, rest), err)
+		return config.Config{}, stopError{unexpectedArg(name, rest)}
 	}
 	return c, err
 }
+
+// stopError is a usage error that ends the command at once, reported by
+// usageExit alone: neither the environment's errors nor the command's own
+// checks are listed with it.
+type stopError struct{ error }
+
+func (e stopError) Unwrap() error { return e.error }
 
 // unexpectedArg refuses the operands of a command that takes flags only.
 func unexpectedArg(name string, rest []string) error {
@@ -177,10 +230,12 @@ func parseArgsWithOperands(ctx context.Context, name string, args []string, env 
 }
 
 // flagStop reports whether parseArgs's err ends the command at once: help
-// was printed, or a bad flag was reported. Any other error is the
+// was printed, a bad flag was reported, or an operand was given to a
+// command that takes none (stopError). Any other error is the
 // environment's, to be listed with the command's own checks.
 func flagStop(err error) bool {
-	return errors.Is(err, errFlagHelp) || errors.Is(err, errFlagReported)
+	var stop stopError
+	return errors.Is(err, errFlagHelp) || errors.Is(err, errFlagReported) || errors.As(err, &stop)
 }
 
 var (

@@ -27,10 +27,26 @@ func Print(out io.Writer, fs *flag.FlagSet, vars bool) {
 			line += " " + kind
 		}
 		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
-			usage += fmt.Sprintf(" (default %q)", f.DefValue)
+			if isString(f) {
+				usage += fmt.Sprintf(" (default %q)", f.DefValue)
+			} else {
+				usage += fmt.Sprintf(" (default %s)", f.DefValue)
+			}
 		}
 		fmt.Fprintf(out, "%s\n    \t%s\n", line, usage)
 	})
+}
+
+// isString reports whether f holds text, whose default is quoted; a
+// number, a duration or a bool is not. A flag whose type cannot be told
+// counts as text.
+func isString(f *flag.Flag) bool {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return true
+	}
+	_, s := g.Get().(string)
+	return s
 }
 
 // varInBrackets is the " (RECON_TZ)" a flag's usage ends with.
