@@ -60,8 +60,9 @@ type Fleet struct {
 // lines and its metrics are named by, and what serve lists a folder by.
 var entryName = storage.WorkspaceName
 
-// notPerEntry are the variables an entry cannot set: the fleet's own.
-var notPerEntry = []string{FleetFileVar, FleetSizeVar}
+// notPerEntry are the variables an entry cannot set: the fleet's own,
+// and those that choose an entry.
+var notPerEntry = []string{FleetFileVar, FleetSizeVar, "RECON_WORKSPACE", "RECON_WORKSPACE_INDEX"}
 
 // knownVars returns every variable Config reads, with NAME_FILE for each
 // secret.
@@ -76,6 +77,9 @@ func knownVars() map[string]bool {
 	}
 	for _, s := range secretVars {
 		known[s+"_FILE"] = true
+	}
+	for _, v := range notPerEntry {
+		known[v] = true // refused as the fleet's own, not as unknown
 	}
 	return known
 }

@@ -118,6 +118,7 @@ func TestFleetFileInYAMLMistakesAreListedTogether(t *testing.T) {
   - name: eu
     workspace_id: 5
     RECON_FLEET_FILE: /other
+    RECON_WORKSPACE: eu
 `))
 	if err == nil {
 		t.Fatal("no error")
@@ -131,6 +132,7 @@ func TestFleetFileInYAMLMistakesAreListedTogether(t *testing.T) {
 		`:11: workspace name "Acme Corp": use lower-case letters`,
 		`:11: workspace "Acme Corp" has no ELIDO_WORKSPACE_ID`,
 		`:14: RECON_FLEET_FILE is the fleet's own`,
+		`:15: RECON_WORKSPACE is the fleet's own`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error lacks %q:\n%v", want, err)

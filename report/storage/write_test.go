@@ -15,7 +15,7 @@ import (
 	"github.com/clickrecon/clickrecon/report/internal/fixture"
 )
 
-// Issue 8, fault 3: a store count of 2^63−1 on one day. The day is
+// A store count of 2^63−1 on one day. The day is
 // unverifiable, the totals do not wrap, and every report file is written
 // well within the run's deadline.
 func TestWriteWithACountAtInt64Max(t *testing.T) {
