@@ -33,9 +33,9 @@ func TestJoinMidnightAgainstModel(t *testing.T) {
 			to := from.Add(2*time.Minute + time.Duration(rng.Int64N(int64(30*time.Hour))))
 			var days []DayDiagnosis
 			type part struct {
-				lost                int
-				first, last         time.Time
-				atStart, atEnd, any bool
+				lost           int
+				first, last    time.Time
+				atStart, atEnd bool
 			}
 			parts := make([]part, n)
 			for k, g := range gens {

@@ -59,8 +59,7 @@ func newMinuteModel(d reconcile.Date, zone *time.Location) minuteModel {
 	for i := range parent {
 		parent[i] = i
 	}
-	var find func(int) int
-	find = func(i int) int {
+	find := func(i int) int {
 		for parent[i] != i {
 			i = parent[i]
 		}
