@@ -48,6 +48,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/clickrecon/clickrecon/bench/internal/benchkit"
 )
 
 type options struct {
@@ -73,7 +75,7 @@ func main() {
 	flag.IntVar(&o.perHour, "clicks-per-hour", 20, "clicks an hour, on average, in each workspace")
 	flag.IntVar(&o.keyLimit, "key-limit", 60, "requests a minute the fake Elido allows each API key (the smallest plan's)")
 	flag.IntVar(&o.rate, "rate", 60, "ELIDO_RATE_LIMIT of the runs")
-	flag.StringVar(&o.dsn, "dsn", envOr("PGTEST_DSN", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL server for the stores and the history (schemas of their own are created and dropped)")
+	flag.StringVar(&o.dsn, "dsn", benchkit.EnvOr("PGTEST_DSN", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL server for the stores and the history (schemas of their own are created and dropped)")
 	flag.StringVar(&o.binary, "binary", "", "clickrecon binary to measure (default: go build ./cmd/clickrecon)")
 	flag.StringVar(&o.timeBin, "time", "/usr/bin/time", "GNU time, for the peak RSS (apt-get install time)")
 	flag.StringVar(&o.logs, "logs", "", "keep each run's log and GNU time's lines in this folder (NAME.log in the fleet, NAME-alone-N.log alone)")
@@ -85,13 +87,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "fleet-bench:", err)
 		os.Exit(1)
 	}
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }
 
 func run(ctx context.Context, o options) error {
@@ -117,7 +112,7 @@ func run(ctx context.Context, o options) error {
 			return fmt.Errorf("go build ./cmd/clickrecon (run from the repository root): %w", err)
 		}
 	}
-	if err := dropPageCache(o.binary); err != nil {
+	if err := benchkit.DropPageCache(o.binary); err != nil {
 		return fmt.Errorf("drop %s from the page cache: %w", o.binary, err)
 	}
 
@@ -251,7 +246,7 @@ func writeFleet(dir, secrets, dsn string, ws []*workspace) (string, error) {
 	var b strings.Builder
 	b.WriteString("# fleet-bench: one entry per workspace, its secrets in files\n")
 	for _, w := range ws {
-		storeDSN, err := withSearchPath(dsn, w.schema)
+		storeDSN, err := benchkit.WithSearchPath(dsn, w.schema)
 		if err != nil {
 			return "", err
 		}

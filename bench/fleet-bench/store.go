@@ -4,11 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 
 	"github.com/lib/pq"
+
+	"github.com/clickrecon/clickrecon/bench/internal/benchkit"
 )
 
 // stores creates, on the one server at dsn, a schema per workspace
@@ -54,7 +55,7 @@ func stores(ctx context.Context, dsn, prefix string, ws []*workspace) (string, f
 			return "", cleanup, fmt.Errorf("seed %s: %w", w.schema, err)
 		}
 	}
-	historyDSN, err := withSearchPath(dsn, history)
+	historyDSN, err := benchkit.WithSearchPath(dsn, history)
 	return historyDSN, cleanup, err
 }
 
@@ -97,19 +98,6 @@ func seed(ctx context.Context, db *sql.DB, schema, ddl string, w *workspace) err
 	}
 	_, err = db.ExecContext(ctx, "VACUUM ANALYZE "+pq.QuoteIdentifier(schema)+".clicks")
 	return err
-}
-
-// withSearchPath returns dsn with its connections' search_path set to
-// schema, which lib/pq passes on as a run-time parameter.
-func withSearchPath(dsn, schema string) (string, error) {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "", fmt.Errorf("-dsn: %w", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String(), nil
 }
 
 // historyRuns returns the runs recorded after the run of id after: how

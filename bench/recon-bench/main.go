@@ -5,7 +5,7 @@
 //
 // It builds ./cmd/clickrecon (or takes -binary), drops the binaries from
 // the page cache (a just-linked binary's peak RSS reads several MiB high:
-// dropPageCache), seeds a schema of its own in the database named by -dsn
+// benchkit.DropPageCache), seeds a schema of its own in the database named by -dsn
 // (PGTEST_DSN by default), and then runs the binary and the floor
 // alternately, -pairs times each, the binary under
 // /usr/bin/time -v for its peak RSS. It prints the median wall time of
@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/clickrecon/clickrecon/bench/internal/benchkit"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 )
 
@@ -80,7 +81,7 @@ func main() {
 	flag.IntVar(&o.maxRequests, "max-requests", 0, "RECON_DRILLDOWN_MAX_REQUESTS of the runs (0: its default); give both binaries room to drill every day to compare their reports")
 	flag.BoolVar(&o.keep, "keep", false, "keep the schema seeded, for -schema in later cases (daily preset: a later case undoes this one's losses)")
 	flag.IntVar(&o.pairs, "pairs", 3, "runs of the binary and of the floor, alternately")
-	flag.StringVar(&o.dsn, "dsn", envOr("PGTEST_DSN", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL server (a schema of its own is created and dropped)")
+	flag.StringVar(&o.dsn, "dsn", benchkit.EnvOr("PGTEST_DSN", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"), "PostgreSQL server (a schema of its own is created and dropped)")
 	flag.StringVar(&o.binary, "binary", "", "clickrecon binary to measure (default: go build ./cmd/clickrecon)")
 	flag.StringVar(&o.oldBinary, "old-binary", "", "a second binary to measure in the same session, alternately (before/after)")
 	flag.StringVar(&o.timeBin, "time", "/usr/bin/time", "GNU time, for the peak RSS (apt-get install time)")
@@ -96,13 +97,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "recon-bench:", err)
 		os.Exit(1)
 	}
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }
 
 func run(ctx context.Context, o options) error {
@@ -123,7 +117,7 @@ func run(ctx context.Context, o options) error {
 		if bin == "" {
 			continue
 		}
-		if err := dropPageCache(bin); err != nil {
+		if err := benchkit.DropPageCache(bin); err != nil {
 			return fmt.Errorf("drop %s from the page cache: %w", bin, err)
 		}
 	}

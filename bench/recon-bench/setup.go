@@ -5,13 +5,14 @@ import (
 	"database/sql"
 	"fmt"
 	"maps"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/lib/pq"
+
+	"github.com/clickrecon/clickrecon/bench/internal/benchkit"
 )
 
 // setupPostgres creates (or reuses) the schema on -dsn and seeds it; it
@@ -47,7 +48,7 @@ func (w *world) setupPostgres(ctx context.Context, dsnOut, schemaOut *string, ro
 			}
 		})
 	}
-	dsn, err := withSearchPath(o.dsn, schema)
+	dsn, err := benchkit.WithSearchPath(o.dsn, schema)
 	if err != nil {
 		return cleanup, err
 	}
@@ -96,19 +97,6 @@ func (w *world) setupMySQL(ctx context.Context, dsnOut, schemaOut *string, rowsO
 		time.Since(started).Round(time.Second), database)
 	*dsnOut, *schemaOut, *rowsOut = dsn, database, rows
 	return cleanup, nil
-}
-
-// withSearchPath returns dsn with its connections' search_path set to
-// schema, which lib/pq passes on as a run-time parameter.
-func withSearchPath(dsn, schema string) (string, error) {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "", fmt.Errorf("-dsn: %w", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String(), nil
 }
 
 // seed creates the reference schema and fills it; the table is analyzed

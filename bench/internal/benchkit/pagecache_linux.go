@@ -1,4 +1,4 @@
-package main
+package benchkit
 
 import (
 	"os"
@@ -6,14 +6,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dropPageCache writes out the file at path and drops its pages from the
+// DropPageCache writes out the file at path and drops its pages from the
 // page cache. A binary the linker has just written is in the cache whole,
 // and the kernel then maps more of it into the process around each page
 // it touches: measured on 2026-12-01, `clickrecon version` peaked at
 // 44-46 MiB just after a build and at 38 MiB once its pages were dropped,
 // which is what a binary read from an image's layer costs. Every
 // binary a session measures starts from the same state this way.
-func dropPageCache(path string) error {
+func DropPageCache(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err

@@ -1,0 +1,32 @@
+// Package benchkit holds what the whole-run harnesses (bench/recon-bench,
+// bench/fleet-bench) share: a binary's pages dropped before it is
+// measured, a PostgreSQL DSN narrowed to a schema, a flag's default from
+// the environment.
+package benchkit
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+)
+
+// WithSearchPath returns dsn with its connections' search_path set to
+// schema, which lib/pq passes on as a run-time parameter.
+func WithSearchPath(dsn, schema string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", fmt.Errorf("-dsn: %w", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// EnvOr is the variable name, or def when it is unset or empty.
+func EnvOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
