@@ -18,6 +18,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/clickrecon/clickrecon/config"
+	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/sources/elido"
 )
 
@@ -141,6 +142,8 @@ func fleetRun(ctx context.Context, cmd func(context.Context, []string, envconfig
 		return usageExit(stderr, err), true
 	}
 	d.workspace = e.Name
+	// Every message says its workspace: a channel may be the fleet's.
+	d.alert = append(slices.Clip(d.alert), alert.WithFleetWorkspace(e.Name))
 	return cmd(ctx, args, sharedKeyRate(fleet, e, env), stdout, stderr, d), true
 }
 

@@ -16,7 +16,8 @@ import (
 // down), over one shared history. Each healthy workspace's gap is alerted
 // once, in its own channel; each broken one hears its own notice once and
 // exits as it would alone; no workspace's night changes another's, and
-// the second night tells nothing new.
+// the second night tells nothing new. Every message names its fleet
+// workspace first.
 func TestFleetNightsAsTheIndexedJobRunsThem(t *testing.T) {
 	api := dstWindowClicks()
 	acme := uniqueFixture(t, api, lossAndDuplicate(api))
@@ -70,6 +71,9 @@ func TestFleetNightsAsTheIndexedJobRunsThem(t *testing.T) {
 			if len(texts) != 1 {
 				t.Errorf("night %d: %s's channel holds %d messages, want its one: %q", night, name, len(texts), texts)
 				continue
+			}
+			if !strings.HasPrefix(texts[0], "["+name+"] ") {
+				t.Errorf("%s's message does not name its fleet workspace first: %s", name, texts[0])
 			}
 			switch name {
 			case "acme", "c-bot":

@@ -118,6 +118,8 @@ type Notifier struct {
 
 	now   func() time.Time
 	retry backoff.Policy // slackRetry, with the clock's sleep
+
+	fleet string // the fleet workspace every message is of ("": none)
 }
 
 // Option adjusts a Notifier beyond its Config.
@@ -131,6 +133,28 @@ func WithClock(now func() time.Time, sleep func(ctx context.Context, d time.Dura
 		n.now = now
 		n.retry.Sleep = sleep
 	}
+}
+
+// WithFleetWorkspace names the fleet workspace (its entry's name) every
+// message is of: each message says it first, so that a channel shared by
+// several workspaces tells them apart.
+func WithFleetWorkspace(name string) Option {
+	return func(n *Notifier) { n.fleet = name }
+}
+
+// labelled is m as it is posted: with the fleet workspace's name first,
+// in the text and as a context block (when the blocks have room).
+func (n *Notifier) labelled(m Message) Message {
+	if n.fleet == "" {
+		return m
+	}
+	name := clipRunes(n.fleet, 63)
+	m.Text = "[" + name + "] " + m.Text
+	if len(m.Blocks) > 0 && len(m.Blocks) < maxBlocks {
+		label := slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, "Fleet workspace *"+esc(name)+"*", false, false))
+		m.Blocks = append([]slack.Block{label}, m.Blocks...)
+	}
+	return m
 }
 
 // New checks cfg and returns a notifier, or nil and no error when cfg

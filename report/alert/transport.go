@@ -360,6 +360,7 @@ func slackCode(err error) string {
 // postWebhook posts m to the incoming webhook, and its plain text alone if
 // Slack refuses the blocks.
 func (n *Notifier) postWebhook(ctx context.Context, m Message) error {
+	m = n.labelled(m)
 	err := n.webhookOnce(ctx, m)
 	if !n.blocksRefused(err, m) {
 		return err
@@ -385,6 +386,7 @@ func (n *Notifier) webhookOnce(ctx context.Context, m Message) error {
 // alone if Slack refuses the blocks, and returns the channel's ID and the
 // message's ts.
 func (n *Notifier) postMessage(ctx context.Context, channel string, m Message, extra ...slack.MsgOption) (string, string, error) {
+	m = n.labelled(m)
 	ch, ts, err := n.postMessageOnce(ctx, channel, m, extra...)
 	if !n.blocksRefused(err, m) {
 		return ch, ts, err
@@ -410,6 +412,7 @@ func (n *Notifier) postMessageOnce(ctx context.Context, channel string, m Messag
 // updateMessage replaces the message ts in channel with m, or with its
 // plain text alone if Slack refuses the blocks.
 func (n *Notifier) updateMessage(ctx context.Context, channel, ts string, m Message) error {
+	m = n.labelled(m)
 	update := func(m Message) error {
 		return n.do(ctx, callUpdate, func(ctx context.Context) error {
 			_, _, _, err := n.api.UpdateMessageContext(ctx, channel, ts, msgOptions(m)...)
