@@ -97,26 +97,38 @@ func probeFolder(dir, name string, data []byte) error {
 }
 
 // mkdirs makes dir and the folders above it that do not exist, and
-// returns those it made, outermost first.
+// returns those it made, outermost first. Another process may make or
+// remove the same folders meanwhile (the pods of a fleet, probing their
+// folders under one new parent): a folder it made is taken as there, and
+// a parent it removed is made again, up to 20 times.
 func mkdirs(dir string) ([]string, error) {
-	var missing []string
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil || !errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
 	var made []string
-	for i := len(missing) - 1; i >= 0; i-- {
-		if err := os.Mkdir(missing[i], 0o755); err != nil {
+	var err error
+	for range 20 {
+		var missing []string
+		for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+			if _, err := os.Stat(d); err == nil || !errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			missing = append(missing, d)
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+		err = nil
+		for i := len(missing) - 1; i >= 0 && err == nil; i-- {
+			switch err = os.Mkdir(missing[i], 0o755); {
+			case err == nil:
+				made = append(made, missing[i])
+			case errors.Is(err, os.ErrExist):
+				err = nil // made by another meanwhile
+			}
+		}
+		if !errors.Is(err, os.ErrNotExist) {
 			return made, err
 		}
-		made = append(made, missing[i])
 	}
-	return made, nil
+	return made, err
 }
 
 // unwritable is an error that matches ErrUnwritable and says only its own

@@ -201,3 +201,43 @@ func TestProbeMarkerLeftBehindIsNoReport(t *testing.T) {
 		t.Errorf("prune removed the marker, which is no run folder: %v", err)
 	}
 }
+
+// Another process making and removing the same new parent folder while a
+// probe makes its own under it (the pods of a fleet, each probing
+// RECON_REPORT_DIR/<name> under a parent none of them found) never makes
+// the probe fail: a folder made meanwhile is taken as there, one removed
+// meanwhile is made again.
+func TestMkdirsBesideAnotherProcess(t *testing.T) {
+	parent := filepath.Join(t.TempDir(), "reports")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // the other pod: its own folder made and removed, again and again
+		defer close(done)
+		other := filepath.Join(parent, "other")
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			os.Mkdir(parent, 0o755)
+			os.Mkdir(other, 0o755)
+			os.Remove(other)
+			os.Remove(parent)
+		}
+	}()
+	for i := range 500 {
+		mine := filepath.Join(parent, "acme")
+		made, err := mkdirs(mine)
+		if err != nil {
+			close(stop)
+			<-done
+			t.Fatalf("attempt %d: %v", i, err)
+		}
+		for j := len(made) - 1; j >= 0; j-- {
+			os.Remove(made[j])
+		}
+	}
+	close(stop)
+	<-done
+}
