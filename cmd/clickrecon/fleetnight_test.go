@@ -98,4 +98,10 @@ func TestFleetNightsAsTheIndexedJobRunsThem(t *testing.T) {
 		}
 	}
 	noSecrets(t, append(slack["brand-b"].Texts(), slack["d-down"].Texts()...))
+
+	// The trend of one workspace, named as in the fleet: its nights alone.
+	r := f.cmd("trend", "--workspace", "c-bot", "--from", "2026-10-24", "--to", "2026-10-26", "--format", "csv", "--by", "day")
+	if r.code != exitOK || !strings.Contains(r.stdout, c.env["ELIDO_WORKSPACE_ID"]+",") || strings.Contains(r.stdout, acme.env["ELIDO_WORKSPACE_ID"]+",") {
+		t.Errorf("trend --workspace c-bot: exit %d, want c-bot's workspace %s alone:\n%s%s", r.code, c.env["ELIDO_WORKSPACE_ID"], r.stdout, r.stderr)
+	}
 }

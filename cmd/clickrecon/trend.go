@@ -10,6 +10,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/clickrecon/clickrecon/config"
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/reconcile"
 	"github.com/clickrecon/clickrecon/report/history"
@@ -44,6 +45,14 @@ func cmdTrend(ctx context.Context, args []string, env envconfig.Lookuper, stdout
 	}
 	if err != nil {
 		return usageExit(stderr, err)
+	}
+	if file, _ := env.Lookup(config.FleetFileVar); file != "" && c.Workspace != "" {
+		// In a fleet, --workspace may name an entry: its workspace id.
+		if fleet, err := config.LoadFleet(file); err == nil {
+			if e, err := fleet.Entry(c.Workspace); err == nil {
+				c.Workspace = e.Vars["ELIDO_WORKSPACE_ID"]
+			}
+		}
 	}
 	t, err := trend.New(from, to)
 	if err != nil {
