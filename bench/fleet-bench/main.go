@@ -89,7 +89,42 @@ func main() {
 	}
 }
 
+// run measures the fleet's night against its baseline: the clickrecon
+// binary made ready, the world set up (setUp), the baseline's first half,
+// the fleet run as the Indexed Job runs it (night), the baseline's second
+// half, then the figures and the checks.
 func run(ctx context.Context, o options) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "fleet-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := o.ready(ctx, tmp); err != nil {
+		return err
+	}
+	b, cleanup, err := setUp(ctx, o, tmp)
+	defer cleanup()
+	if err != nil {
+		return err
+	}
+	if err := b.baseline((o.baseline + 1) / 2); err != nil {
+		return err
+	}
+	n, err := b.night()
+	if err != nil {
+		return err
+	}
+	if err := b.baseline(o.baseline / 2); err != nil {
+		return err
+	}
+	return b.report(n)
+}
+
+// check says which flag is out of its range.
+func (o options) check() error {
 	switch {
 	case o.workspaces < 2 || o.parallel < 1 || o.baseline < 1 || o.perHour < 1 || o.keyLimit < 1 || o.rate < 1:
 		return errors.New("-workspaces must be at least 2; -parallel, -baseline, -clicks-per-hour, -key-limit and -rate at least 1")
@@ -99,11 +134,12 @@ func run(ctx context.Context, o options) error {
 	if _, err := os.Stat(o.timeBin); err != nil {
 		return fmt.Errorf("%s: %w (apt-get install time)", o.timeBin, err)
 	}
-	tmp, err := os.MkdirTemp("", "fleet-bench-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
+	return nil
+}
+
+// ready builds the binary into tmp unless -binary names one, and drops
+// it from the page cache.
+func (o *options) ready(ctx context.Context, tmp string) error {
 	if o.binary == "" {
 		o.binary = filepath.Join(tmp, "clickrecon")
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", o.binary, "./cmd/clickrecon")
@@ -115,99 +151,131 @@ func run(ctx context.Context, o options) error {
 	if err := benchkit.DropPageCache(o.binary); err != nil {
 		return fmt.Errorf("drop %s from the page cache: %w", o.binary, err)
 	}
+	return nil
+}
 
+// bench is one measurement: its world, the fake Elido, the shared
+// environment and the baseline's runs so far.
+type bench struct {
+	ctx        context.Context
+	o          options
+	tmp        string
+	ws         []*workspace
+	elido      *fake
+	historyDSN string
+	secrets    string
+	reports    string
+	fleetFile  string
+	shared     []string
+	// base are the workspaces measured alone: one with a gap (the
+	// first), one without (the second); baseRuns their runs.
+	base     []*workspace
+	baseRuns [][]measured
+}
+
+// setUp makes the world: the workspaces, the fake Elido, the stores and
+// the history (migrated), the fleet file and its secrets.
+func setUp(ctx context.Context, o options, tmp string) (*bench, func(), error) {
 	started := time.Now()
-	ws := newWorkspaces(o.workspaces, o.gapEvery, o.perHour, started)
-	elido, err := startFake(ws, o.keyLimit)
+	b := &bench{ctx: ctx, o: o, tmp: tmp, ws: newWorkspaces(o.workspaces, o.gapEvery, o.perHour, started),
+		secrets: filepath.Join(tmp, "secrets"), reports: filepath.Join(tmp, "reports")}
+	elido, err := startFake(b.ws, o.keyLimit)
 	if err != nil {
-		return err
+		return nil, func() {}, err
 	}
-	defer elido.close()
-	historyDSN, cleanup, err := stores(ctx, o.dsn, fmt.Sprintf("fleet_bench_%d_", os.Getpid()), ws)
-	defer cleanup()
+	b.elido = elido
+	historyDSN, cleanStores, err := stores(ctx, o.dsn, fmt.Sprintf("fleet_bench_%d_", os.Getpid()), b.ws)
+	cleanup := func() { cleanStores(); elido.close() }
 	if err != nil {
-		return err
+		return nil, cleanup, err
 	}
+	b.historyDSN = historyDSN
 	clicks := 0
-	for _, w := range ws {
+	for _, w := range b.ws {
 		clicks += len(w.elido)
 	}
 	fmt.Printf("world: %d workspaces, %d clicks (a week each, about %d an hour), %d with a lost hour; stores seeded in %s\n",
-		len(ws), clicks, o.perHour, countGaps(ws), time.Since(started).Round(time.Second))
-
-	secrets, reports := filepath.Join(tmp, "secrets"), filepath.Join(tmp, "reports")
-	fleetFile, err := writeFleet(tmp, secrets, o.dsn, ws)
-	if err != nil {
-		return err
+		len(b.ws), clicks, o.perHour, countGaps(b.ws), time.Since(started).Round(time.Second))
+	if b.fleetFile, err = writeFleet(tmp, b.secrets, o.dsn, b.ws); err != nil {
+		return nil, cleanup, err
 	}
-	shared := append(os.Environ(),
+	b.shared = append(os.Environ(),
 		"ELIDO_API_BASE="+elido.url, "ELIDO_RATE_LIMIT="+strconv.Itoa(o.rate),
 		"HISTORY_DSN="+historyDSN, "RECON_FAIL_ON=warn", "LOG_LEVEL=info", "LOG_FORMAT=json", "RECON_FORMAT=json")
-	if m, err := runBinary(ctx, o.timeBin, o.binary, []string{"migrate"}, shared); err != nil || m.exit != 0 {
-		return fmt.Errorf("clickrecon migrate: %v (exit %d)\n%s", err, m.exit, m.stderr)
+	if m, err := runBinary(ctx, o.timeBin, o.binary, []string{"migrate"}, b.shared); err != nil || m.exit != 0 {
+		return nil, cleanup, fmt.Errorf("clickrecon migrate: %v (exit %d)\n%s", err, m.exit, m.stderr)
 	}
+	b.base = []*workspace{b.ws[0], b.ws[1]}
+	b.baseRuns = make([][]measured, len(b.base))
+	return b, cleanup, nil
+}
 
-	// The baseline: a workspace with a gap (the first) and one without
-	// (the second), each alone as a deployment of one workspace would
-	// run it.
-	base := []*workspace{ws[0], ws[1]}
-	baseRuns := make([][]measured, len(base))
-	baseline := func(times int) error {
-		for range times {
-			for i, w := range base {
-				env := append(w.soleEnv(shared, secrets), "RECON_REPORT_DIR="+filepath.Join(tmp, "alone", w.name))
-				m, err := runBinary(ctx, o.timeBin, o.binary, []string{"run"}, env)
-				if err != nil {
-					return err
-				}
-				if err := o.keepLog(fmt.Sprintf("%s-alone-%d", w.name, len(baseRuns[i])+1), m); err != nil {
-					return err
-				}
-				if m.exit != w.wantExit() {
-					return fmt.Errorf("%s alone exited %d, want %d:\n%s", w.name, m.exit, w.wantExit(), tail(m.stderr))
-				}
-				baseRuns[i] = append(baseRuns[i], m)
+// baseline runs each of the baseline's workspaces alone, times times, as
+// a deployment of one workspace would run it.
+func (b *bench) baseline(times int) error {
+	for range times {
+		for i, w := range b.base {
+			env := append(w.soleEnv(b.shared, b.secrets), "RECON_REPORT_DIR="+filepath.Join(b.tmp, "alone", w.name))
+			m, err := runBinary(b.ctx, b.o.timeBin, b.o.binary, []string{"run"}, env)
+			if err != nil {
+				return err
 			}
+			if err := b.o.keepLog(fmt.Sprintf("%s-alone-%d", w.name, len(b.baseRuns[i])+1), m); err != nil {
+				return err
+			}
+			if m.exit != w.wantExit() {
+				return fmt.Errorf("%s alone exited %d, want %d:\n%s", w.name, m.exit, w.wantExit(), tail(m.stderr))
+			}
+			b.baseRuns[i] = append(b.baseRuns[i], m)
 		}
-		return nil
 	}
-	if err := baseline((o.baseline + 1) / 2); err != nil {
-		return err
-	}
+	return nil
+}
 
-	before, err := lastRun(ctx, historyDSN)
-	if err != nil {
-		return err
-	}
-	reqBefore, limitedBefore, _ := elido.counts()
-	fleetEnv := slices.Concat(shared, []string{"RECON_FLEET_FILE=" + fleetFile, "RECON_FLEET_SIZE=" + strconv.Itoa(len(ws)), "RECON_REPORT_DIR=" + reports})
-	fleetRuns, fleetTook, err := runFleet(ctx, o, ws, fleetEnv)
-	if err != nil {
-		return err
-	}
-	reqAfter, limitedAfter, maxPerMinute := elido.counts()
-	runs, runWorkspaces, missingDays, err := historyRuns(ctx, historyDSN, before)
-	if err != nil {
-		return err
-	}
+// nightOf is what the fleet's night gave: its runs and time, the fake's
+// counts of its requests, and what the history recorded of it.
+type nightOf struct {
+	runs                                  []measured
+	took                                  time.Duration
+	requests, limited, maxPerMinute       int
+	limitedBefore                         int
+	recorded, recordedWs, recordedMissing int64
+}
 
-	if err := baseline(o.baseline / 2); err != nil {
-		return err
+// night runs the fleet as the Indexed Job runs it.
+func (b *bench) night() (nightOf, error) {
+	var n nightOf
+	before, err := lastRun(b.ctx, b.historyDSN)
+	if err != nil {
+		return n, err
 	}
+	reqBefore, limitedBefore, _ := b.elido.counts()
+	fleetEnv := slices.Concat(b.shared, []string{"RECON_FLEET_FILE=" + b.fleetFile, "RECON_FLEET_SIZE=" + strconv.Itoa(len(b.ws)), "RECON_REPORT_DIR=" + b.reports})
+	if n.runs, n.took, err = runFleet(b.ctx, b.o, b.ws, fleetEnv); err != nil {
+		return n, err
+	}
+	reqAfter, limitedAfter, maxPerMinute := b.elido.counts()
+	n.requests, n.limited, n.maxPerMinute, n.limitedBefore = reqAfter-reqBefore, limitedAfter-limitedBefore, maxPerMinute, limitedBefore
+	n.recorded, n.recordedWs, n.recordedMissing, err = historyRuns(b.ctx, b.historyDSN, before)
+	return n, err
+}
 
-	problems := checkFleet(ws, fleetRuns, reports)
-	if limitedAfter > limitedBefore {
-		problems = append(problems, fmt.Sprintf("the fake answered %d requests of the fleet with 429", limitedAfter-limitedBefore))
+// report prints the figures and checks the night: every report, exit
+// code and history row as a run alone gives, and no 429.
+func (b *bench) report(n nightOf) error {
+	ws := b.ws
+	problems := checkFleet(ws, n.runs, b.reports)
+	if n.limited > 0 {
+		problems = append(problems, fmt.Sprintf("the fake answered %d requests of the fleet with 429", n.limited))
 	}
-	if runs != int64(len(ws)) || runWorkspaces != int64(len(ws)) || missingDays != int64(countGaps(ws)) {
+	if n.recorded != int64(len(ws)) || n.recordedWs != int64(len(ws)) || n.recordedMissing != int64(countGaps(ws)) {
 		problems = append(problems, fmt.Sprintf("the history recorded %d runs of %d workspaces with %d days missing, want %d, %d and %d",
-			runs, runWorkspaces, missingDays, len(ws), len(ws), countGaps(ws)))
+			n.recorded, n.recordedWs, n.recordedMissing, len(ws), len(ws), countGaps(ws)))
 	}
-
-	printTable(o, ws, base, baseRuns, fleetRuns, fleetTook)
+	printTable(b.o, ws, b.base, b.baseRuns, n.runs, n.took)
 	fmt.Printf("fake Elido: %d requests from the fleet (%.1f a workspace), 429s answered: %d (all session: %d), most requests of one key in a minute: %d of %d\n",
-		reqAfter-reqBefore, float64(reqAfter-reqBefore)/float64(len(ws)), limitedAfter-limitedBefore, limitedAfter, maxPerMinute, o.keyLimit)
-	fmt.Printf("history: %d runs recorded by the fleet, of %d workspaces, %d days missing among them\n", runs, runWorkspaces, missingDays)
+		n.requests, float64(n.requests)/float64(len(ws)), n.limited, n.limitedBefore+n.limited, n.maxPerMinute, b.o.keyLimit)
+	fmt.Printf("history: %d runs recorded by the fleet, of %d workspaces, %d days missing among them\n", n.recorded, n.recordedWs, n.recordedMissing)
 	if len(problems) > 0 {
 		for _, p := range problems {
 			fmt.Println("FAIL:", p)
