@@ -40,13 +40,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/clickrecon/clickrecon/bench/internal/benchkit"
@@ -80,13 +78,7 @@ func main() {
 	flag.StringVar(&o.timeBin, "time", "/usr/bin/time", "GNU time, for the peak RSS (apt-get install time)")
 	flag.StringVar(&o.logs, "logs", "", "keep each run's log and GNU time's lines in this folder (NAME.log in the fleet, NAME-alone-N.log alone)")
 	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, o)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "fleet-bench:", err)
-		os.Exit(1)
-	}
+	benchkit.Main("fleet-bench", func(ctx context.Context) error { return run(ctx, o) })
 }
 
 // run measures the fleet's night against its baseline: the clickrecon

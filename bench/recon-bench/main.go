@@ -24,11 +24,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/clickrecon/clickrecon/bench/internal/benchkit"
@@ -90,13 +88,7 @@ func main() {
 	flag.StringVar(&o.mysql, "mysql", "", "measure a MySQL or MariaDB store instead: this mysql:// server (a database of its own is created and dropped), e.g. mysql://root@127.0.0.1:3306/test")
 	flag.StringVar(&o.client, "mysql-client", "mysql", "with -mysql, also measure the floor in one session of this mysql client, its start and connection included")
 	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, o)
-	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "recon-bench:", err)
-		os.Exit(1)
-	}
+	benchkit.Main("recon-bench", func(ctx context.Context) error { return run(ctx, o) })
 }
 
 func run(ctx context.Context, o options) error {

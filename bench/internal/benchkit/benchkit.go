@@ -5,9 +5,12 @@
 package benchkit
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 // WithSearchPath returns dsn with its connections' search_path set to
@@ -29,4 +32,16 @@ func EnvOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// Main runs a harness: run under a context that SIGINT or SIGTERM ends,
+// and an error printed after name, with exit 1.
+func Main(name string, run func(context.Context) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
 }
