@@ -36,6 +36,10 @@ type told struct {
 	api, local          int64
 	repeats             map[string]int // a webhook's possible repeats, per state
 	lastAlert, lastHeal int            // the nights they were told
+	// by is the order (in the channel) of the message whose word on the
+	// day stands: a reader goes by the newest message that speaks of a
+	// day, and an edit of an older one does not take its word back.
+	by int
 }
 
 // channel is what Slack was told, read back from the fake's posts.
@@ -117,6 +121,7 @@ func texts(raw []json.RawMessage) string {
 type message struct {
 	kind   string // alert, update, notice, reminder, recovery, worse, passed, other
 	text   string
+	order  int // the message's place in the channel (the post's, for an edit)
 	runKey string
 	repeat bool
 }
@@ -189,8 +194,10 @@ func (s *sim) check(r nightResult) {
 	// (1), (2): what Slack was told this night.
 	posts := s.slack.Posts()
 	heard := false
-	for _, p := range posts[s.seen:] {
+	for i, p := range posts[s.seen:] {
 		m := readMessage(p)
+		m.order = s.seen + i + 1
+		s.order[p.TS] = m.order
 		if *flagVerb {
 			s.t.Logf("  night %d posted %s: %s", n, m.kind, m.text)
 		}
@@ -234,6 +241,7 @@ func (s *sim) check(r nightResult) {
 	ups := s.slack.Updates()
 	for _, u := range ups[s.seenUp:] {
 		m := readMessage(slacktest.Post{Text: u.Text, Blocks: formBlocks(u.Body)})
+		m.order = s.order[u.TS]
 		if *flagVerb {
 			head, _, _ := strings.Cut(m.text, "\n")
 			s.t.Logf("  night %d edited %s: %s", n, m.kind, head)
@@ -379,7 +387,7 @@ func (s *sim) alerted(n int, m message) {
 		if !(tl.alerted && tl.status == status && tl.api == api && tl.local == local) {
 			s.violation(n, "gap never alerted", "%s shown as %s (Elido %d · store %d) \"as alerted\", but the channel shows %s", d, status, api, local, tl)
 		}
-		tl.alerted, tl.status, tl.api, tl.local = true, status, api, local
+		tl.alerted, tl.status, tl.api, tl.local, tl.by = true, status, api, local, m.order
 	}
 	// A new alert shows the window's gaps as they stand, those alerted
 	// before among them: it tells a gap twice when it tells nothing new.
@@ -406,7 +414,7 @@ func (s *sim) alerted(n int, m message) {
 			tl.lastAlert = n
 			delete(tl.repeats, "healed") // a new gap: its heal may be repeated once, marked
 		}
-		tl.alerted, tl.status, tl.api, tl.local = true, l.status, l.api, l.local
+		tl.alerted, tl.status, tl.api, tl.local, tl.by = true, l.status, l.api, l.local, m.order
 	}
 	s.updated(n, m, true)
 }
@@ -433,6 +441,9 @@ func (s *sim) updated(n int, m message, post bool) {
 	night, known := s.runs[m.runKey]
 	for _, h := range healRe.FindAllStringSubmatch(m.text, -1) {
 		tl := s.tell.day(h[1])
+		if !post && tl.by > m.order {
+			continue // a newer message speaks of the day
+		}
 		if post && !tl.alerted && m.repeat && s.c.slack == "webhook" && tl.repeats["healed"] == 0 {
 			tl.repeats["healed"]++ // a webhook's one marked repeat of a post never confirmed
 		} else if post && !tl.alerted {
@@ -447,7 +458,7 @@ func (s *sim) updated(n int, m message, post bool) {
 		if tl.alerted {
 			tl.lastHeal = n
 		}
-		tl.alerted = false
+		tl.alerted, tl.by = false, max(tl.by, m.order)
 	}
 	for _, c := range changeRe.FindAllStringSubmatch(m.text, -1) {
 		d, status, api, local := c[1], c[2], num(c[4]), num(c[5])
@@ -455,7 +466,10 @@ func (s *sim) updated(n int, m message, post bool) {
 			s.trueGap(n, night, known, d, status, api, local, m)
 		}
 		tl := s.tell.day(d)
-		tl.alerted, tl.status, tl.api, tl.local = true, status, api, local
+		if !post && tl.by > m.order {
+			continue // a newer message speaks of the day
+		}
+		tl.alerted, tl.status, tl.api, tl.local, tl.by = true, status, api, local, max(tl.by, m.order)
 	}
 }
 

@@ -229,8 +229,11 @@ type sim struct {
 	obs    observer
 	env    map[string]string
 	tell   *channel // what Slack was told, as the invariants read it
-	seen   int      // posts already read
-	seenUp int      // edits already read
+	// order is each post's place in the channel, by its ts, for the
+	// edits of it
+	order  map[string]int
+	seen   int // posts already read
+	seenUp int // edits already read
 	runs   map[string]int
 	snaps  map[int]snapshot
 	rows   []string // the history's tables, as migrate made them
@@ -255,7 +258,7 @@ func setup(t *testing.T, c simConfig) *sim {
 	rng := rand.New(rand.NewPCG(c.seed, mode))
 	s := &sim{t: t, c: c, rng: rng, clock: &clock{}, gate: &gate{}, loc: loc,
 		world: newWorld(rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())), loc),
-		runs:  map[string]int{}, snaps: map[int]snapshot{}, tell: newChannel()}
+		runs:  map[string]int{}, snaps: map[int]snapshot{}, tell: newChannel(), order: map[string]int{}}
 	s.world.spell = rand.New(rand.NewPCG(c.seed, mode|0x5e11<<16))
 	// The first night: 2027-03-01, the nights after it one a day, over
 	// both changes of summer time.
