@@ -164,8 +164,13 @@ func yamlEntry(n *yaml.Node, name string, known map[string]bool, bad func(line i
 			for j := 0; v.Kind == yaml.MappingNode && j+1 < len(v.Content); j += 2 {
 				name, err := secretOf(v.Content[j].Value)
 				if err != nil {
-					bad(v.Content[j].Line, "workspace %q: %v", e.Name, err)
-					continue
+					// A setting kept beside the secrets (the Slack
+					// channel, say) is a setting, its value as written.
+					var verr error
+					if name, verr = varOf(v.Content[j].Value, known); verr != nil {
+						bad(v.Content[j].Line, "workspace %q: %v", e.Name, err)
+						continue
+					}
 				}
 				set(v.Content[j].Line, name, v.Content[j+1])
 			}

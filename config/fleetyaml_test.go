@@ -51,11 +51,11 @@ workspaces:
     tz: America/New_York
     preset: daily
     fail_on: warn
-    channel: C0123
     secrets:
       elido_api_key: /s/b-key
       STORE_DSN_FILE: /s/b-dsn
       slack_bot_token_file: /s/b-bot
+      slack_channel: C0123
     settings:
       ELIDO_RATE_LIMIT: 120
 `,
