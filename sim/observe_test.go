@@ -114,24 +114,32 @@ func (o *sqliteObserver) tables(t *testing.T) []string {
 			out = append(out, db.name+" table "+n)
 		}
 	}
-	for _, d := range []struct{ name, dir string }{{"store", o.storeDir}, {"history", o.hisDir}} {
-		es, err := os.ReadDir(d.dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range es {
-			n := e.Name()
-			// SQLite's own companions of a file, which come and go.
-			if strings.HasSuffix(n, "-wal") || strings.HasSuffix(n, "-shm") || strings.HasSuffix(n, "-journal") {
-				continue
-			}
-			if i := strings.Index(n, ".lock-"); i > 0 {
-				n = n[:i] + ".lock-*" // the run lock's file, clickrecon's own
-			}
-			out = append(out, d.name+" file "+n)
-		}
-	}
+	out = append(out, sqliteFiles(t, "store", o.storeDir)...)
+	out = append(out, sqliteFiles(t, "history", o.hisDir)...)
 	sort.Strings(out)
+	return out
+}
+
+// sqliteFiles lists the files of dir, which holds SQLite databases, as
+// "<name> file <file>": SQLite's own companions of a file, which come and
+// go, are left out, and the run lock's file (clickrecon's own) is named
+// without its suffix.
+func sqliteFiles(t *testing.T, name, dir string) []string {
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		n := e.Name()
+		if strings.HasSuffix(n, "-wal") || strings.HasSuffix(n, "-shm") || strings.HasSuffix(n, "-journal") {
+			continue
+		}
+		if i := strings.Index(n, ".lock-"); i > 0 {
+			n = n[:i] + ".lock-*"
+		}
+		out = append(out, name+" file "+n)
+	}
 	return out
 }
 
@@ -285,20 +293,7 @@ func (o *myObserver) tables(t *testing.T) []string {
 	for _, n := range names {
 		out = append(out, "store table "+n)
 	}
-	es, err := os.ReadDir(o.hisDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range es {
-		n := e.Name()
-		if strings.HasSuffix(n, "-wal") || strings.HasSuffix(n, "-shm") || strings.HasSuffix(n, "-journal") {
-			continue
-		}
-		if i := strings.Index(n, ".lock-"); i > 0 {
-			n = n[:i] + ".lock-*"
-		}
-		out = append(out, "history file "+n)
-	}
+	out = append(out, sqliteFiles(t, "history", o.hisDir)...)
 	sort.Strings(out)
 	return out
 }
