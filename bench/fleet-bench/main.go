@@ -39,7 +39,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -133,11 +132,9 @@ func (o options) check() error {
 // it from the page cache.
 func (o *options) ready(ctx context.Context, tmp string) error {
 	if o.binary == "" {
-		o.binary = filepath.Join(tmp, "clickrecon")
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", o.binary, "./cmd/clickrecon")
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("go build ./cmd/clickrecon (run from the repository root): %w", err)
+		var err error
+		if o.binary, err = benchkit.Build(ctx, tmp); err != nil {
+			return err
 		}
 	}
 	if err := benchkit.DropPageCache(o.binary); err != nil {

@@ -23,7 +23,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -101,7 +100,7 @@ func run(ctx context.Context, o options) error {
 	}
 	defer os.RemoveAll(tmp)
 	if o.binary == "" {
-		if o.binary, err = build(ctx, tmp); err != nil {
+		if o.binary, err = benchkit.Build(ctx, tmp); err != nil {
 			return err
 		}
 	}
@@ -161,17 +160,6 @@ func (o options) check() error {
 		return fmt.Errorf("%s: %w (apt-get install time)", o.timeBin, err)
 	}
 	return nil
-}
-
-// build builds ./cmd/clickrecon into dir and returns the binary's path.
-func build(ctx context.Context, dir string) (string, error) {
-	bin := filepath.Join(dir, "clickrecon")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/clickrecon")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return bin, fmt.Errorf("go build ./cmd/clickrecon (run from the repository root): %w", err)
-	}
-	return bin, nil
 }
 
 // runEnv is the environment of a measured run: the fake Elido at api,

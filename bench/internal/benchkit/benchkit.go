@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 )
 
@@ -44,4 +46,16 @@ func Main(name string, run func(context.Context) error) {
 		fmt.Fprintln(os.Stderr, name+":", err)
 		os.Exit(1)
 	}
+}
+
+// Build builds ./cmd/clickrecon (from the repository's root) into dir
+// and returns the binary's path.
+func Build(ctx context.Context, dir string) (string, error) {
+	bin := filepath.Join(dir, "clickrecon")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/clickrecon")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return bin, fmt.Errorf("go build ./cmd/clickrecon (run from the repository root): %w", err)
+	}
+	return bin, nil
 }
