@@ -23,26 +23,21 @@ func TestServeSendsEveryFileWholeFromABucket(t *testing.T) {
 	if _, err := storage.Write(local, rep); err != nil {
 		t.Fatal(err)
 	}
-	for name, dest := range map[string]func(t *testing.T) *storage.Dest{
-		"folder": func(t *testing.T) *storage.Dest { _, d := localServeDir(t); return d },
-		"s3": func(t *testing.T) *storage.Dest {
-			dir, _ := newS3(t, "nightly")
-			return writeRuns(t, dir)
-		},
-		// Over HTTPS the AWS SDK, left to itself, sends a PUT's body
-		// aws-chunked with a trailing checksum, which an S3 server may
-		// store as it came, framing and all.
-		"s3 over https": func(t *testing.T) *storage.Dest {
-			dir, _ := s3test.Start(t, "nightly", s3test.Options{TLS: true})
-			return writeRuns(t, dir)
-		},
-		// A server whose HEAD declares fewer bytes than its GET sends:
-		// what is served is what the GET declares.
-		"s3 whose HEAD and GET disagree": func(t *testing.T) *storage.Dest {
-			dir, _ := s3test.Start(t, "nightly", s3test.Options{Wrap: shortHead})
-			return writeRuns(t, dir)
-		},
-	} {
+	dests := servedDests()
+	// Over HTTPS the AWS SDK, left to itself, sends a PUT's body
+	// aws-chunked with a trailing checksum, which an S3 server may store
+	// as it came, framing and all.
+	dests["s3 over https"] = func(t *testing.T) *storage.Dest {
+		dir, _ := s3test.Start(t, "nightly", s3test.Options{TLS: true})
+		return writeRuns(t, dir)
+	}
+	// A server whose HEAD declares fewer bytes than its GET sends: what is
+	// served is what the GET declares.
+	dests["s3 whose HEAD and GET disagree"] = func(t *testing.T) *storage.Dest {
+		dir, _ := s3test.Start(t, "nightly", s3test.Options{Wrap: shortHead})
+		return writeRuns(t, dir)
+	}
+	for name, dest := range dests {
 		t.Run(name, func(t *testing.T) {
 			srv, logs := startServe(t, dest(t))
 			for _, file := range report.Files {

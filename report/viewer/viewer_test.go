@@ -175,14 +175,20 @@ func checkHeaders(t *testing.T, resp *http.Response) {
 	}
 }
 
-func TestServeIndexListsRunsNewestFirst(t *testing.T) {
-	for name, dest := range map[string]func(t *testing.T) *storage.Dest{
+// servedDests are the destinations the serve tests run over: a folder
+// (localServeDir's) and a bucket, each holding writeRuns' runs.
+func servedDests() map[string]func(t *testing.T) *storage.Dest {
+	return map[string]func(t *testing.T) *storage.Dest{
 		"folder": func(t *testing.T) *storage.Dest { _, d := localServeDir(t); return d },
 		"s3": func(t *testing.T) *storage.Dest {
 			dir, _ := newS3(t, "nightly")
 			return writeRuns(t, dir)
 		},
-	} {
+	}
+}
+
+func TestServeIndexListsRunsNewestFirst(t *testing.T) {
+	for name, dest := range servedDests() {
 		t.Run(name, func(t *testing.T) {
 			srv, _ := startServe(t, dest(t))
 			resp, body := get(t, srv, http.MethodGet, "/")
@@ -221,13 +227,7 @@ func TestServeIndexListsRunsNewestFirst(t *testing.T) {
 // is self-contained (no script, nothing from another origin), and says
 // which parameter is wrong.
 func TestServeTrendPage(t *testing.T) {
-	for name, dest := range map[string]func(t *testing.T) *storage.Dest{
-		"folder": func(t *testing.T) *storage.Dest { _, d := localServeDir(t); return d },
-		"s3": func(t *testing.T) *storage.Dest {
-			dir, _ := newS3(t, "nightly")
-			return writeRuns(t, dir)
-		},
-	} {
+	for name, dest := range servedDests() {
 		t.Run(name, func(t *testing.T) {
 			srv, _ := startServe(t, dest(t))
 			resp, body := get(t, srv, http.MethodGet, "/trend?from=2026-10-20&to=2026-10-31")
