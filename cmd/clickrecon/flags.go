@@ -133,7 +133,7 @@ func serveFlags(c *config.Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.ReportDir, "report-dir", c.ReportDir, "folder or object-storage URL (s3://, file://; gs://, azblob:// in a build with -tags gcs, azblob) the runs write their reports to; serve only reads it (RECON_REPORT_DIR)")
 	fs.StringVar(&c.Addr, "addr", serveAddr, "HOST:PORT to listen on; the default is reached only from this machine or pod (kubectl port-forward)")
 	fs.Usage = func() {
-		fmt.Fprint(out, "Usage: clickrecon serve [flags]\n\nA read-only web server over the reports: / lists the runs, newest first,\nand links each run's report.html. It never writes or deletes.\n\nFlags (each also set by the variable named in brackets; a flag wins):\n")
+		fmt.Fprint(out, "Usage: clickrecon serve [flags]\n\nA read-only web server over the reports: / lists the runs, newest first,\nand links each run's report.html; /trend puts the nights side by side (from\nthe run history when HISTORY_DSN is set). It never writes or deletes.\n\nFlags (each also set by the variable named in brackets; a flag wins):\n")
 		flaghelp.Print(out, fs, true)
 	}
 	return fs
