@@ -147,7 +147,7 @@ func trendFlags(c *config.Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.From, "from", c.From, "first day of the range, YYYY-MM-DD (RECON_FROM)")
 	fs.StringVar(&c.To, "to", c.To, "last day of the range, YYYY-MM-DD; default yesterday in RECON_TZ (RECON_TO)")
 	fs.IntVar(&c.Nights, "nights", 90, "without --from: the range is this many days, ending at --to")
-	fs.StringVar(&c.Workspace, "workspace", c.WorkspaceID, "the workspace whose runs to read; empty: every workspace in the reports (ELIDO_WORKSPACE_ID)")
+	fs.StringVar(&c.Workspace, "workspace", c.WorkspaceID, "the workspace whose runs to read (with RECON_FLEET_FILE, an entry's name too); empty: every workspace in the reports (ELIDO_WORKSPACE_ID)")
 	fs.StringVar(&c.By, "by", "week", "the periods of the text and the CSV: day, week or month")
 	fs.Usage = usageOf(out, fs, "trend", "", varsNote, true, trendTail)
 	return fs
