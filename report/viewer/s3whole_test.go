@@ -27,13 +27,13 @@ func TestServeSendsEveryFileWholeFromABucket(t *testing.T) {
 	// Over HTTPS the AWS SDK, left to itself, sends a PUT's body
 	// aws-chunked with a trailing checksum, which an S3 server may store
 	// as it came, framing and all.
-	dests["s3 over https"] = func(t *testing.T) *storage.Dest {
+	dests["s3_over_https"] = func(t *testing.T) *storage.Dest {
 		dir, _ := s3test.Start(t, "nightly", s3test.Options{TLS: true})
 		return writeRuns(t, dir)
 	}
 	// A server whose HEAD declares fewer bytes than its GET sends: what is
 	// served is what the GET declares.
-	dests["s3 whose HEAD and GET disagree"] = func(t *testing.T) *storage.Dest {
+	dests["s3_whose_head_and_get_disagree"] = func(t *testing.T) *storage.Dest {
 		dir, _ := s3test.Start(t, "nightly", s3test.Options{Wrap: shortHead})
 		return writeRuns(t, dir)
 	}
