@@ -111,14 +111,12 @@ func planGaps(rep report.Report, csv []byte, a alertFacts, st gapSettings) gapSe
 		cv := st.caveats
 		if len(p.same) > 0 {
 			cv.Alerted = map[string]bool{}
-			// Only a day Slack confirmed is shown as alerted: one whose
-			// posts all lost their answer may never have reached the
-			// channel (a webhook cannot read it back), and is shown as a
-			// gap.
+			// A day alerted with these numbers is shown as alerted: one
+			// Slack confirmed, and one told twice without an answer,
+			// which is taken as told (decideGaps). Showing that one as a
+			// gap again would tell it a third time.
 			for _, d := range p.same {
-				if p.prior[d.Date].Unconfirmed == 0 {
-					cv.Alerted[d.Date] = true
-				}
+				cv.Alerted[d.Date] = true
 			}
 		}
 		m := alert.RenderWith(rep, since, cv)

@@ -37,6 +37,9 @@ func pendingSince(in history.Intent, since time.Time) time.Time {
 // unconfirmed (0 for none), which a message marked as a possible repeat
 // names (history.Intent.RepeatOf):
 //
+//   - a post recorded but never handed to Slack (the run died between its
+//     intent and its post: history.Intent.Sent is false) told nothing
+//     (history.Abandon), whatever the transport;
 //   - a bot post, with a bot token, is looked for in the channel through
 //     its metadata (alert.Notifier.FindPosted): found, Slack has it
 //     (history.MarkPosted with its ts); not found, it never arrived
@@ -57,6 +60,11 @@ func resolvePending(ctx context.Context, h *history.History, n *alert.Notifier, 
 	}
 	for _, p := range pending {
 		switch {
+		case !p.Sent:
+			// Recorded, never handed to Slack: it told nothing.
+			if err := h.Abandon(ctx, p.ID); err != nil && !errors.Is(err, history.ErrResolved) {
+				return 0, err
+			}
 		case p.Transport == history.TransportBot && n.Transport() == alert.TransportBot:
 			ch, ts, found, err := n.FindPosted(ctx, alert.PostMark{ID: p.ID, RunKey: p.RunKey}, pendingSince(p, now.Add(-lookBack)))
 			if err != nil {
@@ -95,7 +103,9 @@ type outbox struct {
 
 // deliver posts m, the new message in, through the outbox: in is recorded
 // as pending first (a history that cannot take it means no post, an error
-// matching errNotIntended), the guard is checked, m is posted as it is
+// matching errNotIntended), the guard is checked, in is marked sent (so
+// that a run that dies before the post leaves a post the next run knows
+// never left, and gives up), m is posted as it is
 // (with a bot token, carrying in's id in its metadata so that a rerun can
 // find it), and the outcome is recorded: Slack accepted it
 // (history.MarkPosted, with the channel and ts Slack returned: what it
@@ -120,6 +130,9 @@ func (o outbox) deliver(ctx context.Context, in history.Intent, m alert.Message)
 	in.ID = id
 	if err := o.guard(ctx); err != nil {
 		return "", "", false, errors.Join(fmt.Errorf("nothing posted: %w", err), abandon(ctx, o.history, id))
+	}
+	if err := o.history.MarkSent(ctx, id); err != nil {
+		return "", "", false, errors.Join(fmt.Errorf("%w: %w", errNotIntended, err), abandon(ctx, o.history, id))
 	}
 	ch, ts, err = o.slack.Post(ctx, m, alert.PostMark{ID: id, RunKey: in.RunKey})
 	if errors.Is(err, alert.ErrUnconfirmed) {

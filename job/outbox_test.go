@@ -41,7 +41,10 @@ func TestResolvePending(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in.ID = id
+		if err := h.MarkSent(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		in.ID, in.Sent = id, true
 		return in
 	}
 	alerted := func(t *testing.T, h *history.History) map[string]history.Alert {
@@ -117,6 +120,35 @@ func TestResolvePending(t *testing.T) {
 			t.Errorf("%d posts pending, want the 1 kept", n)
 		}
 	})
+	// A run that died between its record of a post and the post (seed
+	// 1001 of the simulation, 149 nights: the day it would have shown
+	// again was then shown a third time) leaves a post it never sent:
+	// it told nothing, on either transport.
+	for _, transport := range []string{history.TransportWebhook, history.TransportBot} {
+		t.Run(transport+"_post_never_sent_is_abandoned", func(t *testing.T) {
+			h := newHistory(t)
+			a := gap
+			a.Transport = transport
+			if _, err := h.Intend(ctx, history.Intent{Scope: scope, RunKey: "rk1", Kind: history.KindAlert, Transport: transport,
+				From: "2026-11-24", To: "2026-11-26", Alerts: []history.Alert{a}}); err != nil {
+				t.Fatal(err)
+			}
+			n := hook(t)
+			if transport == history.TransportBot {
+				_, n = botNotifier(t)
+			}
+			repeat, err := resolvePending(ctx, h, n, scope, now)
+			if err != nil || repeat != 0 {
+				t.Fatalf("resolvePending = %d, %v; want 0, nil: nothing was sent, nothing may repeat", repeat, err)
+			}
+			if got := alerted(t, h); len(got) != 0 {
+				t.Errorf("alerts = %v, want none: the post never left", got)
+			}
+			if n := pendingAfter(t, h); n != 0 {
+				t.Errorf("%d posts still pending", n)
+			}
+		})
+	}
 	t.Run("webhook_post_is_repeated_once_then_taken_as_delivered", func(t *testing.T) {
 		h := newHistory(t)
 		first := intend(t, h, history.TransportWebhook, 0)

@@ -65,6 +65,7 @@ type queries struct {
 	intent            string
 	pendingIntents    string
 	resolveIntent     string
+	markSent          string
 	storeRows         string
 	adoptAlerts       string
 	adoptOutbox       string
@@ -98,6 +99,7 @@ func loadQueries(d dsn.Dialect) (queries, error) {
 		"intent":               &q.intent,
 		"pending_intents":      &q.pendingIntents,
 		"resolve_intent":       &q.resolveIntent,
+		"mark_sent":            &q.markSent,
 		"store_rows":           &q.storeRows,
 		"adopt_alerts":         &q.adoptAlerts,
 		"adopt_outbox":         &q.adoptOutbox,

@@ -79,8 +79,11 @@ type Intent struct {
 	// none, or when the post it may repeat is not known.
 	RepeatOf int64
 	State    string // set by the history: StatePending, StatePosted, StateUnconfirmed or StateAbandoned
-	Channel  string // set by MarkPosted; empty for a webhook
-	TS       string
+	// Sent says the post was handed to Slack (MarkSent): a pending post
+	// never sent told nothing, and is given up (Abandon).
+	Sent    bool
+	Channel string // set by MarkPosted; empty for a webhook
+	TS      string
 	// Created and Updated are RFC 3339 instants in UTC, set by the history.
 	Created, Updated string
 }
@@ -99,6 +102,7 @@ type intentRow struct {
 	Alerts      string `db:"alerts"`
 	RepeatOf    int64  `db:"repeat_of"`
 	State       string `db:"state"`
+	Sent        bool   `db:"sent"`
 	Channel     string `db:"channel"`
 	TS          string `db:"ts"`
 	Created     string `db:"created_at"`
@@ -109,7 +113,7 @@ type intentRow struct {
 func (r intentRow) intent() (Intent, error) {
 	in := Intent{ID: r.ID, Scope: Scope{WorkspaceID: r.WorkspaceID, StoreID: r.StoreID, TZ: r.TZ},
 		RunKey: r.RunKey, Kind: r.Kind, Transport: r.Transport, From: r.From, To: r.To,
-		RepeatOf: r.RepeatOf, State: r.State, Channel: r.Channel, TS: r.TS,
+		RepeatOf: r.RepeatOf, State: r.State, Sent: r.Sent, Channel: r.Channel, TS: r.TS,
 		Created: r.Created, Updated: r.Updated}
 	if err := json.Unmarshal([]byte(r.Alerts), &in.Alerts); err != nil {
 		return Intent{}, fmt.Errorf("read the days of intended post %d: %w", r.ID, err)
@@ -127,8 +131,8 @@ func (r intentRow) intent() (Intent, error) {
 // pending: resolve it (MarkPosted or Abandon) before intending another.
 var ErrPending = errors.New("an earlier Slack post of this workspace, store and zone is still pending: resolve it before posting again")
 
-// ErrResolved is returned by MarkPosted and Abandon for a post that is no
-// longer pending and was resolved otherwise.
+// ErrResolved is returned by MarkSent, MarkPosted and Abandon for a post
+// that is no longer pending and was resolved otherwise.
 var ErrResolved = errors.New("the intended Slack post was already resolved")
 
 // Intend records in as pending and returns its id. Call it immediately
@@ -173,7 +177,8 @@ func (h *History) Intend(ctx context.Context, in Intent) (int64, error) {
 
 // Pending returns the posts of s still pending, oldest first: those whose
 // outcome a run must settle (MarkPosted when the message is found in the
-// channel, Abandon when it is not) before it posts anything.
+// channel, Abandon when it is not or was never sent) before it posts
+// anything.
 func (h *History) Pending(ctx context.Context, s Scope) ([]Intent, error) {
 	var rows []intentRow
 	if err := h.db.SelectContext(ctx, &rows, h.q.pendingIntents, s.WorkspaceID, s.StoreID, s.TZ); err != nil {
@@ -188,6 +193,25 @@ func (h *History) Pending(ctx context.Context, s Scope) ([]Intent, error) {
 		out = append(out, in)
 	}
 	return out, nil
+}
+
+// MarkSent records that the pending post id is being handed to Slack.
+// Call it immediately before the post, and post only when it returns nil:
+// a pending post never marked sent told nothing, and the next run gives it
+// up (Abandon) instead of counting it as told without an answer. A post no
+// longer pending (another run settled it) gives an error wrapping
+// ErrResolved.
+func (h *History) MarkSent(ctx context.Context, id int64) error {
+	res, err := h.db.ExecContext(ctx, h.q.markSent, id)
+	if err != nil {
+		return fmt.Errorf("mark Slack post %d sent: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("mark Slack post %d sent: %w", id, err)
+	} else if n == 0 {
+		return fmt.Errorf("mark Slack post %d sent: %w", id, ErrResolved)
+	}
+	return nil
 }
 
 // MarkPosted records that the intended post id was taken by Slack as the

@@ -256,7 +256,7 @@ func TestMigrateAddsTheOutboxToAnExistingHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]string{"002_outbox", "003_notices", "004_unknown_totals", "005_outbox_outcomes", "006_trend", "007_repaired"}, applied); diff != "" {
+		if diff := cmp.Diff([]string{"002_outbox", "003_notices", "004_unknown_totals", "005_outbox_outcomes", "006_trend", "007_repaired", "008_outbox_sent"}, applied); diff != "" {
 			t.Errorf("Migrate applied (-want +got):\n%s", diff)
 		}
 		h2, err := Open(ctx, mustParse(t, dsn, false))
@@ -334,6 +334,75 @@ func TestAdoptStoreID(t *testing.T) {
 	})
 }
 
+// A post is marked sent as it is handed to Slack: Pending says so, and a
+// post no longer pending cannot be marked (the run then posts nothing).
+func TestMarkSent(t *testing.T) {
+	each(t, func(t *testing.T, dsn string) {
+		h := migrated(t, dsn)
+		ctx := context.Background()
+		id, err := h.Intend(ctx, sampleIntent("rk1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent := func() bool {
+			t.Helper()
+			p, err := h.Pending(ctx, scope)
+			if err != nil || len(p) != 1 {
+				t.Fatalf("Pending = %v, %v; want the one post", p, err)
+			}
+			return p[0].Sent
+		}
+		if sent() {
+			t.Error("a post only recorded reads as sent")
+		}
+		if err := h.MarkSent(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if !sent() {
+			t.Error("a post marked sent reads as not sent")
+		}
+		// A sent post may still be given up: Slack refused it.
+		if err := h.Abandon(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.MarkSent(ctx, id); !errors.Is(err, ErrResolved) {
+			t.Errorf("MarkSent of an abandoned post = %v, want ErrResolved", err)
+		}
+	})
+}
+
+// A history from before 008 keeps its pending posts as possibly sent: an
+// earlier release may have posted them, so the next run settles them as
+// it did (never gives them up unseen); abandoned ones stay unsent.
+func TestMigrateOutboxSentKeepsPendingPostsAsMaybeSent(t *testing.T) {
+	each(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		h := migratedUpTo(t, dsn, "008")
+		for _, state := range []string{"abandoned", "pending"} {
+			if _, err := h.db.ExecContext(ctx, h.db.Rebind(`INSERT INTO outbox (workspace_id, store_id, tz, run_key, kind, transport, window_from, window_to, alerts, state)
+				VALUES ('48213', 'st_a', 'Europe/Warsaw', 'rk0', 'alert', 'webhook', '2026-11-24', '2026-11-26', '[]', ?)`), state); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := Migrate(ctx, mustParse(t, dsn, true)); err != nil {
+			t.Fatal(err)
+		}
+		h2, err := Open(ctx, mustParse(t, dsn, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h2.Close()
+		p, err := h2.Pending(ctx, scope)
+		if err != nil || len(p) != 1 || !p[0].Sent {
+			t.Errorf("Pending after migrating = %+v, %v; want the one pending post, as sent", p, err)
+		}
+		var sent int
+		if err := h2.db.Get(&sent, "SELECT COUNT(*) FROM outbox WHERE sent_at IS NOT NULL"); err != nil || sent != 1 {
+			t.Errorf("posts marked sent = %d, %v; want 1 (the abandoned one was never known sent)", sent, err)
+		}
+	})
+}
+
 // migratedUpTo returns a history on dsn with only the migrations before
 // version applied, as an earlier version of clickrecon left it.
 func migratedUpTo(t *testing.T, dsn, version string) *History {
@@ -394,7 +463,7 @@ func TestMigrateOutboxOutcomesKeepsEveryRow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]string{"005_outbox_outcomes", "006_trend", "007_repaired"}, applied); diff != "" {
+		if diff := cmp.Diff([]string{"005_outbox_outcomes", "006_trend", "007_repaired", "008_outbox_sent"}, applied); diff != "" {
 			t.Errorf("Migrate applied (-want +got):\n%s", diff)
 		}
 		h2, err := Open(ctx, mustParse(t, dsn, false))
