@@ -5,7 +5,10 @@
 // listed as surplus, never removed.
 //
 // A repair is planned per settled missing day and localised to the hours
-// whose Elido count differs from the store's. For each such hour it reads
+// whose Elido count differs from the store's, and those whose counts agree
+// but whose store rows repeat one another exactly (a click lost beside a
+// duplicate in the same hour leaves its count unchanged). For each such
+// hour it reads
 // every click Elido has (clicks/recent), checks that they add up to
 // Elido's hourly count (else the endpoint does not reach that far back, or
 // the hour changed while it was read, and the hour is refused), reads them

@@ -3,6 +3,7 @@ package repair
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/clickrecon/clickrecon/internal/words"
@@ -76,7 +77,9 @@ func (d DayPlan) Add() []Click {
 
 // Plan computes the repair of every day of o.Window: a settled day the
 // store has fewer clicks for than Elido is localised to the hours that
-// differ, each planned with PlanHour. It reads and writes nothing else; an
+// differ, and those whose counts agree over store rows that repeat one
+// another exactly, each planned with PlanHour (an hour of the second kind
+// is kept only when its clicks differ). It reads and writes nothing else; an
 // error is a source that could not be read, and no plan is returned then.
 func Plan(ctx context.Context, api Elido, st Store, o Options) ([]DayPlan, error) {
 	loc := o.Window.Loc
@@ -135,15 +138,57 @@ func planDay(ctx context.Context, api Elido, st Store, o Options, cols store.Col
 	}
 	for _, u := range units(apiHours, localHours, dayEnd, o.Wall) {
 		if u.API == u.Store {
-			continue
+			hidden, err := repeatsRows(ctx, st, o, u)
+			if err != nil {
+				return p, err
+			}
+			if !hidden {
+				continue
+			}
 		}
 		hp, err := planHour(ctx, api, st, o, u)
 		if err != nil {
 			return p, err
 		}
+		if u.API == u.Store && len(hp.Add)+len(hp.Surplus) == 0 {
+			continue // the store's twins are Elido's too
+		}
 		p.Hours = append(p.Hours, hp.holdable(cols))
 	}
 	return p, nil
+}
+
+// repeatsRows says whether the store's rows of h, an hour whose counts
+// agree, repeat one another exactly (the same instant, link and country):
+// a click lost beside a duplicate in the same hour leaves the hour's count
+// as Elido's, and only the clicks themselves show it. Such an hour is
+// planned as one that differs; an hour without a repeated row cannot hide
+// a lost click behind its count.
+func repeatsRows(ctx context.Context, st Store, o Options, h Hour) (bool, error) {
+	if h.Store < 2 {
+		return false, nil
+	}
+	rows, err := st.Clicks(ctx, o.Query, h.From, h.To)
+	if err != nil {
+		return false, err
+	}
+	type rowKey struct {
+		at            string
+		link, country string
+	}
+	seen := make(map[rowKey]bool, len(rows))
+	for _, c := range rows {
+		at := c.Wall
+		if at == "" {
+			at = strconv.FormatInt(c.TS.UnixMilli(), 10)
+		}
+		k := rowKey{at, c.LinkID, c.CountryCode}
+		if seen[k] {
+			return true, nil
+		}
+		seen[k] = true
+	}
+	return false, nil
 }
 
 // units are the day's hours as a repair compares them: each of Elido's

@@ -235,9 +235,13 @@ type refCase struct {
 // generate draws a case from seed for target tg: about 150 clicks on and
 // around the day, many near its DST switch and its bounds; about one in
 // six lost by the store (always, where its column cannot hold the link),
-// and a few surplus ones only the store has.
+// about one in ten of those it holds held twice, and a few surplus ones
+// only the store has.
 func generate(seed uint64, tg refTarget) refCase {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	// The store's duplicates are drawn from a stream of their own, so that
+	// every other draw of a seed is what it was before they were.
+	twins := rand.New(rand.NewPCG(seed^0x5bd1e995, seed))
 	z := refZones[r.IntN(len(refZones))]
 	if tg.wallZone != nil {
 		z = refZone{tg.wallZone, []string{"2026-06-15"}} // the wall-clock rules of DST days are not this table's
@@ -278,6 +282,9 @@ func generate(seed uint64, tg refTarget) refCase {
 		c.elido = append(c.elido, click)
 		if tg.holds(click.LinkID) && r.IntN(6) != 0 {
 			c.store = append(c.store, refClick{click, click.CountryCode == "" && r.IntN(2) == 0})
+			if twins.IntN(10) == 0 { // a receiver that stored it twice
+				c.store = append(c.store, c.store[len(c.store)-1])
+			}
 		}
 	}
 	for range r.IntN(6) {
@@ -351,8 +358,9 @@ func clickKey(k elidotest.Click) string {
 
 // plan is the repair the reference expects: nothing unless the store has
 // fewer of the day's clicks than Elido; else each hour whose counts
-// differ, with the multiset differences, refused when a click to add is
-// one the store's columns cannot hold.
+// differ, and each whose counts agree but whose clicks differ where the
+// store holds a click twice, with the multiset differences, refused when a
+// click to add is one the store's columns cannot hold.
 func (c refCase) plan(tg refTarget) []refHour {
 	api, local := c.count(c.elido), c.count(c.storeClicks())
 	if local.total >= api.total {
@@ -361,9 +369,6 @@ func (c refCase) plan(tg refTarget) []refHour {
 	from, _ := c.bounds()
 	var out []refHour
 	for i := range api.hours {
-		if api.hours[i] == local.hours[i] {
-			continue
-		}
 		h := refHour{From: from.Add(time.Duration(i) * time.Hour).UTC()}
 		n := map[string]int{}
 		inHour := func(k elidotest.Click) bool { return c.inDay(k.TS) && int(k.TS.Sub(from)/time.Hour) == i }
@@ -372,10 +377,20 @@ func (c refCase) plan(tg refTarget) []refHour {
 				n[clickKey(k)]++
 			}
 		}
+		twice, held := false, map[string]bool{}
 		for _, k := range c.storeClicks() {
 			if inHour(k) {
 				n[clickKey(k)]--
+				twice = twice || held[clickKey(k)]
+				held[clickKey(k)] = true
 			}
+		}
+		differ := false
+		for _, v := range n {
+			differ = differ || v != 0
+		}
+		if api.hours[i] == local.hours[i] && !(twice && differ) {
+			continue
 		}
 		for _, k := range c.elido {
 			if inHour(k) && n[clickKey(k)] > 0 {
