@@ -3,6 +3,7 @@ package repair
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -78,8 +79,10 @@ func (d DayPlan) Add() []Click {
 // Plan computes the repair of every day of o.Window: a settled day the
 // store has fewer clicks for than Elido is localised to the hours that
 // differ, and those whose counts agree over store rows that repeat one
-// another exactly, each planned with PlanHour (an hour of the second kind
-// is kept only when its clicks differ). It reads and writes nothing else; an
+// another exactly, each planned with PlanHour; on a day where one of them
+// shows a row Elido does not count, every other hour holding rows is
+// planned too (an hour whose counts agree is kept only when its clicks
+// differ). It reads and writes nothing else; an
 // error is a source that could not be read, and no plan is returned then.
 func Plan(ctx context.Context, api Elido, st Store, o Options) ([]DayPlan, error) {
 	loc := o.Window.Loc
@@ -136,24 +139,49 @@ func planDay(ctx context.Context, api Elido, st Store, o Options, cols store.Col
 			return p, fmt.Errorf("hour %d starts at %s for Elido, %s for the store", i, apiHours[i].Start.UTC().Format(time.RFC3339), localHours[i].Start.UTC().Format(time.RFC3339))
 		}
 	}
-	for _, u := range units(apiHours, localHours, dayEnd, o.Wall) {
+	us := units(apiHours, localHours, dayEnd, o.Wall)
+	var agree []Hour // hours whose counts agree, not read
+	foreign := false // the store holds a row of the day Elido does not count
+	plan := func(u Hour) error {
+		hp, err := planHour(ctx, api, st, o, u)
+		if err != nil {
+			return err
+		}
+		foreign = foreign || len(hp.Surplus) > 0
+		if u.API == u.Store && len(hp.Add)+len(hp.Surplus) == 0 {
+			return nil // its clicks agree too
+		}
+		p.Hours = append(p.Hours, hp.holdable(cols))
+		return nil
+	}
+	for _, u := range us {
 		if u.API == u.Store {
 			hidden, err := repeatsRows(ctx, st, o, u)
 			if err != nil {
 				return p, err
 			}
 			if !hidden {
+				agree = append(agree, u)
 				continue
 			}
 		}
-		hp, err := planHour(ctx, api, st, o, u)
-		if err != nil {
+		if err := plan(u); err != nil {
 			return p, err
 		}
-		if u.API == u.Store && len(hp.Add)+len(hp.Surplus) == 0 {
-			continue // the store's twins are Elido's too
+	}
+	// A row Elido does not count (a duplicate, a click Elido revised
+	// away, a row of another source) can cancel a lost click in its
+	// hour's count: on a day that holds one, every hour is read.
+	if foreign {
+		for _, u := range agree {
+			if u.Store == 0 {
+				continue // nothing to cancel a lost click: its count shows it
+			}
+			if err := plan(u); err != nil {
+				return p, err
+			}
 		}
-		p.Hours = append(p.Hours, hp.holdable(cols))
+		slices.SortFunc(p.Hours, func(a, b HourPlan) int { return a.From.Compare(b.From) })
 	}
 	return p, nil
 }

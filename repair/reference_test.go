@@ -359,15 +359,17 @@ func clickKey(k elidotest.Click) string {
 // plan is the repair the reference expects: nothing unless the store has
 // fewer of the day's clicks than Elido; else each hour whose counts
 // differ, and each whose counts agree but whose clicks differ where the
-// store holds a click twice, with the multiset differences, refused when a
-// click to add is one the store's columns cannot hold.
+// store holds a click twice (or, once one of those shows a row Elido does
+// not count, anywhere on the day), with the multiset differences, refused
+// when a click to add is one the store's columns cannot hold.
 func (c refCase) plan(tg refTarget) []refHour {
 	api, local := c.count(c.elido), c.count(c.storeClicks())
 	if local.total >= api.total {
 		return nil
 	}
 	from, _ := c.bounds()
-	var out []refHour
+	var out, hidden []refHour
+	foreign := false
 	for i := range api.hours {
 		h := refHour{From: from.Add(time.Duration(i) * time.Hour).UTC()}
 		n := map[string]int{}
@@ -389,9 +391,6 @@ func (c refCase) plan(tg refTarget) []refHour {
 		for _, v := range n {
 			differ = differ || v != 0
 		}
-		if api.hours[i] == local.hours[i] && !(twice && differ) {
-			continue
-		}
 		for _, k := range c.elido {
 			if inHour(k) && n[clickKey(k)] > 0 {
 				n[clickKey(k)]--
@@ -410,7 +409,18 @@ func (c refCase) plan(tg refTarget) []refHour {
 		}
 		slices.Sort(h.Add)
 		slices.Sort(h.Surplus)
-		out = append(out, h)
+		switch {
+		case api.hours[i] != local.hours[i] || twice && differ:
+			out = append(out, h)
+			foreign = foreign || len(h.Surplus) > 0
+		case differ:
+			hidden = append(hidden, h) // a lost click and a row Elido does not count
+		}
+	}
+	// A day holding a row Elido does not count has every hour read.
+	if foreign {
+		out = append(out, hidden...)
+		slices.SortFunc(out, func(a, b refHour) int { return a.From.Compare(b.From) })
 	}
 	return out
 }
