@@ -129,6 +129,7 @@ var stats = struct {
 }{faults: map[string]int{}, events: map[string]int{}, violations: map[string]int{}}
 
 func TestSimulation(t *testing.T) {
+	t.Parallel() // beside TestSimulationSeedsThatFound
 	// The CI mode: 10 seeds × 2 Slack transports × 2 databases × 25
 	// nights = 1,000 nights.
 	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
@@ -246,6 +247,12 @@ func runSim(t *testing.T, c simConfig) {
 		if t.Failed() {
 			t.Fatalf("seed %d failed at night %d of %d; replay it with:\n  %s", c.seed, n, c.nights, c.replay(n))
 		}
+	}
+	// The nights side by side: the first night's window to the last's.
+	first := reconcile.Date{Year: 2027, Month: 3, Day: 1}
+	s.checkTrend(c.nights, first.AddDays(-5), first.AddDays(c.nights-2))
+	if t.Failed() {
+		t.Fatalf("seed %d: the trend of its %d nights differs from their reports; replay it with:\n  %s", c.seed, c.nights, c.replay(c.nights))
 	}
 }
 
@@ -437,8 +444,12 @@ func (s *sim) night(n int) {
 	killed := s.gate.isDead()
 	code := out.Code
 	if repairCmd && !killed && ctx.Err() == nil {
-		rc := s.repair(ctx, env, &stdout)
-		_ = rc
+		var said bytes.Buffer
+		s.repair(ctx, env, &said)
+		if *flagVerb {
+			t.Logf("night %d repair said:\n%s", n, said.String())
+		}
+		stdout.Write(said.Bytes())
 	}
 	killed = s.gate.isDead()
 	struck := f.name != "" && (f.plan == nil || s.gate.didFire())
