@@ -259,7 +259,7 @@ func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	if interrupted == nil {
 		res, reviseErr = revise(ctx, log, h, o.WorkspaceID, w, res)
 	}
-	rep := runReport(o, d, res, storeID, interrupted, drill, diag)
+	rep := runReport(o, d, res, knownStoreID(ctx, log, h, o, identityID), interrupted, drill, diag)
 	if st != nil && interrupted == nil {
 		rr := o.repairRun()
 		rr.Reads = diag.Reads
@@ -285,6 +285,26 @@ func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		e.older = older
 	}
 	return endRun(ctx, e, out), reportErr
+}
+
+// knownStoreID is the store id the run's report and recorded run go by:
+// the store's identity (identityID); when the store could not say what it
+// is, the identity the same STORE_DSN last had, as the history remembers
+// it (history.KnownStoreID); else "", a store not identified, which the
+// trend counts as the one store its workspace reads in the zone, if it
+// reads one. So a night whose store was down stays in the store's trend.
+// Such a night compared no day (the store not opened), or posts nothing
+// (the store did not say what it is), so its alerts are not at stake; its
+// notice goes by what it knows itself (noticeScopes).
+func knownStoreID(ctx context.Context, log *slog.Logger, h *history.History, o Options, identityID string) string {
+	if identityID != "" || h == nil || o.LegacyStoreID == "" {
+		return identityID
+	}
+	id, _, err := h.KnownStoreID(ctx, o.WorkspaceID, o.LegacyStoreID)
+	if err != nil {
+		log.Warn("the store's last identity not read: the report names no store", "err", err)
+	}
+	return id
 }
 
 // storeTimes is what a run says of the store's times without an offset,

@@ -161,6 +161,43 @@ func TestRunWithoutTheStore(t *testing.T) {
 	}
 }
 
+// A night whose store cannot be opened names its report, and its recorded
+// run, after the identity the same STORE_DSN last had, so that the trend
+// keeps the night in the store's series (the simulation's seeds 4 to 10 on
+// PostgreSQL: the store gone for a night made a series of its own, under
+// the id of how STORE_DSN spells it).
+func TestRunWithoutTheStoreKeepsItsIdentity(t *testing.T) {
+	_, o, d := setup(t)
+	o.History = migratedHistory(t, "sqlite:"+filepath.Join(t.TempDir(), "history.db"))
+	o.LegacyStoreID = "st_as_store_dsn_spells_it"
+	first, err := Run(context.Background(), o, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	identity := first.Report.StoreID
+	if identity == o.LegacyStoreID || identity == "" {
+		t.Fatalf("the first run names the store %q, want its identity", identity)
+	}
+	o.Store, o.RunKey = vanished(t, store.ParseDSN), "test-2"
+	down, err := Run(context.Background(), o, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if down.Err(PartStore) == nil {
+		t.Fatal("the store was opened")
+	}
+	if down.Report.StoreID != identity {
+		t.Errorf("the night without its store names it %q, want %q, the identity it last had", down.Report.StoreID, identity)
+	}
+
+	// Without a history to remember it, the report names no store: the
+	// trend counts it as the one store its workspace reads in the zone.
+	o.History = dsn.Target{}
+	if alone, err := Run(context.Background(), o, d); err != nil || alone.Report.StoreID != "" {
+		t.Errorf("without a history: %q, %v; want no store", alone.Report.StoreID, err)
+	}
+}
+
 // Days older than Elido's retention are unknown without a request; the
 // rest are read.
 func TestReadElidoRetention(t *testing.T) {

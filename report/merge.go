@@ -25,9 +25,19 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Window.From < sorted[j].Window.From })
 	first := sorted[0]
 	var keys []string
+	store := ""
 	for i, s := range sorted {
 		if err := checkShard(s, first); err != nil {
 			return Report{}, err
+		}
+		// A shard whose store was not identified ("": it could not be
+		// opened) is of the others' store.
+		switch {
+		case s.StoreID == "" || s.StoreID == store:
+		case store == "":
+			store = s.StoreID
+		default:
+			return Report{}, fmt.Errorf("reports of two stores (%s and %s) cannot be merged: the shards of one backfill read one store with one query", store, s.StoreID)
 		}
 		if i > 0 {
 			if err := shardsMeet(sorted[i-1], s); err != nil {
@@ -49,7 +59,7 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 		Tool:          Tool,
 		RunKey:        RunKey(first.WorkspaceID, reconcile.Window{From: from, To: to, Loc: loc}, "merge:"+strings.Join(keys, ",")),
 		WorkspaceID:   first.WorkspaceID,
-		StoreID:       first.StoreID,
+		StoreID:       store,
 		Window:        Window{From: first.Window.From, To: last.Window.To, TZ: first.Window.TZ},
 		GeneratedAt:   generatedAt.UTC().Truncate(time.Second),
 		Days:          []Day{},
@@ -65,7 +75,7 @@ func Merge(shards []Report, generatedAt time.Time) (Report, error) {
 
 // checkShard reports whether shard s may be merged with first: its days
 // pass CheckDays, clickrecon wrote it in this schema version, and it is of
-// first's workspace, store and zone.
+// first's workspace and zone (Merge checks the store).
 func checkShard(s, first Report) error {
 	if err := s.CheckDays(); err != nil {
 		return fmt.Errorf("shard %s (%s..%s): %w", s.RunKey, s.Window.From, s.Window.To, err)
@@ -77,8 +87,6 @@ func checkShard(s, first Report) error {
 		return fmt.Errorf("report %s has schema_version %d; this clickrecon merges version %d", s.RunKey, s.SchemaVersion, SchemaVersion)
 	case s.WorkspaceID != first.WorkspaceID:
 		return fmt.Errorf("reports of two workspaces (%s and %s) cannot be merged", first.WorkspaceID, s.WorkspaceID)
-	case s.StoreID != first.StoreID:
-		return fmt.Errorf("reports of two stores (%s and %s) cannot be merged: the shards of one backfill read one store with one query", first.StoreID, s.StoreID)
 	case s.Window.TZ != first.Window.TZ:
 		return fmt.Errorf("reports in two time zones (%s and %s) cannot be merged: their days are not the same days", first.Window.TZ, s.Window.TZ)
 	}

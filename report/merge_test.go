@@ -107,6 +107,15 @@ func TestMergeRefuses(t *testing.T) {
 			r.StoreID = StoreID("another store")
 			return r
 		}()}, "two stores"},
+		{"two_stores_beside_one_not_identified", []Report{a, func() Report {
+			r := shardReport(t, "48213", "Europe/Warsaw", "2026-10-05", "2026-10-06")
+			r.StoreID = ""
+			return r
+		}(), func() Report {
+			r := shardReport(t, "48213", "Europe/Warsaw", "2026-10-07", "2026-10-08")
+			r.StoreID = StoreID("another store")
+			return r
+		}()}, "two stores"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,6 +123,21 @@ func TestMergeRefuses(t *testing.T) {
 				t.Errorf("err = %v, want one containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// A shard whose store was not identified (its store down) is of the
+// others' store, whichever comes first.
+func TestMergeTakesAShardOfNoStore(t *testing.T) {
+	t.Parallel()
+	a := shardReport(t, "48213", "Europe/Warsaw", "2026-10-01", "2026-10-04")
+	b := shardReport(t, "48213", "Europe/Warsaw", "2026-10-05", "2026-10-06")
+	a.StoreID = ""
+	for _, shards := range [][]Report{{a, b}, {b, a}} {
+		m, err := Merge(shards, time.Now())
+		if err != nil || m.StoreID != b.StoreID {
+			t.Errorf("Merge = store %q, %v; want %q", m.StoreID, err, b.StoreID)
+		}
 	}
 }
 

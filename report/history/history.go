@@ -66,6 +66,8 @@ type queries struct {
 	pendingIntents    string
 	resolveIntent     string
 	markSent          string
+	rememberStoreID   string
+	knownStoreID      string
 	storeRows         string
 	adoptAlerts       string
 	adoptOutbox       string
@@ -100,6 +102,8 @@ func loadQueries(d dsn.Dialect) (queries, error) {
 		"pending_intents":      &q.pendingIntents,
 		"resolve_intent":       &q.resolveIntent,
 		"mark_sent":            &q.markSent,
+		"remember_store_id":    &q.rememberStoreID,
+		"known_store_id":       &q.knownStoreID,
 		"store_rows":           &q.storeRows,
 		"adopt_alerts":         &q.adoptAlerts,
 		"adopt_outbox":         &q.adoptOutbox,

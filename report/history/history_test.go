@@ -110,7 +110,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]string{"001_history", "002_outbox", "003_notices", "004_unknown_totals", "005_outbox_outcomes", "006_trend", "007_repaired", "008_outbox_sent"}, first); diff != "" {
+		if diff := cmp.Diff([]string{"001_history", "002_outbox", "003_notices", "004_unknown_totals", "005_outbox_outcomes", "006_trend", "007_repaired", "008_outbox_sent", "009_store_ids"}, first); diff != "" {
 			t.Errorf("first Migrate applied (-want +got):\n%s", diff)
 		}
 		second, err := Migrate(ctx, mustParse(t, dsn, true))

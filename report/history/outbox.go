@@ -359,7 +359,8 @@ func uniqueViolation(err error) bool {
 // only while the history knows nothing under id, so it runs once per
 // store and never merges two stores' alerts: call it after the lock is
 // taken and before the alerts are read, on every run (it is cheap and
-// does nothing once adopted).
+// does nothing once adopted). It also records that legacyID is id, for a
+// run that cannot ask the store (KnownStoreID).
 func (h *History) AdoptStoreID(ctx context.Context, workspaceID, legacyID, id string) (int64, error) {
 	if legacyID == id || legacyID == "" {
 		return 0, nil
@@ -369,6 +370,9 @@ func (h *History) AdoptStoreID(ctx context.Context, workspaceID, legacyID, id st
 		var known int64
 		if err := tx.GetContext(ctx, &known, h.q.storeRows, workspaceID, id); err != nil {
 			return fmt.Errorf("count rows of store %s: %w", id, err)
+		}
+		if _, err := tx.ExecContext(ctx, h.q.rememberStoreID, workspaceID, legacyID, id); err != nil {
+			return fmt.Errorf("record the identity of store %s: %w", legacyID, err)
 		}
 		if known > 0 {
 			return nil
@@ -390,4 +394,19 @@ func (h *History) AdoptStoreID(ctx context.Context, workspaceID, legacyID, id st
 		return 0, fmt.Errorf("adopt the alerts of store %s as %s: %w", legacyID, id, err)
 	}
 	return moved, nil
+}
+
+// KnownStoreID returns the store identity that workspaceID's store,
+// spelled as legacyID, had when a run last identified it (AdoptStoreID),
+// and whether one did.
+func (h *History) KnownStoreID(ctx context.Context, workspaceID, legacyID string) (string, bool, error) {
+	var id string
+	err := h.db.GetContext(ctx, &id, h.q.knownStoreID, workspaceID, legacyID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read the identity of store %s: %w", legacyID, err)
+	}
+	return id, true, nil
 }

@@ -256,7 +256,7 @@ func TestMigrateAddsTheOutboxToAnExistingHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]string{"002_outbox", "003_notices", "004_unknown_totals", "005_outbox_outcomes", "006_trend", "007_repaired", "008_outbox_sent"}, applied); diff != "" {
+		if diff := cmp.Diff([]string{"002_outbox", "003_notices", "004_unknown_totals", "005_outbox_outcomes", "006_trend", "007_repaired", "008_outbox_sent", "009_store_ids"}, applied); diff != "" {
 			t.Errorf("Migrate applied (-want +got):\n%s", diff)
 		}
 		h2, err := Open(ctx, mustParse(t, dsn, false))
@@ -330,6 +330,32 @@ func TestAdoptStoreID(t *testing.T) {
 		}
 		if moved, err := h.AdoptStoreID(ctx, "48213", "same", "same"); err != nil || moved != 0 {
 			t.Errorf("AdoptStoreID of an id to itself = %d, %v", moved, err)
+		}
+	})
+}
+
+// A store's identity is remembered per workspace and DSN spelling, for the
+// runs that cannot ask the store: the latest a run found.
+func TestKnownStoreID(t *testing.T) {
+	each(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		h := migrated(t, dsn)
+		if id, ok, err := h.KnownStoreID(ctx, "48213", "st_legacy"); err != nil || ok {
+			t.Errorf("KnownStoreID before any run = %q, %v, %v; want none", id, ok, err)
+		}
+		for _, id := range []string{"st_first", "st_now"} { // the DSN pointed elsewhere since
+			if _, err := h.AdoptStoreID(ctx, "48213", "st_legacy", id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := h.AdoptStoreID(ctx, "99999", "st_legacy", "st_theirs"); err != nil {
+			t.Fatal(err)
+		}
+		if id, ok, err := h.KnownStoreID(ctx, "48213", "st_legacy"); err != nil || !ok || id != "st_now" {
+			t.Errorf("KnownStoreID = %q, %v, %v; want st_now, the latest", id, ok, err)
+		}
+		if id, ok, err := h.KnownStoreID(ctx, "99999", "st_legacy"); err != nil || !ok || id != "st_theirs" {
+			t.Errorf("KnownStoreID of another workspace = %q, %v, %v; want its own", id, ok, err)
 		}
 	})
 }
@@ -463,7 +489,7 @@ func TestMigrateOutboxOutcomesKeepsEveryRow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]string{"005_outbox_outcomes", "006_trend", "007_repaired", "008_outbox_sent"}, applied); diff != "" {
+		if diff := cmp.Diff([]string{"005_outbox_outcomes", "006_trend", "007_repaired", "008_outbox_sent", "009_store_ids"}, applied); diff != "" {
 			t.Errorf("Migrate applied (-want +got):\n%s", diff)
 		}
 		h2, err := Open(ctx, mustParse(t, dsn, false))

@@ -322,6 +322,64 @@ func (t *Trend) Add(rep report.Report) error {
 	return nil
 }
 
+// foldUnidentified moves the runs of each series of no store into the one
+// series of a store of the same workspace and zone, if there is exactly
+// one.
+func (t *Trend) foldUnidentified() {
+	for k, g := range t.series {
+		if k.StoreID != "" {
+			continue
+		}
+		var into []Key
+		for o := range t.series {
+			if o.StoreID != "" && o.WorkspaceID == k.WorkspaceID && o.TZ == k.TZ {
+				into = append(into, o)
+			}
+		}
+		if len(into) == 1 {
+			t.series[into[0]].merge(g)
+			delete(t.series, k)
+		}
+	}
+}
+
+// merge adds o's runs to g's, as if each had been added to g.
+func (g *gathered) merge(o *gathered) {
+	g.runs += o.runs
+	for d, v := range o.days {
+		old := g.days[d]
+		if old == nil {
+			c := *v
+			g.days[d] = &c
+			continue
+		}
+		checks := old.Checks + v.Checks
+		if later(*v, *old) {
+			*old = *v
+		}
+		old.Checks = checks
+	}
+	for d, ss := range o.seen {
+		g.seen[d] = append(g.seen[d], ss...)
+	}
+	for d, n := range o.restored {
+		g.restored[d] += n
+	}
+	for d, at := range o.repaired {
+		if first, ok := g.repaired[d]; !ok || at.Before(first) {
+			g.repaired[d] = at
+		}
+	}
+	for d, a := range o.alerts {
+		if g.alerts == nil {
+			g.alerts = map[reconcile.Date]history.AlertTimes{}
+		}
+		if _, ok := g.alerts[d]; !ok {
+			g.alerts[d] = a
+		}
+	}
+}
+
 // rank orders verdicts: a comparison made beats a day not yet settled,
 // which beats a day that could not be compared.
 func rank(s reconcile.Status) int {
@@ -346,8 +404,13 @@ func later(a, b Day) bool {
 }
 
 // Series returns the trend of every series that had a run, ordered by
-// workspace, store and zone.
+// workspace, store and zone. The runs of a store not identified (a report
+// whose store_id is "": its store could not be opened or asked what it
+// is) count as runs of the one store their workspace read in their zone,
+// when it read one: the history's runs recorded before it kept their
+// store are read so too.
 func (t *Trend) Series() []Series {
+	t.foldUnidentified()
 	keys := slices.SortedFunc(maps.Keys(t.series), func(a, b Key) int {
 		return strings.Compare(a.WorkspaceID+"\x00"+a.StoreID+"\x00"+a.TZ, b.WorkspaceID+"\x00"+b.StoreID+"\x00"+b.TZ)
 	})

@@ -83,9 +83,42 @@ func randomNights(r *rand.Rand, start reconcile.Date, nights int) []report.Repor
 			}
 			rep.Days = append(rep.Days, day)
 		}
+		if down && n%2 == 0 {
+			rep.StoreID = "" // its store not identified either: one of the workspace's one store
+		}
 		reps = append(reps, rep)
 	}
 	return reps
+}
+
+// A run whose store was not identified counts as one of the one store its
+// workspace read in its zone; beside two stores it stays a series of its
+// own, since it could be either's.
+func TestRunsOfAStoreNotIdentified(t *testing.T) {
+	day, _ := reconcile.ParseDate("2026-03-02")
+	at := time.Date(2026, 3, 3, 3, 0, 0, 0, time.UTC)
+	run := func(store string, status reconcile.Status, at time.Time) report.Report {
+		return report.Report{RunKey: "rk_" + store + "_" + string(status), WorkspaceID: "48213", StoreID: store, GeneratedAt: at,
+			Window: report.Window{From: day.String(), To: day.String(), TZ: "Europe/Warsaw"},
+			Days:   []report.Day{{Date: day.String(), Status: status, API: ptr(100), Local: ptr(90)}}}
+	}
+	series := func(reps ...report.Report) []trend.Series {
+		tr, _ := trend.New(day, day)
+		for _, r := range reps {
+			if err := tr.Add(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return tr.Series()
+	}
+	one := series(run("st_1", reconcile.Missing, at), run("", reconcile.Unverifiable, at.Add(24*time.Hour)))
+	if len(one) != 1 || one[0].StoreID != "st_1" || one[0].Runs != 2 || one[0].Days[0].Checks != 2 || one[0].Days[0].Status != reconcile.Missing {
+		t.Errorf("beside one store: %+v; want its one series, of both runs, the day missing", one)
+	}
+	two := series(run("st_1", reconcile.Missing, at), run("st_2", reconcile.Match, at), run("", reconcile.Unverifiable, at))
+	if len(two) != 3 {
+		t.Errorf("beside two stores: %d series, want 3 (the run of no store apart)", len(two))
+	}
 }
 
 // claims is how strongly a day's status speaks for it, as the contract
