@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/sethvargo/go-envconfig"
@@ -113,9 +114,15 @@ type simConfig struct {
 	nights int
 	slack  string // webhook, bot
 	db     string // sqlite, postgres
+	// fleet is the workspace's name in a fleet (fleet_test.go); "" for a
+	// workspace alone.
+	fleet string
 }
 
 func (c simConfig) replay(night int) string {
+	if c.fleet != "" {
+		return fmt.Sprintf("go test ./sim -run '^TestFleetSimulation$' -count=1 -args -seed=%d -nights=%d -store=%s", c.seed, night, c.db)
+	}
 	return fmt.Sprintf("go test ./sim -run '^TestSimulation$' -count=1 -args -seed=%d -nights=%d -slack=%s -store=%s",
 		c.seed, night, c.slack, c.db)
 }
@@ -238,34 +245,48 @@ type sim struct {
 	runs   map[string]int
 	snaps  map[int]snapshot
 	rows   []string // the history's tables, as migrate made them
+	// shared is what the workspaces of a fleet share (fleet_test.go); nil
+	// for a workspace alone.
+	shared *fleetShared
 }
 
 func runSim(t *testing.T, c simConfig) {
-	s := setup(t, c)
+	s := setup(t, c, nil)
 	for n := 1; n <= c.nights; n++ {
-		s.night(n)
+		s.check(s.play(n))
 		if t.Failed() {
 			t.Fatalf("seed %d failed at night %d of %d; replay it with:\n  %s", c.seed, n, c.nights, c.replay(n))
 		}
 	}
-	// The nights side by side: the first night's window to the last's.
+	s.checkNights()
+}
+
+// checkNights checks the trend of every night the simulation ran: the
+// first night's window to the last's.
+func (s *sim) checkNights() {
+	c := s.c
 	first := reconcile.Date{Year: 2027, Month: 3, Day: 1}
 	s.checkTrend(c.nights, first.AddDays(-5), first.AddDays(c.nights-2))
-	if t.Failed() {
-		t.Fatalf("seed %d: the trend of its %d nights differs from their reports; replay it with:\n  %s", c.seed, c.nights, c.replay(c.nights))
+	if s.t.Failed() {
+		s.t.Fatalf("seed %d: the trend of its %d nights differs from their reports; replay it with:\n  %s", c.seed, c.nights, c.replay(c.nights))
 	}
 }
 
-func setup(t *testing.T, c simConfig) *sim {
+// setup makes simulation c: alone (sh nil), or as a workspace of the fleet
+// whose Slack and history are sh's.
+func setup(t *testing.T, c simConfig, sh *fleetShared) *sim {
 	loc, err := time.LoadLocation(zone)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mode := map[string]uint64{"webhook": 1, "bot": 2}[c.slack]<<8 | map[string]uint64{"sqlite": 1, "postgres": 2, "mariadb": 3}[c.db]
+	for _, b := range []byte(c.fleet) { // each workspace of a fleet a stream of its own
+		mode = mode*31 + uint64(b)
+	}
 	rng := rand.New(rand.NewPCG(c.seed, mode))
 	s := &sim{t: t, c: c, rng: rng, clock: &clock{}, gate: &gate{}, loc: loc,
 		world: newWorld(rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())), loc),
-		runs:  map[string]int{}, snaps: map[int]snapshot{}, tell: newChannel(), order: map[string]int{}}
+		runs:  map[string]int{}, snaps: map[int]snapshot{}, tell: newChannel(), order: map[string]int{}, shared: sh}
 	s.world.spell = rand.New(rand.NewPCG(c.seed, mode|0x5e11<<16))
 	// The first night: 2027-03-01, the nights after it one a day, over
 	// both changes of summer time.
@@ -274,16 +295,27 @@ func setup(t *testing.T, c simConfig) *sim {
 	// The run lock is per workspace, and on PostgreSQL it is the server's:
 	// a workspace of its own keeps simulations run at once apart.
 	workspace := fmt.Sprintf("ws_sim_%d_%s_%s_%d", c.seed, c.slack, c.db, os.Getpid())
-	s.elido = elidotest.NewServer(workspace, apiKey, nil)
+	if c.fleet != "" {
+		workspace = fmt.Sprintf("ws_fleet_%d_%s_%s_%d", c.seed, c.fleet, c.db, os.Getpid())
+	}
+	key := apiKey
+	if c.fleet != "" {
+		key = apiKey + "-" + c.fleet // each workspace of a fleet its own key
+	}
+	s.elido = elidotest.NewServer(workspace, key, nil)
 	s.elido.SetNow(s.clock.Now)
 	t.Cleanup(s.elido.Close)
 
-	var opts []slacktest.Option
-	opts = append(opts, slacktest.WithClock(s.clock.Now))
-	if c.slack == "bot" {
-		opts = append(opts, slacktest.WithToken(botToken))
+	if sh != nil {
+		s.slack = sh.slack // one channel for the fleet
+	} else {
+		var opts []slacktest.Option
+		opts = append(opts, slacktest.WithClock(s.clock.Now))
+		if c.slack == "bot" {
+			opts = append(opts, slacktest.WithToken(botToken))
+		}
+		s.slack = slacktest.New(t, opts...)
 	}
-	s.slack = slacktest.New(t, opts...)
 	fs := s.gate.front("slack", s.slack.Config.Handler, func(r *http.Request) bool {
 		return strings.HasPrefix(r.URL.Path, "/services/") || r.URL.Path == "/api/chat.postMessage" || r.URL.Path == "/api/chat.update"
 	})
@@ -316,7 +348,7 @@ func setup(t *testing.T, c simConfig) *sim {
 	}
 
 	s.env = map[string]string{
-		"ELIDO_API_KEY": apiKey, "ELIDO_WORKSPACE_ID": workspace, "ELIDO_API_BASE": s.elido.URL(),
+		"ELIDO_API_KEY": key, "ELIDO_WORKSPACE_ID": workspace, "ELIDO_API_BASE": s.elido.URL(),
 		"ELIDO_RATE_LIMIT": "6000", "RECON_TZ": zone, "RECON_DAYS": "5",
 		"RECON_REPORT_DIR": s.s3dir, "RECON_FAIL_ON": "warn", "LOG_LEVEL": "error",
 	}
@@ -330,6 +362,9 @@ func setup(t *testing.T, c simConfig) *sim {
 	switch c.db {
 	case "sqlite":
 		sd, hd := t.TempDir(), t.TempDir()
+		if sh != nil {
+			hd = sh.histDir
+		}
 		storePath, histPath := filepath.Join(sd, "clicks.db"), filepath.Join(hd, "history.db")
 		s.env["STORE_DSN"] = "sqlite:" + storePath
 		s.env["STORE_WRITE_DSN"] = "sqlite:" + storePath
@@ -340,7 +375,13 @@ func setup(t *testing.T, c simConfig) *sim {
 		if _, err := sdb.Exec(readSchema(t, "postgres")); err != nil {
 			t.Fatal(err)
 		}
-		hdb, hdsn := pgtest.New(t)
+		var hdb *sqlx.DB
+		var hdsn string
+		if sh != nil {
+			hdb, hdsn = sh.pgHist, sh.historyDSN
+		} else {
+			hdb, hdsn = pgtest.New(t)
+		}
 		s.env["STORE_DSN"] = sdsn
 		s.env["STORE_WRITE_DSN"] = sdsn
 		s.env["HISTORY_DSN"] = hdsn
@@ -353,6 +394,9 @@ func setup(t *testing.T, c simConfig) *sim {
 			t.Fatal(err)
 		}
 		hd := t.TempDir()
+		if sh != nil {
+			hd = sh.histDir
+		}
 		s.env["STORE_DSN"] = sdsn
 		s.env["STORE_WRITE_DSN"] = sdsn
 		s.env["HISTORY_DSN"] = "sqlite:" + filepath.Join(hd, "history.db")
@@ -404,9 +448,9 @@ func findRoot() string {
 	return ""
 }
 
-// night is night n: the world moves on, a fault is chosen, the job runs,
-// and every invariant is checked.
-func (s *sim) night(n int) {
+// play is night n: the world moves on, a fault is chosen and the job
+// runs; the caller checks every invariant of what it did (check).
+func (s *sim) play(n int) nightResult {
 	t := s.t
 	// 03:00 to 04:59 in the zone, on the night's day.
 	day0 := time.Date(2027, 3, 1, 0, 0, 0, 0, s.loc)
@@ -465,9 +509,8 @@ func (s *sim) night(n int) {
 	s.gate.reset(nil, nil)
 	s.elido.SetFaults()
 
-	nr := nightResult{n: n, date: d, window: window, snap: snap, fault: f, struck: struck, killed: killed,
+	return nightResult{n: n, date: d, window: window, snap: snap, fault: f, struck: struck, killed: killed,
 		code: code, repair: repairNight, out: out}
-	s.check(nr)
 }
 
 func maps(m map[string]string) map[string]string {
@@ -482,7 +525,15 @@ func maps(m map[string]string) map[string]string {
 // simulation's clock and seams.
 func (s *sim) run(ctx context.Context, env map[string]string, stdout *bytes.Buffer) (job.Outcome, string) {
 	t := s.t
-	c, err := config.Load(ctx, envconfig.MapLookuper(env))
+	var lookup envconfig.Lookuper = envconfig.MapLookuper(env)
+	var alertOpts []alert.Option
+	if s.shared != nil {
+		// A run of one workspace of the fleet: its entry's variables
+		// over the shared ones, every message naming it.
+		lookup = s.shared.entryEnv(t, s.c.fleet, env)
+		alertOpts = append(alertOpts, alert.WithFleetWorkspace(s.c.fleet))
+	}
+	c, err := config.Load(ctx, lookup)
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
@@ -516,7 +567,7 @@ func (s *sim) run(ctx context.Context, env map[string]string, stdout *bytes.Buff
 	runKey := report.RunKey(c.WorkspaceID, w, storeID)
 	log := slog.New(slog.DiscardHandler)
 	slackCfg := c.Slack()
-	notifier, err := alert.New(slackCfg, alert.WithClock(s.clock.Now, s.clock.Sleep))
+	notifier, err := alert.New(slackCfg, append(alertOpts, alert.WithClock(s.clock.Now, s.clock.Sleep))...)
 	if err != nil {
 		t.Fatal(err)
 	}

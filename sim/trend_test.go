@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	gomaps "maps"
+	"slices"
 	"time"
 
 	"github.com/clickrecon/clickrecon/reconcile"
@@ -131,7 +133,17 @@ func (s *sim) checkTrend(n int, from, to reconcile.Date) {
 	}
 	series := tr.Series()
 	if len(series) != 1 && reports > 0 {
-		s.violation(n, "trend differs", "%d series for one workspace, store and zone", len(series))
+		var keys []string
+		for _, x := range series {
+			runs := map[string]bool{}
+			for _, d := range x.Days {
+				if d.Checked {
+					runs[d.RunKey] = true
+				}
+			}
+			keys = append(keys, fmt.Sprintf("%+v (%d runs, among them %v)", x.Key, x.Runs, slices.Sorted(gomaps.Keys(runs))))
+		}
+		s.violation(n, "trend differs", "%d series for one workspace, store and zone: %v", len(series), keys)
 		return
 	}
 	if reports == 0 {
