@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/clickrecon/clickrecon/reconcile"
@@ -104,16 +105,21 @@ func remember(ctx context.Context, log *slog.Logger, h *history.History, r recal
 		return mem
 	}
 	var recovered []history.Notice
-	seen := map[string]bool{}
+	var scopes []string
 	for _, scope := range r.Chain {
-		if seen[scope] { // the legacy id may be the identity's
-			continue
+		if !slices.Contains(scopes, scope) { // the legacy id may be the identity's
+			scopes = append(scopes, scope)
 		}
-		seen[scope] = true
+	}
+	// Every scope's pending posts are settled before any notice is read:
+	// a recovery kept under one scope resolves the notices of others.
+	for _, scope := range scopes {
 		if _, err := resolvePending(ctx, h, r.Slack, history.NoticeScope(r.WorkspaceID, scope), r.Now); err != nil && mem.Unsettled == nil {
 			log.Error("an earlier notice's post is not settled: no notice is posted", "err", err)
 			mem.Unsettled = err
 		}
+	}
+	for _, scope := range scopes {
 		n, ok, err := h.LastNotice(ctx, r.WorkspaceID, scope)
 		if err != nil {
 			log.Error("history not read for the last notice", "err", err)

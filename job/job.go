@@ -259,7 +259,8 @@ func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	if interrupted == nil {
 		res, reviseErr = revise(ctx, log, h, o.WorkspaceID, w, res)
 	}
-	rep := runReport(o, d, res, knownStoreID(ctx, log, h, o, identityID), interrupted, drill, diag)
+	knownID := knownStoreID(ctx, log, h, o, identityID)
+	rep := runReport(o, d, res, knownID, interrupted, drill, diag)
 	if st != nil && interrupted == nil {
 		rr := o.repairRun()
 		rr.Reads = diag.Reads
@@ -280,7 +281,7 @@ func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
 		lockErr, err := adoptStoreID(ctx, log, h, d.Held, o.WorkspaceID, o.LegacyStoreID, identityID)
 		out = out.Failed(PartLock, lockErr).Failed(PartHistory, err)
 	}
-	e.history, e.identityID = h, identityID
+	e.history, e.identityID, e.knownID = h, identityID, knownID
 	if interrupted == nil {
 		e.older = older
 	}
@@ -437,8 +438,12 @@ type ending struct {
 	// known; legacyStoreID the id of how STORE_DSN spells it, which the
 	// history of earlier versions is kept under.
 	identityID, legacyStoreID string
-	dryRun, unlocked          bool
-	secrets                   []string
+	// knownID is the identity the history remembers for the store when
+	// identityID is "" (knownStoreID): the scope of the notices and
+	// recoveries of the nights the store was identified.
+	knownID          string
+	dryRun, unlocked bool
+	secrets          []string
 	// older are the days before the window Slack was told are gaps and
 	// not yet told healed, as the sources count them now (recheckOlder).
 	older []report.Day
@@ -459,6 +464,12 @@ func (e ending) end(ctx context.Context, out Outcome) Outcome {
 		storeID = e.legacyStoreID
 	}
 	scope, chain := noticeScopes(e.identityID, e.query, e.legacyStoreID)
+	if e.identityID == "" && e.knownID != "" {
+		// A night that cannot ask its store settles, and follows, the
+		// posts of the nights that could: a recovery whose answer was
+		// lost there resolves this scope's notice.
+		chain = append([]string{chain[0], e.knownID}, chain[1:]...)
+	}
 	p := policy{Slack: e.slack != nil, Always: e.slack.Always(), DryRun: e.dryRun,
 		Unlocked: e.unlocked, History: e.history != nil, Secrets: e.secrets, Now: e.now(), Scope: scope}
 	if e.slack != nil {

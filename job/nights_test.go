@@ -56,6 +56,7 @@ type nightWorld struct {
 	badKey    bool   // Elido refuses the run's key tonight
 	from, to  string // the window tonight; "": nightFrom to nightTo
 	unstored  bool   // the report location refuses tonight's report
+	storeDown bool   // the store cannot be opened tonight
 	logs      bytes.Buffer
 	slackLogs bytes.Buffer
 }
@@ -147,7 +148,11 @@ func (w *nightWorld) run(ctx context.Context) Outcome {
 	}
 	o := Options{Window: window, WorkspaceID: "48213", RunKey: fmt.Sprintf("night%d", w.night), Query: query,
 		Store: dbtest.Parsed(w.t, store.ParseDSN, w.storeDSN), History: dbtest.Parsed(w.t, history.ParseDSN, w.history),
-		Settle: 2 * time.Hour, Timeout: time.Minute, ReportDir: filepath.Join(w.t.TempDir(), "reports")}
+		Settle: 2 * time.Hour, Timeout: time.Minute, ReportDir: filepath.Join(w.t.TempDir(), "reports"),
+		LegacyStoreID: "st_as_store_dsn_spells_it"}
+	if w.storeDown {
+		o.Store = vanished(w.t, store.ParseDSN)
+	}
 	if w.unstored { // a folder under a file cannot be created
 		file := filepath.Join(w.t.TempDir(), "file")
 		if err := os.WriteFile(file, nil, 0o600); err != nil {
@@ -500,6 +505,37 @@ func TestNightsRecoveryStoppedThenTheFailureReturns(t *testing.T) {
 			t.Errorf("%d notices that the report was not stored, want 2: night 3's is not heard", len(notices))
 		}
 		if got := len(w.with("stores the reports of workspace 48213 again")); got != 1 {
+			t.Errorf("%d recoveries, want the one stopped", got)
+		}
+	})
+}
+
+// A recovery stopped mid-post (SIGTERM) on a night the store was back,
+// then the store gone again: the third night's notice is heard. The
+// stopped recovery is kept under the store's identity, which a night that
+// cannot ask its store did not settle before it read its notice, and the
+// notice of the first night then looked as if it stood (the fleet
+// simulation, seed 2 on PostgreSQL, workspace east).
+func TestNightsRecoveryStoppedThenTheStoreGoesAgain(t *testing.T) {
+	eachNightWorld(t, func(t *testing.T, w *nightWorld) {
+		w.repair(lossDay)
+		w.storeDown = true
+		w.run(t.Context())
+		w.storeDown = false
+
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		w.stopDuring(cancel)
+		w.run(ctx)
+		w.slack.SetHook(nil)
+
+		w.storeDown = true
+		w.run(t.Context())
+
+		if notices := w.with("could not check workspace"); len(notices) != 2 {
+			t.Errorf("%d notices that the store could not be read, want 2: night 3's is not heard\n%s", len(notices), strings.Join(w.posts(), "\n---\n"))
+		}
+		if got := len(w.with("Checking again")); got != 1 {
 			t.Errorf("%d recoveries, want the one stopped", got)
 		}
 	})
