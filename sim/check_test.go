@@ -227,7 +227,7 @@ func (s *sim) check(r nightResult) {
 		m.order = s.seen + i + 1
 		s.order[p.TS] = m.order
 		if *flagVerb {
-			s.t.Logf("  night %d posted %s: %s", n, m.kind, m.text)
+			s.t.Logf("  %snight %d posted %s: %s", s.who(), n, m.kind, m.text)
 		}
 		switch m.kind {
 		case "alert":
@@ -272,7 +272,7 @@ func (s *sim) check(r nightResult) {
 		m.order = s.order[u.TS]
 		if *flagVerb {
 			head, _, _ := strings.Cut(m.text, "\n")
-			s.t.Logf("  night %d edited %s: %s", n, m.kind, head)
+			s.t.Logf("  %snight %d edited %s: %s", s.who(), n, m.kind, head)
 		}
 		s.updated(n, m, false)
 	}

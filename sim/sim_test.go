@@ -491,7 +491,7 @@ func (s *sim) play(n int) nightResult {
 		var said bytes.Buffer
 		s.repair(ctx, env, &said)
 		if *flagVerb {
-			t.Logf("night %d repair said:\n%s", n, said.String())
+			t.Logf("%snight %d repair said:\n%s", s.who(), n, said.String())
 		}
 		stdout.Write(said.Bytes())
 	}
@@ -499,7 +499,7 @@ func (s *sim) play(n int) nightResult {
 	struck := f.name != "" && (f.plan == nil || s.gate.didFire())
 	s.count(f, struck, killed)
 	if *flagVerb {
-		t.Logf("night %d %s: fault %q struck %v (%s) killed %v exit %d repair %v", n, d, f.name, struck, s.gate.at_, killed, code, repairNight)
+		t.Logf("%snight %d %s: fault %q struck %v (%s) killed %v exit %d repair %v", s.who(), n, d, f.name, struck, s.gate.at_, killed, code, repairNight)
 	}
 	if struck && f.plan != nil && f.plan.how == "term" && strings.HasSuffix(s.gate.at_, "COMMIT") {
 		// SIGTERM as a transaction commits: the last of the run's writes
