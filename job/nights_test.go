@@ -480,26 +480,32 @@ func TestNightsDayHealedAfterItLeftTheWindow(t *testing.T) {
 	}
 }
 
+// recoveryStoppedThenAgain runs three nights of w without a gap: the
+// failure fail turns on (night 1), off with the run stopped as Slack takes
+// its recovery (night 2), and on again (night 3).
+func recoveryStoppedThenAgain(t *testing.T, w *nightWorld, fail *bool) {
+	w.repair(lossDay)
+	*fail = true
+	w.run(t.Context())
+	*fail = false
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	w.stopDuring(cancel)
+	w.run(ctx)
+	w.slack.SetHook(nil)
+
+	*fail = true
+	w.run(t.Context())
+}
+
 // Night 1 cannot store its report (no gap: its notice says so). Night 2
 // stores it, and is stopped as Slack takes its "reports stored again".
 // Night 3 cannot store its report again: the channel must hear it, not
 // take the unrecorded recovery for unsaid and stay quiet.
 func TestNightsRecoveryStoppedThenTheFailureReturns(t *testing.T) {
 	eachNightWorld(t, func(t *testing.T, w *nightWorld) {
-		w.repair(lossDay)
-		w.unstored = true
-		w.run(t.Context())
-		w.unstored = false
-
-		ctx, cancel := context.WithCancel(t.Context())
-		defer cancel()
-		w.stopDuring(cancel)
-		w.run(ctx)
-		w.slack.SetHook(nil)
-
-		w.unstored = true
-		w.run(t.Context())
-
+		recoveryStoppedThenAgain(t, w, &w.unstored)
 		notices := w.with("could not store the report")
 		if len(notices) != 2 {
 			t.Errorf("%d notices that the report was not stored, want 2: night 3's is not heard", len(notices))
@@ -518,20 +524,7 @@ func TestNightsRecoveryStoppedThenTheFailureReturns(t *testing.T) {
 // simulation, seed 2 on PostgreSQL, workspace east).
 func TestNightsRecoveryStoppedThenTheStoreGoesAgain(t *testing.T) {
 	eachNightWorld(t, func(t *testing.T, w *nightWorld) {
-		w.repair(lossDay)
-		w.storeDown = true
-		w.run(t.Context())
-		w.storeDown = false
-
-		ctx, cancel := context.WithCancel(t.Context())
-		defer cancel()
-		w.stopDuring(cancel)
-		w.run(ctx)
-		w.slack.SetHook(nil)
-
-		w.storeDown = true
-		w.run(t.Context())
-
+		recoveryStoppedThenAgain(t, w, &w.storeDown)
 		if notices := w.with("could not check workspace"); len(notices) != 2 {
 			t.Errorf("%d notices that the store could not be read, want 2: night 3's is not heard\n%s", len(notices), strings.Join(w.posts(), "\n---\n"))
 		}
