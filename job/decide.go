@@ -283,8 +283,9 @@ type noticeInput struct {
 // Slack refused told nothing. A notice or a recovery told once without an
 // answer is told once more, marked as a possible repeat (a webhook cannot
 // read back whether it arrived), and one told twice so is taken as told;
-// a recovery of a notice Slack never confirmed is marked too. It does no
-// I/O.
+// a recovery of a notice Slack never confirmed is marked too, and so is a
+// notice of the same causes after a recovery whose answer was lost (that
+// recovery may never have reached the channel). It does no I/O.
 func decideNotice(in noticeInput) (action alert.NoticeAction, repeat bool) {
 	open := in.Remembered && in.HadLast && in.Last.Open()
 	switch {
@@ -296,8 +297,13 @@ func decideNotice(in noticeInput) (action alert.NoticeAction, repeat bool) {
 		return alert.NoticeQuiet, false
 	case !in.Remembered:
 		return alert.NoticeEveryRun, false
-	case in.Always || !open:
+	case in.Always:
 		return alert.NoticePost, false
+	case !open:
+		// After a recovery whose answer was lost, the same causes may be
+		// what the channel still shows: marked.
+		again := in.HadRecovered && in.Recovered.Unconfirmed > 0 && within(fingerprint(in.Causes), in.Recovered.Fingerprint)
+		return alert.NoticePost, again
 	case !within(fingerprint(in.Causes), in.Last.Fingerprint):
 		return alert.NoticePost, false
 	case in.Last.Unconfirmed == 1:
