@@ -6,6 +6,7 @@ import (
 	"fmt"
 	gomaps "maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/clickrecon/clickrecon/reconcile"
@@ -22,8 +23,10 @@ import (
 // the trend's code: a day's verdict is its latest report's that compared
 // it (match, missing, surplus), else its latest not yet settled, else its
 // latest unverifiable; its missing and surplus clicks are that report's;
-// the clicks restored are summed over every report that repaired it. The
-// history's trend must agree with the reports' on every day whose verdict
+// the clicks restored are summed over every report that repaired it; its
+// gap was found when the first report (by when it was made) showed it,
+// and healed, if its verdict is a match, when the first report after its
+// last gap showed it matching. The history's trend must agree with the reports' on every day whose verdict
 // both took from the same run.
 
 // refDay is the reference's verdict of one day.
@@ -39,6 +42,46 @@ type refDay struct {
 	checks   int
 	restored int64
 	loss     map[string]int64
+	// seen is every report's verdict of the day, for when its gap was
+	// first found and when it was seen healed.
+	seen []refSeen
+}
+
+type refSeen struct {
+	at     time.Time
+	runKey string
+	status reconcile.Status
+}
+
+// foundHealed is when the day's gap was first found (the first report,
+// by when it was made, to show it missing or surplus) and, when its
+// verdict is a match, when it was first seen matching after its last gap.
+func (r *refDay) foundHealed() (found, healed string) {
+	ss := slices.Clone(r.seen)
+	slices.SortFunc(ss, func(a, b refSeen) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return strings.Compare(a.runKey, b.runKey)
+	})
+	last := -1
+	for i, s := range ss {
+		if s.status == reconcile.Missing || s.status == reconcile.Surplus {
+			if found == "" {
+				found = s.at.UTC().Format(time.RFC3339)
+			}
+			last = i
+		}
+	}
+	if r.status != reconcile.Match || last < 0 {
+		return found, ""
+	}
+	for _, s := range ss[last+1:] {
+		if s.status == reconcile.Match {
+			return found, s.at.UTC().Format(time.RFC3339)
+		}
+	}
+	return found, ""
 }
 
 func verdictRank(s reconcile.Status) int {
@@ -112,10 +155,11 @@ func (s *sim) checkTrend(n int, from, to reconcile.Date) {
 				ref[d.Date] = old
 			}
 			v.checks, v.restored = old.checks+1, old.restored+d.Repaired
+			v.seen = append(old.seen, refSeen{rep.GeneratedAt, rep.RunKey, d.Status})
 			if v.rank > old.rank || v.rank == old.rank && (v.at.After(old.at) || v.at.Equal(old.at) && v.runKey > old.runKey) {
 				*old = v
 			} else {
-				old.checks, old.restored = v.checks, v.restored
+				old.checks, old.restored, old.seen = v.checks, v.restored, v.seen
 			}
 		}
 	}
@@ -164,10 +208,11 @@ func (s *sim) checkTrend(n int, from, to reconcile.Date) {
 		wk := fmt.Sprintf("%d-W%02d", y, w)
 		sum := weeks[wk]
 		weeks[wk] = [3]int64{sum[0] + r.missing, sum[1] + r.surplus, sum[2] + r.restored}
-		want := fmt.Sprintf("%s %s api %s local %s missing %d surplus %d checks %d restored %d loss %v",
-			r.runKey, r.status, num64(r.api), num64(r.local), r.missing, r.surplus, r.checks, r.restored, lossOf(r.loss))
-		have := fmt.Sprintf("%s %s api %s local %s missing %d surplus %d checks %d restored %d loss %v",
-			d.RunKey, d.Status, num64(d.API), num64(d.Local), d.Missing, d.Surplus, d.Checks, d.Restored, lossOf(d.Loss))
+		found, healed := r.foundHealed()
+		want := fmt.Sprintf("%s %s api %s local %s missing %d surplus %d checks %d restored %d loss %v found %s healed %s",
+			r.runKey, r.status, num64(r.api), num64(r.local), r.missing, r.surplus, r.checks, r.restored, lossOf(r.loss), found, healed)
+		have := fmt.Sprintf("%s %s api %s local %s missing %d surplus %d checks %d restored %d loss %v found %s healed %s",
+			d.RunKey, d.Status, num64(d.API), num64(d.Local), d.Missing, d.Surplus, d.Checks, d.Restored, lossOf(d.Loss), instant(d.Found), instant(d.Healed))
 		if want != have {
 			s.violation(n, "trend differs", "%s: the trend says %s; the reports say %s", d.Date, have, want)
 		}
@@ -224,6 +269,14 @@ func (s *sim) checkTrend(n int, from, to reconcile.Date) {
 	stats.events["trend: days checked against the reports"] += len(got.Days)
 	stats.events["trend: days the history's trend took from the same run"] += same
 	stats.Unlock()
+}
+
+// instant is t to the second, in UTC; "" for none.
+func instant(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 func num64(p *int64) string {
