@@ -19,8 +19,8 @@ import (
 
 // The fleet's simulation: several workspaces of one deployment, night
 // after night, as the Indexed Job runs them. Each workspace has its own
-// world, Elido (its own key), click store, bucket, Slack transport and
-// faults, drawn from a stream of its own; they share one run history and
+// world, Elido (its own key), click store, bucket, zone, Slack transport
+// and faults, drawn from a stream of its own; they share one run history and
 // one Slack channel, and each night they run at once, each from the fleet
 // file (config.LoadFleet, Entry.Env) with its messages naming it
 // (alert.WithFleetWorkspace). After every night, every invariant of
@@ -29,11 +29,12 @@ import (
 // revoked key, dead store, killed run or lost history never changes what
 // another's night says, and each hears its own notice once.
 
-// fleetMembers are the fleet's workspaces and their Slack transports.
-var fleetMembers = []struct{ name, slack string }{
-	{"north", "webhook"},
-	{"south", "bot"},
-	{"east", "webhook"},
+// fleetMembers are the fleet's workspaces, their Slack transports and
+// their zones.
+var fleetMembers = []struct{ name, slack, tz string }{
+	{"north", "webhook", "Europe/Warsaw"},
+	{"south", "bot", "America/New_York"},
+	{"east", "webhook", "Asia/Tokyo"},
 }
 
 // fleetShared is what a fleet's workspaces share.
@@ -153,7 +154,7 @@ func runFleet(t *testing.T, seed uint64, nights int, db string) {
 	sh := newFleetShared(t, db)
 	var sims []*sim
 	for _, m := range fleetMembers {
-		sims = append(sims, setup(t, simConfig{seed: seed, nights: nights, slack: m.slack, db: db, fleet: m.name}, sh))
+		sims = append(sims, setup(t, simConfig{seed: seed, nights: nights, slack: m.slack, db: db, fleet: m.name, tz: m.tz}, sh))
 	}
 	sh.first = sims[0]
 	sh.writeFile(t, sims)

@@ -117,6 +117,8 @@ type simConfig struct {
 	// fleet is the workspace's name in a fleet (fleet_test.go); "" for a
 	// workspace alone.
 	fleet string
+	// tz is the workspace's RECON_TZ; "": Europe/Warsaw.
+	tz string
 }
 
 func (c simConfig) replay(night int) string {
@@ -275,7 +277,11 @@ func (s *sim) checkNights() {
 // setup makes simulation c: alone (sh nil), or as a workspace of the fleet
 // whose Slack and history are sh's.
 func setup(t *testing.T, c simConfig, sh *fleetShared) *sim {
-	loc, err := time.LoadLocation(zone)
+	tz := zone
+	if c.tz != "" {
+		tz = c.tz
+	}
+	loc, err := time.LoadLocation(tz)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +355,7 @@ func setup(t *testing.T, c simConfig, sh *fleetShared) *sim {
 
 	s.env = map[string]string{
 		"ELIDO_API_KEY": key, "ELIDO_WORKSPACE_ID": workspace, "ELIDO_API_BASE": s.elido.URL(),
-		"ELIDO_RATE_LIMIT": "6000", "RECON_TZ": zone, "RECON_DAYS": "5",
+		"ELIDO_RATE_LIMIT": "6000", "RECON_TZ": tz, "RECON_DAYS": "5",
 		"RECON_REPORT_DIR": s.s3dir, "RECON_FAIL_ON": "warn", "LOG_LEVEL": "error",
 	}
 	if c.slack == "bot" {
