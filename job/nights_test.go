@@ -582,7 +582,13 @@ func lastWord(channel []string, date string) string {
 func TestNightsSeeded(t *testing.T) {
 	// Seed 30 found a webhook's heal answered 503 twice taken as told,
 	// though Slack said both times it had not posted it.
-	for _, seed := range []uint64{1, 2, 3, 4, 5, 6, 7, 8, 30} {
+	seeds := []uint64{1, 2, 3, 4, 5, 6, 7, 8, 30}
+	if raceEnabled {
+		// Under -race a taste (and seed 30, which found a bug): .ci/run
+		// runs every seed without -race, beside the simulation.
+		seeds = []uint64{1, 30}
+	}
+	for _, seed := range seeds {
 		for _, tr := range transports {
 			t.Run(fmt.Sprintf("%s_seed%d", tr.name, seed), func(t *testing.T) {
 				w := newNightWorld(t, tr, "sqlite")
