@@ -237,6 +237,16 @@ func (w *nightWorld) stopDuring(cancel context.CancelFunc) {
 	})
 }
 
+// runStopped runs a night that is stopped (SIGTERM) as Slack takes its
+// first post, then lets Slack answer again.
+func (w *nightWorld) runStopped(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	w.stopDuring(cancel)
+	w.run(ctx)
+	w.slack.SetHook(nil)
+}
+
 func (w *nightWorld) report(t *testing.T) {
 	t.Helper()
 	t.Logf("channel:\n%s", strings.Join(w.posts(), "\n---\n"))
@@ -371,11 +381,7 @@ func TestNightsRecoveryStoppedBetweenPostAndRecord(t *testing.T) {
 		w.run(t.Context())
 		w.badKey = false
 
-		ctx, cancel := context.WithCancel(t.Context())
-		defer cancel()
-		w.stopDuring(cancel)
-		w.run(ctx)
-		w.slack.SetHook(nil)
+		w.runStopped(t)
 
 		w.run(t.Context())
 		w.run(t.Context())
@@ -406,11 +412,7 @@ func TestNightsNoticeStoppedBetweenPostAndRecord(t *testing.T) {
 	eachNightWorld(t, func(t *testing.T, w *nightWorld) {
 		w.repair(lossDay)
 		w.badKey = true
-		ctx, cancel := context.WithCancel(t.Context())
-		defer cancel()
-		w.stopDuring(cancel)
-		w.run(ctx)
-		w.slack.SetHook(nil)
+		w.runStopped(t)
 		w.run(t.Context())
 		w.run(t.Context())
 		w.badKey = false
@@ -489,11 +491,7 @@ func recoveryStoppedThenAgain(t *testing.T, w *nightWorld, fail *bool) {
 	w.run(t.Context())
 	*fail = false
 
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	w.stopDuring(cancel)
-	w.run(ctx)
-	w.slack.SetHook(nil)
+	w.runStopped(t)
 
 	*fail = true
 	w.run(t.Context())
