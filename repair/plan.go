@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/clickrecon/clickrecon/internal/words"
@@ -142,8 +141,8 @@ func planDay(ctx context.Context, api Elido, st Store, o Options, cols store.Col
 	us := units(apiHours, localHours, dayEnd, o.Wall)
 	var agree []Hour // hours whose counts agree, not read
 	foreign := false // the store holds a row of the day Elido does not count
-	plan := func(u Hour) error {
-		hp, err := planHour(ctx, api, st, o, u)
+	plan := func(u Hour, rows []store.Click) error {
+		hp, err := planHour(ctx, api, st, o, u, rows)
 		if err != nil {
 			return err
 		}
@@ -155,9 +154,11 @@ func planDay(ctx context.Context, api Elido, st Store, o Options, cols store.Col
 		return nil
 	}
 	for _, u := range us {
+		var rows []store.Click // read already: the hour is not read again
 		if u.API == u.Store {
-			hidden, err := repeatsRows(ctx, st, o, u)
-			if err != nil {
+			var hidden bool
+			var err error
+			if rows, hidden, err = repeatsRows(ctx, st, o, u); err != nil {
 				return p, err
 			}
 			if !hidden {
@@ -165,19 +166,20 @@ func planDay(ctx context.Context, api Elido, st Store, o Options, cols store.Col
 				continue
 			}
 		}
-		if err := plan(u); err != nil {
+		if err := plan(u, rows); err != nil {
 			return p, err
 		}
 	}
 	// A row Elido does not count (a duplicate, a click Elido revised
 	// away, a row of another source) can cancel a lost click in its
-	// hour's count: on a day that holds one, every hour is read.
+	// hour's count: on a day that holds one, every hour is read (its
+	// rows again: an hour's rows at a time are kept, not the day's).
 	if foreign {
 		for _, u := range agree {
 			if u.Store == 0 {
 				continue // nothing to cancel a lost click: its count shows it
 			}
-			if err := plan(u); err != nil {
+			if err := plan(u, nil); err != nil {
 				return p, err
 			}
 		}
@@ -191,32 +193,24 @@ func planDay(ctx context.Context, api Elido, st Store, o Options, cols store.Col
 // a click lost beside a duplicate in the same hour leaves the hour's count
 // as Elido's, and only the clicks themselves show it. Such an hour is
 // planned as one that differs; an hour without a repeated row cannot hide
-// a lost click behind its count.
-func repeatsRows(ctx context.Context, st Store, o Options, h Hour) (bool, error) {
+// a lost click behind its count. It returns the rows it read (nil when
+// it read none).
+func repeatsRows(ctx context.Context, st Store, o Options, h Hour) (rows []store.Click, hidden bool, err error) {
 	if h.Store < 2 {
-		return false, nil
+		return nil, false, nil
 	}
-	rows, err := st.Clicks(ctx, o.Query, h.From, h.To)
-	if err != nil {
-		return false, err
+	if rows, err = st.Clicks(ctx, o.Query, h.From, h.To); err != nil {
+		return nil, false, err
 	}
-	type rowKey struct {
-		at            string
-		link, country string
-	}
-	seen := make(map[rowKey]bool, len(rows))
+	seen := make(map[key]bool, len(rows))
 	for _, c := range rows {
-		at := c.Wall
-		if at == "" {
-			at = strconv.FormatInt(c.TS.UnixMilli(), 10)
-		}
-		k := rowKey{at, c.LinkID, c.CountryCode}
+		k := fromStore(c).normal().key() // the comparison's key: the same row twice is one key
 		if seen[k] {
-			return true, nil
+			return rows, true, nil
 		}
 		seen[k] = true
 	}
-	return false, nil
+	return rows, false, nil
 }
 
 // units are the day's hours as a repair compares them: each of Elido's
@@ -241,7 +235,10 @@ func units(apiHours, localHours []elido.HourCount, dayEnd time.Time, wall *time.
 	return out
 }
 
-func planHour(ctx context.Context, api Elido, st Store, o Options, h Hour) (HourPlan, error) {
+// planHour plans h from Elido's clicks, read twice, and the store's rows:
+// local, when the caller read them already (after the hour's counts, as
+// planHour would), else read here.
+func planHour(ctx context.Context, api Elido, st Store, o Options, h Hour, local []store.Click) (HourPlan, error) {
 	var reads [2][]Click
 	for i, size := range []int{PageSize, pageSizeAgain} {
 		got, err := api.ClicksRecentPaged(ctx, h.From, h.To, size)
@@ -253,9 +250,12 @@ func planHour(ctx context.Context, api Elido, st Store, o Options, h Hour) (Hour
 			reads[i][j] = Click(c)
 		}
 	}
-	lc, err := st.Clicks(ctx, o.Query, h.From, h.To)
-	if err != nil {
-		return HourPlan{}, err
+	lc := local
+	if lc == nil {
+		var err error
+		if lc, err = st.Clicks(ctx, o.Query, h.From, h.To); err != nil {
+			return HourPlan{}, err
+		}
 	}
 	if o.Wall != nil {
 		return PlanWallHour(h, reads[0], reads[1], lc, o.Wall), nil

@@ -341,3 +341,30 @@ func TestTimestampColumnInLocalZoneRestoredExactly(t *testing.T) {
 		t.Errorf("the store's clicks, read as New York times, differ from Elido's (-elido +store):\n%s", diff)
 	}
 }
+
+// A click lost beside a duplicate in the same hour leaves that hour's
+// count as Elido's: the repair reads it because the store holds a row
+// twice there, even on a day where no hour it reads for its count shows a
+// row Elido does not count (the 02:00 hour lost clicks and nothing else).
+func TestPlanReadsAnHourWhoseCountADuplicateHides(t *testing.T) {
+	lost := burst(hourOf(day1, 2).Add(17*time.Minute), 3, "lnk_burst")
+	hidden := elidotest.Click{TS: hourOf(day1, 7).Add(5 * time.Minute), LinkID: "lnk_hidden", CountryCode: "PL"}
+	twin := elidotest.Click{TS: hourOf(day1, 7).Add(9 * time.Minute), LinkID: "lnk_twin", CountryCode: "PL"}
+	elidoClicks := cat(background(day1), lost, []elidotest.Click{hidden, twin})
+	stored := cat(without(elidoClicks, lost, []elidotest.Click{hidden}), []elidotest.Click{twin})
+	w := newWorld(t, elidoClicks, stored)
+	plans := w.plan(t, w.options(day1))
+	var got []string
+	for _, c := range plans[0].Add() {
+		got = append(got, c.LinkID)
+	}
+	want := []string{"lnk_burst", "lnk_burst", "lnk_burst", "lnk_hidden"}
+	if !slices.Equal(got, want) {
+		t.Errorf("clicks to add %v, want %v: the lost click beside the duplicate is put back too", got, want)
+	}
+	for _, h := range plans[0].Hours {
+		if h.From.Equal(hourOf(day1, 7)) && (len(h.Surplus) != 1 || h.Surplus[0].LinkID != "lnk_twin") {
+			t.Errorf("the 07:00 hour's surplus %v, want the duplicate listed", h.Surplus)
+		}
+	}
+}
