@@ -54,7 +54,7 @@ type azureService struct {
 // AZURE_STORAGE_IS_LOCAL_EMULATOR say otherwise; the query's domain,
 // protocol, cdn, localemu and storage_account override them, as they did
 // when the URL was opened through gocloud.dev/blob.
-func openAzure(ctx context.Context, u *url.URL) (objectStore, error) {
+func openAzure(ctx context.Context, u *url.URL, _ openOptions) (objectStore, error) {
 	conn := cmp.Or(os.Getenv("AZURE_STORAGE_CONNECTION_STRING"), os.Getenv("AZURE_STORAGEBLOB_CONNECTIONSTRING"))
 	svc := azureService{
 		account:  os.Getenv("AZURE_STORAGE_ACCOUNT"),

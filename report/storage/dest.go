@@ -43,6 +43,20 @@ type Dest struct {
 	borrowed bool
 }
 
+// An Option changes how Open's destination waits.
+type Option func(*openOptions)
+
+type openOptions struct {
+	sleep func(context.Context, time.Duration) error
+}
+
+// WithSleep makes an s3:// store's waits between the retries of a request
+// go through sleep, a virtual clock's in a simulation, instead of the wall
+// clock. gs:// and azblob:// wait on the wall clock.
+func WithSleep(sleep func(context.Context, time.Duration) error) Option {
+	return func(o *openOptions) { o.sleep = sleep }
+}
+
 // objectSchemes are the URL schemes that name an object store.
 var objectSchemes = []string{"s3", "gs", "azblob"}
 
@@ -56,7 +70,11 @@ var objectSchemes = []string{"s3", "gs", "azblob"}
 // AZURE_STORAGE_ACCOUNT and its key or identity). gs:// and azblob:// are
 // in a build with the tags gcs and azblob only; without them, such a URL
 // is an ErrNoDriver naming the tag. Close the Dest after use.
-func Open(ctx context.Context, dirOrURL string) (*Dest, error) {
+func Open(ctx context.Context, dirOrURL string, opts ...Option) (*Dest, error) {
+	var o openOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if dirOrURL == "" {
 		return nil, errors.New("report destination is empty: give a folder or an s3://, gs://, azblob:// or file:// URL")
 	}
@@ -97,7 +115,7 @@ func Open(ctx context.Context, dirOrURL string) (*Dest, error) {
 	// The object stores RECON_REPORT_DIR accepts. file:// is a local
 	// folder (written by Dest itself, which replaces a run's folder as a
 	// whole), so fileblob is not needed.
-	store, err := openBucket(ctx, &bucketURL)
+	store, err := openBucket(ctx, &bucketURL, o)
 	if err != nil {
 		return nil, fmt.Errorf("open report destination %s: %w", redactURL(dirOrURL), err)
 	}

@@ -42,7 +42,7 @@ type gcsStore struct {
 // redirect to another origin is never followed. Missing credentials are
 // an error. The query takes anonymous, and access_id and
 // private_key_path (which only sign URLs, which clickrecon never does).
-func openGCS(ctx context.Context, u *url.URL) (objectStore, error) {
+func openGCS(ctx context.Context, u *url.URL, _ openOptions) (objectStore, error) {
 	var anonymous bool
 	ignore := func(string) error { return nil }
 	err := queryParams(u.Query(), map[string]func(string) error{

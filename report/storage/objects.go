@@ -198,7 +198,7 @@ func (b *bucket) Close() error { return b.store.close() }
 // is always there; gs:// and azblob:// are added by gcs.go and azure.go,
 // built only with the tags gcs and azblob: their SDKs are most of the
 // binary and of a cold build's downloads, and most users need neither.
-var openers = map[string]func(context.Context, *url.URL) (objectStore, error){
+var openers = map[string]func(context.Context, *url.URL, openOptions) (objectStore, error){
 	"s3": openS3,
 }
 
@@ -236,9 +236,9 @@ func CheckDriver(dirOrURL string) error {
 // policy, as every other request clickrecon sends: the store's signature
 // or token never reaches another origin, and a redirect there is an error,
 // never an answer.
-func openBucket(ctx context.Context, u *url.URL) (objectStore, error) {
+func openBucket(ctx context.Context, u *url.URL, o openOptions) (objectStore, error) {
 	if open, ok := openers[u.Scheme]; ok {
-		return open(ctx, u)
+		return open(ctx, u, o)
 	}
 	if err := CheckDriver(u.Scheme + "://"); err != nil {
 		return nil, err

@@ -56,11 +56,12 @@ type s3Store struct {
 // Every request goes through an HTTP client under safehttp's policy: the
 // SDK's own client follows a 307 to any host with the request's
 // Authorization, which net/http keeps for another port of the same host.
-func openS3(ctx context.Context, u *url.URL) (objectStore, error) {
+func openS3(ctx context.Context, u *url.URL, o openOptions) (objectStore, error) {
 	s, err := s3Query(u.Query())
 	if err != nil {
 		return nil, err
 	}
+	s.sleep = o.sleep
 	cfg, err := s.awsConfig(ctx)
 	if err != nil {
 		return nil, err
@@ -72,6 +73,9 @@ func openS3(ctx context.Context, u *url.URL) (objectStore, error) {
 // not given leaves its pointer nil, or its field zero, and the SDK's
 // default (or the environment's) stands.
 type s3Settings struct {
+	// sleep waits a retry's backoff (WithSleep); nil: the SDK waits on
+	// the wall clock.
+	sleep             func(context.Context, time.Duration) error
 	region, profile   *string
 	endpoint          string
 	pathStyle         *bool // use_path_style, s3ForcePathStyle or hostname_immutable: the last in name order
@@ -242,7 +246,12 @@ func (s s3Settings) loadOptions() []func(*config.LoadOptions) error {
 		limiter = ratelimit.NewTokenRateLimit(uint(s.rateLimitCapacity))
 	}
 	opts = append(opts, config.WithRetryer(func() aws.Retryer {
-		return redirectFinal{retry.NewStandard(func(o *retry.StandardOptions) { o.RateLimiter = limiter })}
+		return redirectFinal{retry.NewStandard(func(o *retry.StandardOptions) {
+			o.RateLimiter = limiter
+			if s.sleep != nil {
+				o.Backoff = sleptBackoff{retry.NewExponentialJitterBackoff(o.MaxBackoff), s.sleep}
+			}
+		})}
 	}))
 	if s.requestChecksum == nil && os.Getenv("AWS_REQUEST_CHECKSUM_CALCULATION") == "" {
 		// A PUT's checksum goes in Content-MD5 (put), which every S3
@@ -350,6 +359,23 @@ type redirectFinal struct{ aws.RetryerV2 }
 
 func (r redirectFinal) IsErrorRetryable(err error) bool {
 	return !errors.Is(err, safehttp.ErrRedirect) && r.RetryerV2.IsErrorRetryable(err)
+}
+
+// sleptBackoff waits each retry's backoff through sleep and leaves the
+// SDK nothing to wait (WithSleep).
+type sleptBackoff struct {
+	retry.BackoffDelayer
+	sleep func(context.Context, time.Duration) error
+}
+
+func (b sleptBackoff) BackoffDelay(attempt int, err error) (time.Duration, error) {
+	d, err := b.BackoffDelayer.BackoffDelay(attempt, err)
+	if err != nil {
+		return 0, err
+	}
+	// The SDK gives the delay no context: the request's own ends the
+	// attempt that follows.
+	return 0, b.sleep(context.Background(), d)
 }
 
 // s3Code classifies an S3 error: by the error code in S3's answer, or

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/clickrecon/clickrecon/internal/s3test"
 )
@@ -69,5 +71,60 @@ func TestS3WritesNothingOnStderr(t *testing.T) {
 	}
 	if len(got) > 0 {
 		t.Errorf("stderr got %q", got)
+	}
+}
+
+// WithSleep: the waits between an S3 request's retries go through the
+// given sleep, one a retry, and the request is retried as before (a
+// server answering 503 twice, then storing the report).
+func TestS3RetriesWaitThroughWithSleep(t *testing.T) {
+	var mu sync.Mutex
+	refused := map[string]int{}
+	dir, _ := s3test.Start(t, "r", s3test.Options{Wrap: func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			mu.Lock()
+			n := refused[req.URL.Path]
+			if req.Method == http.MethodPut && n < 2 {
+				refused[req.URL.Path] = n + 1
+				mu.Unlock()
+				w.Header().Set("Content-Type", "application/xml")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`))
+				return
+			}
+			mu.Unlock()
+			h.ServeHTTP(w, req)
+		})
+	}})
+	var waits []time.Duration
+	sleep := func(ctx context.Context, d time.Duration) error {
+		mu.Lock()
+		defer mu.Unlock()
+		waits = append(waits, d)
+		return nil
+	}
+	ctx := context.Background()
+	d, err := Open(ctx, dir, WithSleep(sleep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	r := sample(t)
+	if _, err := d.WriteReport(ctx, r); err != nil {
+		t.Fatalf("a report whose every PUT is refused twice, then taken: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	puts := len(refused)
+	if puts == 0 {
+		t.Fatal("no PUT was refused: the test's server did not stand in front")
+	}
+	if len(waits) != 2*puts {
+		t.Errorf("%d waits through WithSleep for %d objects refused twice each, want %d", len(waits), puts, 2*puts)
+	}
+	for _, w := range waits {
+		if w <= 0 || w > 20*time.Second {
+			t.Errorf("a wait of %v: want the SDK's backoff, above 0 and at most 20s", w)
+		}
 	}
 }
