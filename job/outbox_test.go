@@ -239,6 +239,34 @@ func TestDeliverNeedsTheGuardAndTheRecord(t *testing.T) {
 			t.Errorf("posted %q with the lock lost", got)
 		}
 	})
+	// Another writer (a run that took the lock after this one lost it)
+	// settled the pending post between its record and its mark as sent:
+	// the mark is refused, and nothing is posted.
+	t.Run("settled_by_another_before_sent", func(t *testing.T) {
+		h := newHistory(t)
+		f := newWebhookFake(t)
+		n := f.notifier(t)
+		settled := 0
+		other := func(ctx context.Context) error {
+			for _, p := range pendingOf(t, h, n) {
+				if err := h.Abandon(ctx, p.ID); err != nil {
+					t.Fatal(err)
+				}
+				settled++
+			}
+			return nil
+		}
+		_, err := send(ctx, n, oneDayGap(), nil, h, other)
+		if settled != 1 {
+			t.Fatalf("%d pending posts at the guard, want the one being sent", settled)
+		}
+		if !errors.Is(err, history.ErrResolved) {
+			t.Errorf("Send of a post settled by another writer = %v, want history.ErrResolved", err)
+		}
+		if got := f.got(); len(got) != 0 {
+			t.Errorf("posted %q, a post another writer had settled", got)
+		}
+	})
 	t.Run("history_closed", func(t *testing.T) {
 		h := newHistory(t)
 		f := newWebhookFake(t)
