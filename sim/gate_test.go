@@ -129,10 +129,28 @@ func (g *gate) at(p point) decision {
 	case pl.after:
 		return decision{afterTerm: true}
 	}
-	g.die(pl.how == "term")
 	if pl.how == "term" {
-		return decision{} // SIGTERM: the point itself may still go on, its context ended
+		switch {
+		case p.kind == "slack" || p.kind == "s3":
+			// SIGTERM as the request arrives: it takes effect, and the
+			// run, told to stop, never reads its answer. Served, the
+			// answer would race the ended context in the client, and a
+			// replay could end otherwise.
+			g.die(true)
+			return decision{lose: true}
+		case p.what == "COMMIT":
+			// SIGTERM as the transaction commits: it commits, then the
+			// run is told to stop. Cancelled first, database/sql would
+			// race the commit with its own rollback.
+			return decision{afterTerm: true}
+		}
+		// SIGTERM as the statement is sent: its context has ended, and
+		// the statement is not run (conn_.pass), whatever the driver
+		// would make of an ended context.
+		g.die(true)
+		return decision{}
 	}
+	g.die(false)
 	return decision{err: errDead}
 }
 
@@ -204,10 +222,16 @@ type conn_ struct {
 	inTx      bool
 }
 
-func (c *conn_) pass(q string) (decision, error) {
+// pass is the gate's decision for the statement q, sent under ctx. A
+// statement whose context has ended (a SIGTERM at it, or before it) is not
+// run: a driver handed an ended context may run it or not, by timing.
+func (c *conn_) pass(ctx context.Context, q string) (decision, error) {
 	d := c.g.at(point{c.kind, q})
 	if d.err != nil {
 		return d, d.err
+	}
+	if err := ctx.Err(); err != nil {
+		return d, err
 	}
 	return d, nil
 }
@@ -225,7 +249,7 @@ func (c *conn_) ExecContext(ctx context.Context, q string, args []driver.NamedVa
 	if !ok {
 		return nil, driver.ErrSkip
 	}
-	d, err := c.pass(q)
+	d, err := c.pass(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +266,7 @@ func (c *conn_) QueryContext(ctx context.Context, q string, args []driver.NamedV
 	if !ok {
 		return nil, driver.ErrSkip
 	}
-	d, err := c.pass(q)
+	d, err := c.pass(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +297,7 @@ func (c *conn_) Prepare(q string) (driver.Stmt, error) {
 }
 
 func (c *conn_) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if _, err := c.pass("BEGIN"); err != nil {
+	if _, err := c.pass(ctx, "BEGIN"); err != nil {
 		return nil, err
 	}
 	var tx driver.Tx
@@ -296,7 +320,7 @@ func (c *conn_) Begin() (driver.Tx, error) {
 }
 
 func (c *conn_) Ping(ctx context.Context) error {
-	if _, err := c.pass("PING"); err != nil {
+	if _, err := c.pass(ctx, "PING"); err != nil {
 		return err
 	}
 	if p, ok := c.Conn.(driver.Pinger); ok {
@@ -334,16 +358,19 @@ type tx_ struct {
 func (t *tx_) Commit() error {
 	c := t.c
 	c.inTx = false
-	if _, err := c.pass("COMMIT"); err != nil {
+	// database/sql checked the transaction's context before this.
+	d, err := c.pass(context.Background(), "COMMIT")
+	if err != nil {
 		t.Tx.Rollback() // the server rolls back what a dead client left open
 		c.killAtEnd = nil
 		return err
 	}
-	err := t.Tx.Commit()
+	err = t.Tx.Commit()
 	if k := c.killAtEnd; k != nil {
 		c.killAtEnd = nil
 		c.g.then(*k)
 	}
+	c.g.then(d)
 	return err
 }
 
@@ -360,7 +387,7 @@ type stmt struct {
 }
 
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	d, err := s.c.pass(s.q)
+	d, err := s.c.pass(ctx, s.q)
 	if err != nil {
 		return nil, err
 	}
@@ -375,7 +402,7 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 }
 
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	d, err := s.c.pass(s.q)
+	d, err := s.c.pass(ctx, s.q)
 	if err != nil {
 		return nil, err
 	}
