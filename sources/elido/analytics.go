@@ -243,7 +243,11 @@ func pages[T interface{ clicks() int64 }](ctx context.Context, c *Client, op, en
 		err   error
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	read := make(chan page, 1)
+	// Unbuffered: a page is handed over only when fn is done with the one
+	// before, so one page at most is asked for ahead of fn. A buffer would
+	// let a slow fn fall two pages behind, and a breakdown stopped at its
+	// first page (job's pageGuard) spend a third request.
+	read := make(chan page)
 	done := make(chan struct{})
 	// The next page's request ends with the read: none is sent, nor asks
 	// the budget, once the read has returned.

@@ -856,3 +856,28 @@ func TestLinkBreakdownPagesReadsAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// It reads one page ahead, never more: while the caller is held on the
+// first page, the second is asked for and the third is not, however long
+// the hold. A caller that stops at its first page has spent two requests.
+func TestLinkBreakdownPagesReadsOnePageAhead(t *testing.T) {
+	clicks, _ := manyLinks(4500) // 5 pages
+	f := newFixture(t, clicks, nil)
+	day := date(t, "2026-11-28")
+	stop := errors.New("stopped at the first page")
+	err := f.client.LinkBreakdownPages(t.Context(), day, day, time.UTC, func(page []elido.LinkCount) error {
+		deadline := time.Now().Add(10 * time.Second)
+		for f.srv.Requests()["breakdown/link"] < 2 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		// Held on: a third page asked for meanwhile would show here.
+		time.Sleep(200 * time.Millisecond)
+		return stop
+	})
+	if !errors.Is(err, stop) {
+		t.Fatalf("LinkBreakdownPages = %v, want the caller's stop", err)
+	}
+	if n := f.srv.Requests()["breakdown/link"]; n != 2 {
+		t.Errorf("%d pages asked for while the caller held the first, want 2: the first and the one read ahead", n)
+	}
+}
