@@ -228,7 +228,7 @@ func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	if st != nil {
 		defer st.Close()
 	}
-	h, historyErr := openHistory(ctx, o.History)
+	h, historyErr := openHistory(ctx, o.History, d.Now)
 	if h != nil {
 		defer h.Close()
 	}
@@ -411,7 +411,7 @@ func unread(ctx context.Context, e ending, historyAt dsn.Target, probe []Failure
 	rep.Status = report.StatusIncomplete
 	out := Outcome{Report: rep, Unread: true, Failures: probe}
 	if out.Err(PartHistoryDown) == nil {
-		h, err := openHistory(ctx, historyAt)
+		h, err := openHistory(ctx, historyAt, e.now)
 		if h != nil {
 			defer h.Close()
 		}
@@ -551,12 +551,13 @@ func writeReport(ctx context.Context, log *slog.Logger, dest *storage.Dest, dirO
 	return dir, nil
 }
 
-// openHistory opens the run history, if there is one.
-func openHistory(ctx context.Context, t dsn.Target) (*history.History, error) {
+// openHistory opens the run history, if there is one, recording its
+// times by the run's clock.
+func openHistory(ctx context.Context, t dsn.Target, now func() time.Time) (*history.History, error) {
 	if t.IsZero() {
 		return nil, nil
 	}
-	return history.Open(ctx, t)
+	return history.Open(ctx, t, history.WithClock(now))
 }
 
 func firstErr(first, err error) error {

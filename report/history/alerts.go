@@ -122,7 +122,7 @@ func (h *History) MessageAlerts(ctx context.Context, s Scope, channel, ts string
 // it told Slack about, in one transaction: either history knows about the
 // message and every day it showed, or about none of them.
 func (h *History) SaveAlerts(ctx context.Context, m Message, alerts []Alert) error {
-	err := h.inTx(ctx, func(tx *sqlx.Tx) error { return h.saveAlerts(ctx, tx, m, alerts, false) })
+	err := h.inTx(ctx, func(tx *sqlx.Tx) error { return h.saveAlerts(ctx, tx, m, alerts, false, h.stamp()) })
 	if err != nil {
 		return fmt.Errorf("record Slack %s of run %s: %w", m.Kind, m.RunKey, err)
 	}
@@ -132,17 +132,19 @@ func (h *History) SaveAlerts(ctx context.Context, m Message, alerts []Alert) err
 // saveAlerts is SaveAlerts inside the caller's transaction. lost says
 // the message's answer was lost (it may be in the channel): the message is
 // not recorded as sent, and its days count the lost answer (unconfirmed).
-func (h *History) saveAlerts(ctx context.Context, tx *sqlx.Tx, m Message, alerts []Alert, lost bool) error {
+// at is when the message was sent, as the history writes instants: the
+// time its days were alerted or told healed.
+func (h *History) saveAlerts(ctx context.Context, tx *sqlx.Tx, m Message, alerts []Alert, lost bool, at string) error {
 	if !lost {
 		if _, err := tx.ExecContext(ctx, h.q.insertMessage,
-			m.RunKey, m.WorkspaceID, m.TZ, m.Kind, m.Action, m.Transport, m.Channel, m.TS); err != nil {
+			m.RunKey, m.WorkspaceID, m.TZ, m.Kind, m.Action, m.Transport, m.Channel, m.TS, at); err != nil {
 			return fmt.Errorf("insert message: %w", err)
 		}
 	}
 	for _, a := range alerts {
 		if _, err := tx.ExecContext(ctx, h.q.upsertAlert,
 			m.WorkspaceID, m.StoreID, m.TZ, a.Date, a.Status, a.Severity, a.API, a.Local, a.Delta,
-			a.Healed, a.Transport, a.Channel, a.TS, a.From, a.To, a.RunKey, flag(lost)); err != nil {
+			a.Healed, a.Transport, a.Channel, a.TS, a.From, a.To, a.RunKey, flag(lost), at); err != nil {
 			return fmt.Errorf("save alert of %s: %w", a.Date, err)
 		}
 	}

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -38,7 +39,25 @@ type History struct {
 	db      *sqlx.DB
 	dialect dsn.Dialect
 	q       queries
+	// now is the clock every time the history records is read from
+	// (WithClock): the run's, not the database server's.
+	now func() time.Time
 }
+
+// An Option changes how Open's history behaves.
+type Option func(*History)
+
+// WithClock makes now the clock of every time the history records: when
+// a run was recorded, a post intended, sent and settled, a day alerted and
+// told healed. Without it, the wall clock. The run passes its own, so
+// that these times and the report's agree (and a simulated night's are
+// virtual).
+func WithClock(now func() time.Time) Option {
+	return func(h *History) { h.now = now }
+}
+
+// stamp is the time to record now, as the history writes instants.
+func (h *History) stamp() string { return h.now().UTC().Format(instant) }
 
 //go:embed queries
 var queryFiles embed.FS
@@ -151,10 +170,13 @@ func sharedFor(d dsn.Dialect, text []byte) []byte {
 // Open connects to the history database at t, a HISTORY_DSN read by
 // ParseDSN, and checks that Migrate has brought it up to the version this
 // binary needs.
-func Open(ctx context.Context, t dsn.Target) (*History, error) {
+func Open(ctx context.Context, t dsn.Target, opts ...Option) (*History, error) {
 	h, err := open(ctx, t)
 	if err != nil {
 		return nil, fmt.Errorf("open history %s: %w", t.Redacted, dsn.RedactError(err, t.Secrets))
+	}
+	for _, o := range opts {
+		o(h)
 	}
 	if err := h.checkMigrated(ctx); err != nil {
 		h.Close()
@@ -188,7 +210,7 @@ func open(ctx context.Context, t dsn.Target) (*History, error) {
 		db.Close()
 		return nil, err
 	}
-	return &History{db: db, dialect: t.Dialect, q: q}, nil
+	return &History{db: db, dialect: t.Dialect, q: q, now: time.Now}, nil
 }
 
 // ErrNotMigrated is returned by Open for a database whose tables are

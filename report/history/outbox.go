@@ -165,7 +165,7 @@ func (h *History) Intend(ctx context.Context, in Intent) (int64, error) {
 	repeatOf := sql.NullInt64{Int64: in.RepeatOf, Valid: in.RepeatOf != 0}
 	var id int64
 	err = h.db.GetContext(ctx, &id, h.q.insertIntent, in.WorkspaceID, in.StoreID, in.TZ, in.RunKey,
-		in.Kind, in.Transport, in.From, in.To, string(b), repeatOf, string(notice))
+		in.Kind, in.Transport, in.From, in.To, string(b), repeatOf, string(notice), h.stamp())
 	if err != nil {
 		if uniqueViolation(err) {
 			err = ErrPending
@@ -202,7 +202,7 @@ func (h *History) Pending(ctx context.Context, s Scope) ([]Intent, error) {
 // longer pending (another run settled it) gives an error wrapping
 // ErrResolved.
 func (h *History) MarkSent(ctx context.Context, id int64) error {
-	res, err := h.db.ExecContext(ctx, h.q.markSent, id)
+	res, err := h.db.ExecContext(ctx, h.q.markSent, id, h.stamp())
 	if err != nil {
 		return fmt.Errorf("mark Slack post %d sent: %w", id, err)
 	}
@@ -258,7 +258,7 @@ func (h *History) settle(ctx context.Context, id int64, state, channel, ts strin
 		case in.State != StatePending:
 			return fmt.Errorf("%w: it is %s", ErrResolved, in.State)
 		}
-		if _, err := tx.ExecContext(ctx, h.q.resolveIntent, id, state, channel, ts); err != nil {
+		if _, err := tx.ExecContext(ctx, h.q.resolveIntent, id, state, channel, ts, h.stamp()); err != nil {
 			return fmt.Errorf("update outbox: %w", err)
 		}
 		lost := state == StateUnconfirmed
@@ -267,8 +267,14 @@ func (h *History) settle(ctx context.Context, id int64, state, channel, ts strin
 			a.Channel, a.TS = channel, ts
 			alerts[i] = a
 		}
+		// Its days were told when the post was made, not when a later
+		// run settled it: the intent's time, just before the post.
+		at := in.Created
+		if _, err := time.Parse(time.RFC3339, at); err != nil {
+			at = h.stamp()
+		}
 		if err := h.saveAlerts(ctx, tx, Message{RunKey: in.RunKey, WorkspaceID: in.WorkspaceID, StoreID: in.StoreID,
-			TZ: in.TZ, Kind: in.Kind, Action: ActionPosted, Transport: in.Transport, Channel: channel, TS: ts}, alerts, lost); err != nil {
+			TZ: in.TZ, Kind: in.Kind, Action: ActionPosted, Transport: in.Transport, Channel: channel, TS: ts}, alerts, lost, at); err != nil {
 			return err
 		}
 		return h.applyNotice(ctx, tx, in, lost)
@@ -315,7 +321,7 @@ func (h *History) Abandon(ctx context.Context, id int64) error {
 		case StatePosted, StateUnconfirmed:
 			return fmt.Errorf("%w: it is %s", ErrResolved, in.State)
 		}
-		if _, err := tx.ExecContext(ctx, h.q.resolveIntent, id, StateAbandoned, "", ""); err != nil {
+		if _, err := tx.ExecContext(ctx, h.q.resolveIntent, id, StateAbandoned, "", "", h.stamp()); err != nil {
 			return fmt.Errorf("update outbox: %w", err)
 		}
 		return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
 	"github.com/clickrecon/clickrecon/internal/pgtest"
+	"github.com/clickrecon/clickrecon/reconcile"
 )
 
 var scope = Scope{WorkspaceID: "48213", StoreID: "st_a", TZ: "Europe/Warsaw"}
@@ -709,6 +711,63 @@ func TestOpenDays(t *testing.T) {
 		}
 		if diff := cmp.Diff([]string{"2026-10-01", "2026-10-03"}, got); diff != "" {
 			t.Errorf("OpenDays (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// Every time the history records is the run's clock (WithClock), not the
+// database server's: a post's days count as alerted when it was made, even
+// when a later run settles its lost answer, and a heal when it was told.
+func TestTimesAreTheRunsClock(t *testing.T) {
+	each(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		migrated(t, dsn)
+		now := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
+		h, err := Open(ctx, mustParse(t, dsn, false), WithClock(func() time.Time { return now }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		posted := now
+		id, err := h.Intend(ctx, sampleIntent("rk1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := h.Pending(ctx, scope)
+		if err != nil || len(p) != 1 {
+			t.Fatalf("Pending = %v, %v; want the one post", p, err)
+		}
+		if want := posted.Format(time.RFC3339); p[0].Created != want {
+			t.Errorf("the post's Created = %q, want the run's clock %s", p[0].Created, want)
+		}
+		if err := h.MarkSent(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		// The next night's run settles it: its answer was lost.
+		now = now.Add(24 * time.Hour)
+		if err := h.MarkUnconfirmed(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		// A night later, the first day is told healed.
+		now = now.Add(24 * time.Hour)
+		healed := now
+		a := sampleIntent("rk3").Alerts[0]
+		a.Healed, a.RunKey = true, "rk3"
+		if err := h.SaveAlerts(ctx, Message{RunKey: "rk3", WorkspaceID: scope.WorkspaceID, StoreID: scope.StoreID, TZ: scope.TZ,
+			Kind: KindAlert, Action: ActionPosted, Transport: TransportBot, Channel: "C1", TS: "1.2"}, []Alert{a}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := h.TrendAlerts(ctx, scope.WorkspaceID, reconcile.Date{Year: 2026, Month: 11, Day: 1}, reconcile.Date{Year: 2026, Month: 11, Day: 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []AlertTimes{
+			{WorkspaceID: scope.WorkspaceID, StoreID: scope.StoreID, TZ: scope.TZ, Day: "2026-11-25", Alerted: posted, Healed: healed},
+			{WorkspaceID: scope.WorkspaceID, StoreID: scope.StoreID, TZ: scope.TZ, Day: "2026-11-26", Alerted: posted},
+		}
+		slices.SortFunc(got, func(a, b AlertTimes) int { return strings.Compare(a.Day, b.Day) })
+		if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+			t.Errorf("TrendAlerts (-want +got):\n%s", diff)
 		}
 	})
 }

@@ -34,7 +34,7 @@ func (h *History) RecordRun(ctx context.Context, rep report.Report) error {
 			rep.RunKey, rep.WorkspaceID, rep.Window.TZ, rep.Window.From, rep.Window.To,
 			rep.GeneratedAt.UTC().Format(instant), rep.Status, rep.Interrupted,
 			api, local, delta, rep.Totals.APISummary,
-			c.Days, c.Match, c.Missing, c.Surplus, c.Provisional, c.Unverifiable, rep.StoreID)
+			c.Days, c.Match, c.Missing, c.Surplus, c.Provisional, c.Unverifiable, rep.StoreID, h.stamp())
 		if err != nil {
 			return fmt.Errorf("insert run: %w", err)
 		}
