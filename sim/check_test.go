@@ -36,6 +36,9 @@ type told struct {
 	api, local          int64
 	repeats             map[string]int // a webhook's possible repeats, per state
 	lastAlert, lastHeal int            // the nights they were told
+	// alertedOn is the night the channel began to show the day as a gap:
+	// first, or again after it showed it healed
+	alertedOn int
 	// by is the order (in the channel) of the message whose word on the
 	// day stands: a reader goes by the newest message that speaks of a
 	// day, and an edit of an older one does not take its word back.
@@ -439,6 +442,9 @@ func (s *sim) alerted(n int, m message) {
 			}
 		} else if !fresh {
 			s.violation(n, "gap alerted twice", "%s %s alerted again (first told on night %d) in an alert with no new gap, unmarked:\n%s", l.d, l.state, tl.lastAlert, m.text)
+		}
+		if !tl.alerted {
+			tl.alertedOn = n
 		}
 		if !(tl.alerted && tl.status == l.status && tl.api == l.api && tl.local == l.local) {
 			tl.lastAlert = n

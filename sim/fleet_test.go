@@ -39,8 +39,13 @@ var fleetMembers = []struct{ name, slack, tz string }{
 
 // fleetShared is what a fleet's workspaces share.
 type fleetShared struct {
-	slack      *slacktest.Server
-	first      *sim // whose clock the channel's timestamps follow
+	slack *slacktest.Server
+	// first is the workspace whose clock the channel's timestamps follow:
+	// the bot token's, which reads its posts back from the channel by
+	// their time (after a lost answer) and must find them where its
+	// history's clock says they are. The workspaces' clocks are each at
+	// 03:00 in their own zones: hours apart, where a real fleet's are one.
+	first      *sim
 	histDir    string
 	pgHist     *sqlx.DB
 	historyDSN string
@@ -157,6 +162,11 @@ func runFleet(t *testing.T, seed uint64, nights int, db string) {
 		sims = append(sims, setup(t, simConfig{seed: seed, nights: nights, slack: m.slack, db: db, fleet: m.name, tz: m.tz}, sh))
 	}
 	sh.first = sims[0]
+	for _, s := range sims {
+		if s.c.slack == "bot" {
+			sh.first = s
+		}
+	}
 	sh.writeFile(t, sims)
 	for n := 1; n <= nights; n++ {
 		results := make([]nightResult, len(sims))

@@ -265,9 +265,39 @@ func (s *sim) checkTrend(n int, from, to reconcile.Date) {
 			s.violation(n, "trend differs", "%s (run %s): the history's trend says %s; the reports' %s", d.Date, d.RunKey, have, want)
 		}
 	}
+	// The time to alert: the history has each day alerted on the night
+	// the channel began to show its gap (first, or again after a heal). A
+	// webhook's post marked sent whose run died before it left counts as
+	// told (it cannot be told from one whose answer was lost): its days
+	// may be alerted on a night before the channel shows them, or never.
+	early := 0
+	nightOf := func(t *time.Time) int {
+		if t == nil {
+			return 0
+		}
+		first := time.Date(2027, 3, 1, 0, 0, 0, 0, s.loc)
+		l := t.In(s.loc)
+		return int(time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, s.loc).Sub(first).Hours()/24+0.5) + 1
+	}
+	for _, d := range hs[0].Days {
+		tl := s.tell.days[d.Date]
+		shown := 0
+		if tl != nil {
+			shown = tl.alertedOn
+		}
+		got := nightOf(d.Alerted)
+		switch {
+		case got == shown:
+		case s.c.slack == "webhook" && got != 0 && (shown == 0 || got < shown):
+			early++
+		default:
+			s.violation(n, "trend differs", "%s: the history's trend has it alerted on night %d (%s), the channel began to show its gap on night %d", d.Date, got, instant(d.Alerted), shown)
+		}
+	}
 	stats.Lock()
 	stats.events["trend: days checked against the reports"] += len(got.Days)
 	stats.events["trend: days the history's trend took from the same run"] += same
+	stats.events["trend: days a webhook's post that may never have left alerted first"] += early
 	stats.Unlock()
 }
 
