@@ -259,7 +259,7 @@ func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
 	if interrupted == nil {
 		res, reviseErr = revise(ctx, log, h, o.WorkspaceID, w, res)
 	}
-	knownID := knownStoreID(ctx, log, h, o, identityID)
+	knownID := knownStoreID(ctx, log, h, o.WorkspaceID, o.LegacyStoreID, identityID)
 	rep := runReport(o, d, res, knownID, interrupted, drill, diag)
 	if st != nil && interrupted == nil {
 		rr := o.repairRun()
@@ -297,11 +297,11 @@ func reconcileWindow(ctx context.Context, o Options, d Deps) (Outcome, error) {
 // Such a night compared no day (the store not opened), or posts nothing
 // (the store did not say what it is), so its alerts are not at stake; its
 // notice goes by what it knows itself (noticeScopes).
-func knownStoreID(ctx context.Context, log *slog.Logger, h *history.History, o Options, identityID string) string {
-	if identityID != "" || h == nil || o.LegacyStoreID == "" {
+func knownStoreID(ctx context.Context, log *slog.Logger, h *history.History, workspaceID, legacyStoreID, identityID string) string {
+	if identityID != "" || h == nil || legacyStoreID == "" {
 		return identityID
 	}
-	id, _, err := h.KnownStoreID(ctx, o.WorkspaceID, o.LegacyStoreID)
+	id, _, err := h.KnownStoreID(ctx, workspaceID, legacyStoreID)
 	if err != nil {
 		log.Warn("the store's last identity not read: the report names no store", "err", err)
 	}
@@ -417,6 +417,10 @@ func unread(ctx context.Context, e ending, historyAt dsn.Target, probe []Failure
 		}
 		e.history = h
 		out = out.Failed(PartHistoryDown, err)
+		// Its notice follows the store's identity as the history
+		// remembers it, as a night whose store is down does: a recovery
+		// of an earlier night, pending under it, is settled first.
+		e.knownID = knownStoreID(ctx, e.log, h, e.workspaceID, e.legacyStoreID, "")
 	}
 	return e.end(ctx, out)
 }

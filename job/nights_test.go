@@ -23,6 +23,7 @@ import (
 	"github.com/clickrecon/clickrecon/report/alert"
 	"github.com/clickrecon/clickrecon/report/alert/slacktest"
 	"github.com/clickrecon/clickrecon/report/history"
+	"github.com/clickrecon/clickrecon/report/storage"
 	"github.com/clickrecon/clickrecon/sources/elidotest"
 	"github.com/clickrecon/clickrecon/sources/store"
 )
@@ -57,6 +58,7 @@ type nightWorld struct {
 	from, to  string // the window tonight; "": nightFrom to nightTo
 	unstored  bool   // the report location refuses tonight's report
 	storeDown bool   // the store cannot be opened tonight
+	probe     bool   // the run probes its store, history and report location first, as the binary's does
 	logs      bytes.Buffer
 	slackLogs bytes.Buffer
 }
@@ -153,6 +155,7 @@ func (w *nightWorld) run(ctx context.Context) Outcome {
 	if w.storeDown {
 		o.Store = vanished(w.t, store.ParseDSN)
 	}
+	o.Probe = w.probe
 	if w.unstored { // a folder under a file cannot be created
 		file := filepath.Join(w.t.TempDir(), "file")
 		if err := os.WriteFile(file, nil, 0o600); err != nil {
@@ -163,6 +166,14 @@ func (w *nightWorld) run(ctx context.Context) Outcome {
 	fmt.Fprintf(&w.logs, "--- night %d\n", w.night)
 	d := Deps{Elido: client, Notifier: nt, Log: slog.New(slog.NewTextHandler(&w.logs, nil)),
 		Now: func() time.Time { return now }, Progress: noProgress{}}
+	if w.probe { // the binary's run hands the probe its report location
+		dest, err := storage.Open(ctx, o.ReportDir)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		defer dest.Close()
+		d.Reports = dest
+	}
 	out, err := Run(ctx, o, d)
 	if err != nil && !w.unstored {
 		w.t.Fatalf("night %d: %v\n%s", w.night, err, w.logs.String())
@@ -527,6 +538,25 @@ func TestNightsRecoveryStoppedThenTheStoreGoesAgain(t *testing.T) {
 			t.Errorf("%d notices that the store could not be read, want 2: night 3's is not heard\n%s", len(notices), strings.Join(w.posts(), "\n---\n"))
 		}
 		if got := len(w.with("Checking again")); got != 1 {
+			t.Errorf("%d recoveries, want the one stopped", got)
+		}
+	})
+}
+
+// The same with the probe, as the binary runs: night 3's report location
+// refused before anything is read (exit 2). That night named the store by
+// its DSN's spelling alone, so the stopped recovery, pending under the
+// store's identity, was never settled and night 1's notice looked as if it
+// stood: a silent night (the long simulation, seed 1024, webhook,
+// PostgreSQL, night 97).
+func TestNightsRecoveryStoppedThenTheProbeFailsAgain(t *testing.T) {
+	eachNightWorld(t, func(t *testing.T, w *nightWorld) {
+		w.probe = true
+		recoveryStoppedThenAgain(t, w, &w.unstored)
+		if notices := w.with("could not store the report"); len(notices) != 2 {
+			t.Errorf("%d notices that the report was not stored, want 2: night 3's is not heard\n%s", len(notices), strings.Join(w.posts(), "\n---\n"))
+		}
+		if got := len(w.with("stores the reports of workspace 48213 again")); got != 1 {
 			t.Errorf("%d recoveries, want the one stopped", got)
 		}
 	})
