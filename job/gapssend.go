@@ -96,15 +96,22 @@ func (t teller) sendGaps(ctx context.Context, s gapSend) (gapOutcome, error) {
 	}
 	inPlace := map[string]bool{}
 	for _, e := range s.Edits {
-		err := t.slack.Update(ctx, e.Channel, e.TS, e.Message)
-		if alert.Gone(err) {
+		// The edit tells its days: through the outbox, as a post, so that
+		// a run killed between the edit and its record is not taken to
+		// have told nothing (and told the same again).
+		var gone bool
+		var err error
+		if e.Record != nil && t.history != nil {
+			gone, err = ob.edit(ctx, editIntent(e), e.Message)
+		} else {
+			err = t.slack.Update(ctx, e.Channel, e.TS, e.Message)
+			gone = alert.Gone(err)
+		}
+		if gone {
 			continue // told below, in a new message
 		}
 		if err != nil {
 			return out, fmt.Errorf("update the Slack alert %s/%s: %w", e.Channel, e.TS, err)
-		}
-		if err := saveAlerts(ctx, t.history, *e.Record, e.Rows); err != nil {
-			return out, fmt.Errorf("the Slack alert %s/%s was updated but not recorded: %w", e.Channel, e.TS, err)
 		}
 		out.Updated = append(out.Updated, e.Channel+"/"+e.TS)
 		for _, d := range e.Dates {
@@ -129,4 +136,19 @@ func (t teller) sendGaps(ctx context.Context, s gapSend) (gapOutcome, error) {
 		return out, fmt.Errorf("post the Slack %s message: %w", u.Intent.Kind, err)
 	}
 	return out, nil
+}
+
+// editIntent is the outbox record of the in-place edit e: the days its
+// record (e.Record) tells, and the message it changes.
+func editIntent(e edit) history.Intent {
+	m := *e.Record
+	in := history.Intent{Scope: history.Scope{WorkspaceID: m.WorkspaceID, StoreID: m.StoreID, TZ: m.TZ}, RunKey: m.RunKey,
+		Kind: m.Kind, Transport: m.Transport, Alerts: e.Rows, Channel: e.Channel, TS: e.TS}
+	for _, r := range e.Rows {
+		if in.From == "" || r.From < in.From {
+			in.From = r.From
+		}
+		in.To = max(in.To, r.To)
+	}
+	return in
 }

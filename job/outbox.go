@@ -65,6 +65,21 @@ func resolvePending(ctx context.Context, h *history.History, n *alert.Notifier, 
 			if err := h.Abandon(ctx, p.ID); err != nil && !errors.Is(err, history.ErrResolved) {
 				return 0, err
 			}
+		case p.Transport == history.TransportBot && n.Transport() == alert.TransportBot && p.TS != "":
+			// An edit of the message p.TS: made if the message carries
+			// its mark.
+			found, err := n.FindEdited(ctx, alert.PostMark{ID: p.ID, RunKey: p.RunKey}, p.Channel, p.TS)
+			if err != nil {
+				return 0, err
+			}
+			if found {
+				err = h.MarkPosted(ctx, p.ID, p.Channel, p.TS)
+			} else {
+				err = h.Abandon(ctx, p.ID)
+			}
+			if err != nil && !errors.Is(err, history.ErrResolved) {
+				return 0, err
+			}
 		case p.Transport == history.TransportBot && n.Transport() == alert.TransportBot:
 			ch, ts, found, err := n.FindPosted(ctx, alert.PostMark{ID: p.ID, RunKey: p.RunKey}, pendingSince(p, now.Add(-lookBack)))
 			if err != nil {
@@ -150,6 +165,41 @@ func (o outbox) deliver(ctx context.Context, in history.Intent, m alert.Message)
 	return ch, ts, true, nil
 }
 
+// edit makes the bot's edit in of the message in.Channel/in.TS into m,
+// through the outbox as deliver posts: recorded as pending first, the
+// guard checked, marked sent, made with in's mark in the message's
+// metadata (alert.Notifier.UpdateMarked: a rerun finds it there,
+// resolvePending), then recorded as made (history.MarkPosted: its days
+// told) or given up when Slack refused it. gone reports a message that can
+// no longer be edited (alert.Gone): the edit is given up, and its news
+// goes into a new message.
+func (o outbox) edit(ctx context.Context, in history.Intent, m alert.Message) (gone bool, err error) {
+	id, err := o.history.Intend(ctx, in)
+	if err != nil {
+		return false, fmt.Errorf("%w: %w", errNotIntended, err)
+	}
+	if err := o.guard(ctx); err != nil {
+		return false, errors.Join(fmt.Errorf("nothing edited: %w", err), abandon(ctx, o.history, id))
+	}
+	if err := o.history.MarkSent(ctx, id); err != nil {
+		return false, errors.Join(fmt.Errorf("%w: %w", errNotIntended, err), abandon(ctx, o.history, id))
+	}
+	err = o.slack.UpdateMarked(ctx, in.Channel, in.TS, m, alert.PostMark{ID: id, RunKey: in.RunKey})
+	if errors.Is(err, alert.ErrUnconfirmed) {
+		return false, fmt.Errorf("%w; the edit stays pending in the history (post %d), and the next run settles it", err, id)
+	}
+	if err != nil {
+		return alert.Gone(err), errors.Join(err, abandon(ctx, o.history, id))
+	}
+	// Recorded even when the run is stopping: Slack has the edit.
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	if err := o.history.MarkPosted(mctx, id, in.Channel, in.TS); err != nil {
+		return false, fmt.Errorf("edited, but not recorded in the history; it stays pending (post %d) and the next run settles it: %w", id, err)
+	}
+	return false, nil
+}
+
 // abandon gives up the intended post id, which was never made or which
 // Slack refused, even when the run is stopping. A failure leaves it
 // pending, for the next run to settle.
@@ -160,14 +210,4 @@ func abandon(ctx context.Context, h *history.History, id int64) error {
 		return fmt.Errorf("the next run settles it: %w", err)
 	}
 	return nil
-}
-
-// saveAlerts records what Slack already has. The record is written even
-// when the run is stopping (SIGTERM, the deadline) right after a post:
-// dropping it would post the same alert again on the next run. It is
-// bounded on its own.
-func saveAlerts(ctx context.Context, h *history.History, m history.Message, rows []history.Alert) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
-	defer cancel()
-	return h.SaveAlerts(ctx, m, rows)
 }

@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -93,6 +94,51 @@ func TestResolvePending(t *testing.T) {
 			t.Errorf("%d posts still pending", n)
 		}
 	})
+	// A bot's edit of its alert telling the day healed, killed between
+	// the edit and its record: made, it is found on the message and its
+	// heal counts as told; never made, it is given up and the day is
+	// still the gap the channel shows (the long simulation, seed 1057,
+	// bot, SQLite, night 239: the heal was told again).
+	for _, made := range []bool{true, false} {
+		t.Run(fmt.Sprintf("bot_edit_made_%v", made), func(t *testing.T) {
+			h := newHistory(t)
+			f, nt := botNotifier(t)
+			posted := intend(t, h, history.TransportBot, 0)
+			// The alert was posted two nights before its edit: older than
+			// any search of the posts since the edit was intended.
+			at := time.Now().Add(-48 * time.Hour)
+			f.Add(at, "gap", "")
+			ch, ts := testChannelID, fmt.Sprintf("%d.%06d", at.Unix(), at.Nanosecond()/1000)
+			if err := h.MarkPosted(ctx, posted.ID, ch, ts); err != nil {
+				t.Fatal(err)
+			}
+			healed := gap
+			healed.Transport, healed.Healed, healed.RunKey, healed.Channel, healed.TS = history.TransportBot, true, "rk2", ch, ts
+			in := history.Intent{Scope: scope, RunKey: "rk2", Kind: history.KindHealed, Transport: history.TransportBot,
+				From: gap.From, To: gap.To, Alerts: []history.Alert{healed}, Channel: ch, TS: ts}
+			id, err := h.Intend(ctx, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.MarkSent(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			if made {
+				if err := nt.UpdateMarked(ctx, ch, ts, alert.Message{Text: "healed"}, alert.PostMark{ID: id, RunKey: "rk2"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := resolvePending(ctx, h, nt, scope, now); err != nil {
+				t.Fatal(err)
+			}
+			if a := alerted(t, h)[gap.Date]; a.Healed != made || a.TS != ts {
+				t.Errorf("alert of %s = %+v, want healed %v on message %s", gap.Date, a, made, ts)
+			}
+			if n := pendingAfter(t, h); n != 0 {
+				t.Errorf("%d posts still pending", n)
+			}
+		})
+	}
 	t.Run("bot_post_that_never_arrived_is_abandoned", func(t *testing.T) {
 		h := newHistory(t)
 		_, nt := botNotifier(t)

@@ -84,7 +84,6 @@ func (n *Notifier) FindPosted(ctx context.Context, mark PostMark, since time.Tim
 
 // findPosted is FindPosted's search of channel through api.
 func findPosted(ctx context.Context, api *slack.Client, channel string, mark PostMark, since time.Time) (ts string, found bool, err error) {
-	want := strconv.FormatInt(mark.ID, 10)
 	params := &slack.GetConversationHistoryParameters{
 		ChannelID:          channel,
 		Oldest:             slackTS(since),
@@ -98,17 +97,9 @@ func findPosted(ctx context.Context, api *slack.Client, channel string, mark Pos
 			return "", false, fmt.Errorf("find Slack post %d of run %s in %s: %w", mark.ID, mark.RunKey, channel, err)
 		}
 		for _, m := range resp.Messages {
-			md := m.Metadata
-			if md.EventType != postEventType {
-				continue
+			if marked(m.Metadata, mark) {
+				return m.Timestamp, true, nil
 			}
-			if id, _ := md.EventPayload[payloadIntent].(string); id != want {
-				continue
-			}
-			if rk, _ := md.EventPayload[payloadRunKey].(string); rk != mark.RunKey {
-				continue // another history's post with the same id
-			}
-			return m.Timestamp, true, nil
 		}
 		if !resp.HasMore || resp.ResponseMetaData.NextCursor == "" {
 			return "", false, nil
@@ -117,6 +108,46 @@ func findPosted(ctx context.Context, api *slack.Client, channel string, mark Pos
 	}
 	return "", false, fmt.Errorf("find Slack post %d of run %s in %s: more than %d messages since %s, not all searched",
 		mark.ID, mark.RunKey, channel, historyPage*maxHistoryPages, since.UTC().Format(time.RFC3339))
+}
+
+// FindEdited reads the message ts of channel (conversations.history, that
+// message alone, with its metadata) and reports whether it carries mark:
+// the edit UpdateMarked made under mark was made. A message without it
+// was not edited so (or edited again since, by another mark). An error
+// (Slack unreachable, the token lacking channels:history) settles
+// nothing, as FindPosted's; a message that is gone is not found.
+func (n *Notifier) FindEdited(ctx context.Context, mark PostMark, channel, ts string) (bool, error) {
+	if n == nil || n.api == nil {
+		return false, errors.New("a webhook's posts cannot be read back: set SLACK_BOT_TOKEN and SLACK_CHANNEL instead")
+	}
+	ctx, cancel := context.WithTimeout(ctx, n.callTimeout)
+	defer cancel()
+	resp, err := n.api.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
+		ChannelID: channel, Oldest: ts, Latest: ts, Inclusive: true, Limit: 1, IncludeAllMetadata: true,
+	})
+	if err != nil {
+		var cause error
+		if misconfigured(err) {
+			cause = ErrMisconfigured
+		}
+		return false, n.redact(fmt.Errorf("find the edit %d of run %s of Slack message %s in %s: %w", mark.ID, mark.RunKey, ts, channel, err), cause, nil)
+	}
+	for _, m := range resp.Messages {
+		if m.Timestamp == ts && marked(m.Metadata, mark) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// marked reports whether md is mark's.
+func marked(md slack.SlackMetadata, mark PostMark) bool {
+	if md.EventType != postEventType {
+		return false
+	}
+	id, _ := md.EventPayload[payloadIntent].(string)
+	rk, _ := md.EventPayload[payloadRunKey].(string)
+	return id == strconv.FormatInt(mark.ID, 10) && rk == mark.RunKey // another history's post may have the same id
 }
 
 // slackTS writes t as a Slack timestamp, seconds.microseconds.

@@ -122,6 +122,38 @@ func TestFindPostedFindsAPostWithItsMetadata(t *testing.T) {
 	}
 }
 
+// An edit made with UpdateMarked is found on its message (FindEdited),
+// among later messages; one made under another mark, or a message only
+// posted, is not: that edit was never made.
+func TestFindEditedFindsTheEditOnItsMessage(t *testing.T) {
+	f, nt := botSlack(t)
+	ctx := context.Background()
+	post := PostMark{ID: 7, RunKey: "20261124_20261126_0123456789ab"}
+	ch, ts, err := nt.Post(ctx, Message{Text: "gap alert"}, post)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Add(time.Now().Add(time.Minute), "chatter after it", "")
+	edit := PostMark{ID: 9, RunKey: "20261125_20261127_0123456789ab"}
+	if found, err := nt.FindEdited(ctx, edit, ch, ts); err != nil || found {
+		t.Errorf("FindEdited before the edit = %v, %v; want false, nil", found, err)
+	}
+	if err := nt.UpdateMarked(ctx, ch, ts, Message{Text: "healed"}, edit); err != nil {
+		t.Fatal(err)
+	}
+	if found, err := nt.FindEdited(ctx, edit, ch, ts); err != nil || !found {
+		t.Errorf("FindEdited after the edit = %v, %v; want true, nil", found, err)
+	}
+	for _, other := range []PostMark{{ID: 10, RunKey: edit.RunKey}, {ID: 9, RunKey: "another history's run"}, post} {
+		if found, err := nt.FindEdited(ctx, other, ch, ts); err != nil || found {
+			t.Errorf("FindEdited(%+v) = %v, %v; want false, nil: the message carries %+v", other, found, err, edit)
+		}
+	}
+	if found, err := nt.FindEdited(ctx, edit, ch, "1.000001"); err != nil || found {
+		t.Errorf("FindEdited of a message not there = %v, %v; want false, nil", found, err)
+	}
+}
+
 // A channel too busy to search, or one the token cannot read, resolves
 // nothing: an error, never "not found" (which would post again).
 func TestFindPostedErrors(t *testing.T) {

@@ -411,11 +411,11 @@ func (n *Notifier) postMessageOnce(ctx context.Context, channel string, m Messag
 
 // updateMessage replaces the message ts in channel with m, or with its
 // plain text alone if Slack refuses the blocks.
-func (n *Notifier) updateMessage(ctx context.Context, channel, ts string, m Message) error {
+func (n *Notifier) updateMessage(ctx context.Context, channel, ts string, m Message, extra ...slack.MsgOption) error {
 	m = n.labelled(m)
 	update := func(m Message) error {
 		return n.do(ctx, callUpdate, func(ctx context.Context) error {
-			_, _, _, err := n.api.UpdateMessageContext(ctx, channel, ts, msgOptions(m)...)
+			_, _, _, err := n.api.UpdateMessageContext(ctx, channel, ts, append(msgOptions(m), extra...)...)
 			return err
 		})
 	}
@@ -522,6 +522,17 @@ func (n *Notifier) Update(ctx context.Context, channel, ts string, m Message) er
 		return errors.New("a webhook's messages cannot be edited: set SLACK_BOT_TOKEN and SLACK_CHANNEL instead")
 	}
 	return n.updateMessage(ctx, channel, ts, checked(m))
+}
+
+// UpdateMarked is Update that puts mark in the message's metadata in
+// place of the post's, so that a rerun that never learned whether the
+// edit was made can find out (FindEdited). Its error matches
+// ErrUnconfirmed when the edit may have been made unseen.
+func (n *Notifier) UpdateMarked(ctx context.Context, channel, ts string, m Message, mark PostMark) error {
+	if n.api == nil {
+		return errors.New("a webhook's messages cannot be edited: set SLACK_BOT_TOKEN and SLACK_CHANNEL instead")
+	}
+	return n.updateMessage(ctx, channel, ts, checked(m), mark.metadata())
 }
 
 // Attach uploads data as the file filename, titled title, into the thread

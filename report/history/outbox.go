@@ -82,7 +82,10 @@ type Intent struct {
 	// Sent says the post was handed to Slack (MarkSent): a pending post
 	// never sent told nothing, and is given up (Abandon).
 	Sent    bool
-	Channel string // set by MarkPosted; empty for a webhook
+	// Channel and TS are the message posted, set by MarkPosted (empty for
+	// a webhook); for an edit of an earlier message (a bot's chat.update),
+	// that message, given to Intend.
+	Channel string
 	TS      string
 	// Created and Updated are RFC 3339 instants in UTC, set by the history.
 	Created, Updated string
@@ -165,7 +168,7 @@ func (h *History) Intend(ctx context.Context, in Intent) (int64, error) {
 	repeatOf := sql.NullInt64{Int64: in.RepeatOf, Valid: in.RepeatOf != 0}
 	var id int64
 	err = h.db.GetContext(ctx, &id, h.q.insertIntent, in.WorkspaceID, in.StoreID, in.TZ, in.RunKey,
-		in.Kind, in.Transport, in.From, in.To, string(b), repeatOf, string(notice), h.stamp())
+		in.Kind, in.Transport, in.From, in.To, string(b), repeatOf, string(notice), h.stamp(), in.Channel, in.TS)
 	if err != nil {
 		if uniqueViolation(err) {
 			err = ErrPending
@@ -262,6 +265,10 @@ func (h *History) settle(ctx context.Context, id int64, state, channel, ts strin
 			return fmt.Errorf("update outbox: %w", err)
 		}
 		lost := state == StateUnconfirmed
+		action := ActionPosted
+		if in.TS != "" { // given to Intend: an edit of that message
+			action = ActionUpdated
+		}
 		alerts := make([]Alert, len(in.Alerts))
 		for i, a := range in.Alerts {
 			a.Channel, a.TS = channel, ts
@@ -274,7 +281,7 @@ func (h *History) settle(ctx context.Context, id int64, state, channel, ts strin
 			at = h.stamp()
 		}
 		if err := h.saveAlerts(ctx, tx, Message{RunKey: in.RunKey, WorkspaceID: in.WorkspaceID, StoreID: in.StoreID,
-			TZ: in.TZ, Kind: in.Kind, Action: ActionPosted, Transport: in.Transport, Channel: channel, TS: ts}, alerts, lost, at); err != nil {
+			TZ: in.TZ, Kind: in.Kind, Action: action, Transport: in.Transport, Channel: channel, TS: ts}, alerts, lost, at); err != nil {
 			return err
 		}
 		return h.applyNotice(ctx, tx, in, lost)

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -353,13 +354,17 @@ func (s *Server) keep(r *http.Request, p Post) bool {
 	return false
 }
 
-// update takes chat.update of a message posted in the channel.
+// update takes chat.update of a message posted in the channel; metadata,
+// when given, replaces the message's, as Slack does.
 func (s *Server) update(w http.ResponseWriter, rec Request) {
 	ts := rec.Form.Get("ts")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, p := range s.posts {
+	for i, p := range s.posts {
 		if p.TS == ts && rec.Form.Get("channel") == s.channel {
+			if md := rec.Form.Get("metadata"); md != "" {
+				s.posts[i].Metadata = json.RawMessage(md)
+			}
 			s.updates = append(s.updates, Post{TS: ts, Text: rec.Form.Get("text"), Body: rec.Form.Encode()})
 			answer(w, map[string]any{"ok": true, "channel": s.channel, "ts": ts, "text": rec.Form.Get("text")})
 			return
@@ -369,7 +374,7 @@ func (s *Server) update(w http.ResponseWriter, rec Request) {
 }
 
 // history answers conversations.history as Slack does: the posts since
-// oldest, newest first, with their metadata only when
+// oldest (up to latest, when given), newest first, with their metadata only when
 // include_all_metadata is set, limit posts a page (all, without a limit),
 // the next page named by the cursor it returns.
 func (s *Server) history(w http.ResponseWriter, rec Request) {
@@ -378,6 +383,10 @@ func (s *Server) history(w http.ResponseWriter, rec Request) {
 		return
 	}
 	oldest, _ := strconv.ParseFloat(rec.Form.Get("oldest"), 64)
+	latest, err := strconv.ParseFloat(rec.Form.Get("latest"), 64)
+	if err != nil || latest == 0 {
+		latest = math.Inf(1)
+	}
 	limit, _ := strconv.Atoi(rec.Form.Get("limit"))
 	start, _ := strconv.Atoi(rec.Form.Get("cursor"))
 	s.mu.Lock()
@@ -385,7 +394,7 @@ func (s *Server) history(w http.ResponseWriter, rec Request) {
 	out := []Post{}
 	for i := len(s.posts) - 1; i >= 0; i-- {
 		p := s.posts[i]
-		if ts, _ := strconv.ParseFloat(p.TS, 64); ts < oldest {
+		if ts, _ := strconv.ParseFloat(p.TS, 64); ts < oldest || ts > latest {
 			continue
 		}
 		p.Blocks = nil
