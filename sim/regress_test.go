@@ -33,6 +33,19 @@ func TestSimulationSeedsThatFound(t *testing.T) {
 		// A click lost beside a duplicate in the same hour: the hour's
 		// count agreed, and repair never read it.
 		{simConfig{seed: 1007, nights: 40, slack: "bot", db: "sqlite"}, "a lost click hidden by a duplicate in its hour"},
+		// The report location refused (a notice), the next night's
+		// "reports stored again" lost its answer, then the probe refused
+		// it again: nothing was posted (the probe's night never settled
+		// the recovery pending under the store's identity).
+		{simConfig{seed: 1024, nights: 97, slack: "webhook", db: "postgres"}, "silent night after a lost recovery, the probe failing"},
+		// A bot's edit telling a day healed, killed before its record:
+		// the next alert told the heal again.
+		{simConfig{seed: 1057, nights: 241, slack: "bot", db: "sqlite"}, "a bot's heal told twice after a killed edit"},
+		// Two webhook posts marked sent and killed before they left, then
+		// an alert listing their days "as alerted" (the line shows them,
+		// with their numbers); and the trend's time to alert of a post
+		// still pending after the last night.
+		{simConfig{seed: 1047, nights: 250, slack: "webhook", db: "sqlite"}, "days listed as alerted after posts that never left"},
 	} {
 		t.Run(fmt.Sprintf("seed=%d/%s/%s", c.seed, c.slack, c.db), func(t *testing.T) {
 			if raceEnabled && c.nights > 20 {

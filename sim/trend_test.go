@@ -270,6 +270,18 @@ func (s *sim) checkTrend(n int, from, to reconcile.Date) {
 	// webhook's post marked sent whose run died before it left counts as
 	// told (it cannot be told from one whose answer was lost): its days
 	// may be alerted on a night before the channel shows them, or never.
+	// A post still pending after the last night (its run killed, and the
+	// history gone the night after) has told the history nothing yet.
+	pending, err := h.Pending(ctx, history.Scope{WorkspaceID: workspace, StoreID: hs[0].StoreID, TZ: hs[0].TZ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsettled := map[string]bool{}
+	for _, p := range pending {
+		for _, a := range p.Alerts {
+			unsettled[a.Date] = true
+		}
+	}
 	early := 0
 	nightOf := func(t *time.Time) int {
 		if t == nil {
@@ -288,6 +300,7 @@ func (s *sim) checkTrend(n int, from, to reconcile.Date) {
 		got := nightOf(d.Alerted)
 		switch {
 		case got == shown:
+		case got == 0 && unsettled[d.Date]:
 		case s.c.slack == "webhook" && got != 0 && (shown == 0 || got < shown):
 			early++
 		default:
