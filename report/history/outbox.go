@@ -81,7 +81,7 @@ type Intent struct {
 	State    string // set by the history: StatePending, StatePosted, StateUnconfirmed or StateAbandoned
 	// Sent says the post was handed to Slack (MarkSent): a pending post
 	// never sent told nothing, and is given up (Abandon).
-	Sent    bool
+	Sent bool
 	// Channel and TS are the message posted, set by MarkPosted (empty for
 	// a webhook); for an edit of an earlier message (a bot's chat.update),
 	// that message, given to Intend.
