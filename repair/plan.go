@@ -16,6 +16,8 @@ import (
 type Elido interface {
 	HourlyTimeseries(ctx context.Context, day reconcile.Date, loc *time.Location, linkID string) ([]elido.HourCount, error)
 	ClicksRecentPaged(ctx context.Context, from, to time.Time, pageSize int) ([]elido.Click, error)
+	LinkBreakdown(ctx context.Context, from, to reconcile.Date, loc *time.Location) ([]elido.LinkCount, error)
+	CountryBreakdown(ctx context.Context, from, to reconcile.Date, loc *time.Location) ([]elido.CountryCount, error)
 }
 
 // The page sizes an hour's clicks are read with, once each: their page
@@ -32,6 +34,8 @@ const (
 type Store interface {
 	HourlyCounts(ctx context.Context, q store.Query, day reconcile.Date, loc *time.Location) ([]store.HourCount, error)
 	Clicks(ctx context.Context, q store.Query, from, to time.Time) ([]store.Click, error)
+	EachCount(ctx context.Context, q store.Query, day reconcile.Date, loc *time.Location, fn func(linkID string, clicks int64)) error
+	CountryCounts(ctx context.Context, q store.Query, day reconcile.Date, loc *time.Location) (map[string]int64, error)
 	// EventColumns says what the clicks table's link_id and country_code
 	// can hold, so that a click they cannot is refused in the plan.
 	EventColumns(ctx context.Context) (store.Columns, error)
@@ -79,9 +83,14 @@ func (d DayPlan) Add() []Click {
 // store has fewer clicks for than Elido is localised to the hours that
 // differ, and those whose counts agree over store rows that repeat one
 // another exactly, each planned with PlanHour; on a day where one of them
-// shows a row Elido does not count, every other hour holding rows is
-// planned too (an hour whose counts agree is kept only when its clicks
-// differ). It reads and writes nothing else; an
+// shows a row Elido does not count, or where the day's per-link or
+// per-country counts differ otherwise than those hours' clicks do (a lost
+// click beside a row Elido does not count of another link or country, in
+// an hour whose counts agree), every other hour holding rows is planned
+// too (an hour whose counts agree is kept only when its clicks differ).
+// A lost click beside a row Elido does not count of its own hour, link
+// and country changes no count, and is not found. It reads and writes
+// nothing else; an
 // error is a source that could not be read, and no plan is returned then.
 func Plan(ctx context.Context, api Elido, st Store, o Options) ([]DayPlan, error) {
 	loc := o.Window.Loc
@@ -141,11 +150,13 @@ func planDay(ctx context.Context, api Elido, st Store, o Options, cols store.Col
 	us := units(apiHours, localHours, dayEnd, o.Wall)
 	var agree []Hour // hours whose counts agree, not read
 	foreign := false // the store holds a row of the day Elido does not count
+	var read []HourPlan
 	plan := func(u Hour, rows []store.Click) error {
 		hp, err := planHour(ctx, api, st, o, u, rows)
 		if err != nil {
 			return err
 		}
+		read = append(read, hp)
 		foreign = foreign || len(hp.Surplus) > 0
 		if u.API == u.Store && len(hp.Add)+len(hp.Surplus) == 0 {
 			return nil // its clicks agree too
@@ -173,7 +184,16 @@ func planDay(ctx context.Context, api Elido, st Store, o Options, cols store.Col
 	// A row Elido does not count (a duplicate, a click Elido revised
 	// away, a row of another source) can cancel a lost click in its
 	// hour's count: on a day that holds one, every hour is read (its
-	// rows again: an hour's rows at a time are kept, not the day's).
+	// rows again: an hour's rows at a time are kept, not the day's). One
+	// in an hour whose counts agree, beside the lost click, shows only in
+	// the day's per-link or per-country counts, when it is of another
+	// link or country.
+	if !foreign {
+		var err error
+		if foreign, err = hiddenInCounts(ctx, api, st, o, day, loc, read); err != nil {
+			return p, err
+		}
+	}
 	if foreign {
 		for _, u := range agree {
 			if u.Store == 0 {
@@ -186,6 +206,66 @@ func planDay(ctx context.Context, api Elido, st Store, o Options, cols store.Col
 		slices.SortFunc(p.Hours, func(a, b HourPlan) int { return a.From.Compare(b.From) })
 	}
 	return p, nil
+}
+
+// hiddenInCounts says whether the day's per-link or per-country counts
+// differ otherwise than the clicks of the hours read say they do (read:
+// each hour's clicks to put back and rows Elido does not count), a
+// difference no hour's count shows. It says so too when a breakdown
+// cannot be read, or an hour read was refused: nothing then rules one
+// out.
+func hiddenInCounts(ctx context.Context, api Elido, st Store, o Options, day reconcile.Date, loc *time.Location, read []HourPlan) (bool, error) {
+	links, countries := map[string]int64{}, map[string]int64{}
+	for _, hp := range read {
+		if hp.Refused != "" {
+			return true, nil
+		}
+		for _, c := range hp.Add {
+			links[c.LinkID]--
+			countries[c.CountryCode]--
+		}
+		for _, c := range hp.Surplus {
+			links[c.LinkID]++
+			countries[c.CountryCode]++
+		}
+	}
+	// Each map holds the store's count less Elido's, per key, as the hours
+	// read explain it; adding Elido's day and taking the store's away
+	// leaves 0 for every key the hours explain.
+	apiLinks, err := api.LinkBreakdown(ctx, day, day, loc)
+	if err == nil {
+		for _, l := range apiLinks {
+			links[l.LinkID] += l.Clicks
+		}
+		err = st.EachCount(ctx, o.Query, day, loc, func(link string, n int64) { links[link] -= n })
+	}
+	if err == nil {
+		var apiCountries []elido.CountryCount
+		if apiCountries, err = api.CountryBreakdown(ctx, day, day, loc); err == nil {
+			for _, c := range apiCountries {
+				countries[c.CountryCode] += c.Clicks
+			}
+			var local map[string]int64
+			local, err = st.CountryCounts(ctx, o.Query, day, loc)
+			for c, n := range local {
+				countries[c] -= n
+			}
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, err
+		}
+		return true, nil // not known: every hour is read
+	}
+	for _, m := range []map[string]int64{links, countries} {
+		for _, n := range m {
+			if n != 0 {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 // repeatsRows says whether the store's rows of h, an hour whose counts
