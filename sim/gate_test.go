@@ -481,6 +481,16 @@ func (g *gate) front(kind string, h http.Handler, isPoint func(r *http.Request) 
 	}))
 }
 
+// unsentSince returns the bodies of the Slack posts that died at the gate
+// since *seen of them were read, and counts them read.
+func (g *gate) unsentSince(seen *int) []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	b := g.unsent[*seen:]
+	*seen = len(g.unsent)
+	return b
+}
+
 // neverLeft reports whether a Slack post that died at the gate named
 // date as a gap: "*date*", as a message's day lines write it.
 func (g *gate) neverLeft(date string) bool {

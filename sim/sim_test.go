@@ -247,9 +247,11 @@ type sim struct {
 	order  map[string]int
 	seen   int // posts already read
 	seenUp int // edits already read
-	runs   map[string]int
-	snaps  map[int]snapshot
-	rows   []string // the history's tables, as migrate made them
+	// seenUnsent counts the gate's unsent posts already read
+	seenUnsent int
+	runs       map[string]int
+	snaps      map[int]snapshot
+	rows       []string // the history's tables, as migrate made them
 	// shared is what the workspaces of a fleet share (fleet_test.go); nil
 	// for a workspace alone.
 	shared *fleetShared
