@@ -72,12 +72,7 @@ func resolvePending(ctx context.Context, h *history.History, n *alert.Notifier, 
 			if err != nil {
 				return 0, err
 			}
-			if found {
-				err = h.MarkPosted(ctx, p.ID, p.Channel, p.TS)
-			} else {
-				err = h.Abandon(ctx, p.ID)
-			}
-			if err != nil && !errors.Is(err, history.ErrResolved) {
+			if err := settleFound(ctx, h, p.ID, found, p.Channel, p.TS); err != nil {
 				return 0, err
 			}
 		case p.Transport == history.TransportBot && n.Transport() == alert.TransportBot:
@@ -85,12 +80,7 @@ func resolvePending(ctx context.Context, h *history.History, n *alert.Notifier, 
 			if err != nil {
 				return 0, err
 			}
-			if found {
-				err = h.MarkPosted(ctx, p.ID, ch, ts)
-			} else {
-				err = h.Abandon(ctx, p.ID)
-			}
-			if err != nil && !errors.Is(err, history.ErrResolved) {
+			if err := settleFound(ctx, h, p.ID, found, ch, ts); err != nil {
 				return 0, err
 			}
 		default:
@@ -101,6 +91,22 @@ func resolvePending(ctx context.Context, h *history.History, n *alert.Notifier, 
 		}
 	}
 	return unconfirmed, nil
+}
+
+// settleFound settles the pending post id by what a search of the channel
+// found: made, as ch/ts (history.MarkPosted), or never made
+// (history.Abandon). One another run settled meanwhile stays as it is.
+func settleFound(ctx context.Context, h *history.History, id int64, found bool, ch, ts string) error {
+	var err error
+	if found {
+		err = h.MarkPosted(ctx, id, ch, ts)
+	} else {
+		err = h.Abandon(ctx, id)
+	}
+	if err != nil && !errors.Is(err, history.ErrResolved) {
+		return err
+	}
+	return nil
 }
 
 // errNotIntended marks a post that was not made because the history could
@@ -138,31 +144,8 @@ func (o outbox) deliver(ctx context.Context, in history.Intent, m alert.Message)
 		ch, ts, err := o.slack.Post(ctx, m, alert.PostMark{})
 		return ch, ts, err == nil, err
 	}
-	id, err := o.history.Intend(ctx, in)
-	if err != nil {
-		return "", "", false, fmt.Errorf("%w: %w", errNotIntended, err)
-	}
-	in.ID = id
-	if err := o.guard(ctx); err != nil {
-		return "", "", false, errors.Join(fmt.Errorf("nothing posted: %w", err), abandon(ctx, o.history, id))
-	}
-	if err := o.history.MarkSent(ctx, id); err != nil {
-		return "", "", false, errors.Join(fmt.Errorf("%w: %w", errNotIntended, err), abandon(ctx, o.history, id))
-	}
-	ch, ts, err = o.slack.Post(ctx, m, alert.PostMark{ID: id, RunKey: in.RunKey})
-	if errors.Is(err, alert.ErrUnconfirmed) {
-		return "", "", false, fmt.Errorf("%w; it stays pending in the history (post %d), and the next run settles it before posting again", err, id)
-	}
-	if err != nil {
-		return "", "", false, errors.Join(err, abandon(ctx, o.history, id))
-	}
-	// Marked even when the run is stopping: Slack has the message.
-	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
-	defer cancel()
-	if err := o.history.MarkPosted(mctx, id, ch, ts); err != nil {
-		return ch, ts, true, fmt.Errorf("posted, but not marked posted in the history; it stays pending (post %d) and the next run settles it: %w", id, err)
-	}
-	return ch, ts, true, nil
+	act := outboxAct{done: "posted", undone: "nothing posted", pending: "it stays pending in the history (post %d), and the next run settles it before posting again"}
+	return o.through(ctx, in, act, func(mark alert.PostMark) (string, string, error) { return o.slack.Post(ctx, m, mark) })
 }
 
 // edit makes the bot's edit in of the message in.Channel/in.TS into m,
@@ -174,30 +157,66 @@ func (o outbox) deliver(ctx context.Context, in history.Intent, m alert.Message)
 // no longer be edited (alert.Gone): the edit is given up, and its news
 // goes into a new message.
 func (o outbox) edit(ctx context.Context, in history.Intent, m alert.Message) (gone bool, err error) {
+	act := outboxAct{done: "edited", undone: "nothing edited", pending: "the edit stays pending in the history (post %d), and the next run settles it"}
+	_, _, _, err = o.through(ctx, in, act, func(mark alert.PostMark) (string, string, error) {
+		if err := o.slack.UpdateMarked(ctx, in.Channel, in.TS, m, mark); err != nil {
+			return "", "", err
+		}
+		return in.Channel, in.TS, nil
+	})
+	var refused refusedError
+	return errors.As(err, &refused) && alert.Gone(refused.err), err
+}
+
+// outboxAct names, in a message's errors, what the outbox does through
+// Slack.
+type outboxAct struct {
+	done    string // "posted": Slack took it
+	undone  string // "nothing posted": it was not made
+	pending string // why it stays pending, with the post's id (%d)
+}
+
+// refusedError is Slack's refusal of an outbox action, which gave it up.
+type refusedError struct{ err error }
+
+func (e refusedError) Error() string { return e.err.Error() }
+func (e refusedError) Unwrap() error { return e.err }
+
+// through makes one Slack action of in through the outbox: in is recorded
+// as pending first (a history that cannot take it means no action, an
+// error matching errNotIntended), the guard is checked, in is marked sent
+// (so that a run that dies before the action leaves a post the next run
+// knows never left, and gives up), do makes the action with in's mark,
+// and its outcome is recorded: made (history.MarkPosted with the channel
+// and ts do returns, even when the run is stopping: Slack has it) or
+// refused (history.Abandon, the error a refusedError). An action whose
+// answer never came (alert.ErrUnconfirmed) stays pending: the next run
+// settles it (resolvePending) before it decides anything. made says
+// whether Slack took the action.
+func (o outbox) through(ctx context.Context, in history.Intent, act outboxAct, do func(alert.PostMark) (ch, ts string, err error)) (ch, ts string, made bool, err error) {
 	id, err := o.history.Intend(ctx, in)
 	if err != nil {
-		return false, fmt.Errorf("%w: %w", errNotIntended, err)
+		return "", "", false, fmt.Errorf("%w: %w", errNotIntended, err)
 	}
 	if err := o.guard(ctx); err != nil {
-		return false, errors.Join(fmt.Errorf("nothing edited: %w", err), abandon(ctx, o.history, id))
+		return "", "", false, errors.Join(fmt.Errorf("%s: %w", act.undone, err), abandon(ctx, o.history, id))
 	}
 	if err := o.history.MarkSent(ctx, id); err != nil {
-		return false, errors.Join(fmt.Errorf("%w: %w", errNotIntended, err), abandon(ctx, o.history, id))
+		return "", "", false, errors.Join(fmt.Errorf("%w: %w", errNotIntended, err), abandon(ctx, o.history, id))
 	}
-	err = o.slack.UpdateMarked(ctx, in.Channel, in.TS, m, alert.PostMark{ID: id, RunKey: in.RunKey})
+	ch, ts, err = do(alert.PostMark{ID: id, RunKey: in.RunKey})
 	if errors.Is(err, alert.ErrUnconfirmed) {
-		return false, fmt.Errorf("%w; the edit stays pending in the history (post %d), and the next run settles it", err, id)
+		return "", "", false, fmt.Errorf("%w; "+act.pending, err, id)
 	}
 	if err != nil {
-		return alert.Gone(err), errors.Join(err, abandon(ctx, o.history, id))
+		return "", "", false, errors.Join(refusedError{err}, abandon(ctx, o.history, id))
 	}
-	// Recorded even when the run is stopping: Slack has the edit.
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
-	if err := o.history.MarkPosted(mctx, id, in.Channel, in.TS); err != nil {
-		return false, fmt.Errorf("edited, but not recorded in the history; it stays pending (post %d) and the next run settles it: %w", id, err)
+	if err := o.history.MarkPosted(mctx, id, ch, ts); err != nil {
+		return ch, ts, true, fmt.Errorf("%s, but not recorded in the history; it stays pending (post %d) and the next run settles it: %w", act.done, id, err)
 	}
-	return false, nil
+	return ch, ts, true, nil
 }
 
 // abandon gives up the intended post id, which was never made or which
