@@ -333,3 +333,146 @@ func TestTransportNamesMatchTheHistory(t *testing.T) {
 		t.Errorf("alert's transports %q, %q; the history's %q, %q", alert.TransportBot, alert.TransportWebhook, history.TransportBot, history.TransportWebhook)
 	}
 }
+
+// A bot's edit goes through the outbox as a post does; each row of the
+// fault matrix for it: made (its days told), refused (a message gone: given
+// up, nothing told, reported gone), a concurrent writer (the lock lost, or
+// the pending edit settled by another run: nothing edited), and someone
+// else's mark on the message (another history's edit: ours, never made, is
+// given up, not adopted). Its answer lost is TestResolvePending's
+// bot_edit_made_true.
+func TestOutboxEdit(t *testing.T) {
+	ctx := context.Background()
+	scope := history.Scope{WorkspaceID: "48213", StoreID: "st_a", TZ: "Europe/Warsaw"}
+	gap := history.Alert{Date: "2026-11-25", Status: "missing", Severity: "warn", API: 1200, Local: 1195, Delta: -5,
+		Transport: history.TransportBot, From: "2026-11-24", To: "2026-11-26", RunKey: "rk1"}
+	// setup posts the alert of gap, recorded, and returns the intent of
+	// its edit telling the day healed.
+	setup := func(t *testing.T) (*history.History, *fakeSlack, *alert.Notifier, history.Intent) {
+		t.Helper()
+		h := newHistory(t)
+		f, nt, _, _ := setupSlack(t, bot, func(c *alert.Config) { c.Channel = testChannelID })
+		at := time.Now().Add(-time.Hour)
+		f.Add(at, "gap", "")
+		ch, ts := testChannelID, fmt.Sprintf("%d.%06d", at.Unix(), at.Nanosecond()/1000)
+		a := gap
+		a.Channel, a.TS = ch, ts
+		id, err := h.Intend(ctx, history.Intent{Scope: scope, RunKey: "rk1", Kind: history.KindAlert, Transport: history.TransportBot,
+			From: gap.From, To: gap.To, Alerts: []history.Alert{a}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.MarkSent(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.MarkPosted(ctx, id, ch, ts); err != nil {
+			t.Fatal(err)
+		}
+		healed := a
+		healed.Healed, healed.RunKey = true, "rk2"
+		return h, f, nt, history.Intent{Scope: scope, RunKey: "rk2", Kind: history.KindHealed, Transport: history.TransportBot,
+			From: gap.From, To: gap.To, Alerts: []history.Alert{healed}, Channel: ch, TS: ts}
+	}
+	row := func(t *testing.T, h *history.History) history.Alert {
+		t.Helper()
+		got, err := h.Alerts(ctx, scope, "2026-11-20", "2026-11-30")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got[gap.Date]
+	}
+	pending := func(t *testing.T, h *history.History) int {
+		t.Helper()
+		p, err := h.Pending(ctx, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(p)
+	}
+	none := func(context.Context) error { return nil }
+
+	t.Run("made", func(t *testing.T) {
+		h, f, nt, in := setup(t)
+		gone, err := outbox{slack: nt, history: h, guard: none}.edit(ctx, in, alert.Message{Text: "healed"})
+		if err != nil || gone {
+			t.Fatalf("edit = gone %v, %v; want made", gone, err)
+		}
+		if a := row(t, h); !a.Healed || a.TS != in.TS {
+			t.Errorf("alert row %+v, want healed on %s", a, in.TS)
+		}
+		if n := len(f.Updates()); n != 1 || pending(t, h) != 0 {
+			t.Errorf("%d edits, %d pending; want 1, 0", n, pending(t, h))
+		}
+	})
+	t.Run("refused_message_gone", func(t *testing.T) {
+		h, f, nt, in := setup(t)
+		in.TS = "1.000001" // no such message
+		gone, err := outbox{slack: nt, history: h, guard: none}.edit(ctx, in, alert.Message{Text: "healed"})
+		if err == nil || !gone {
+			t.Fatalf("edit of a message gone = gone %v, %v; want gone and an error", gone, err)
+		}
+		if a := row(t, h); a.Healed || pending(t, h) != 0 || len(f.Updates()) != 0 {
+			t.Errorf("after a refused edit: row %+v, %d pending, %d edits; want nothing told, nothing pending", a, pending(t, h), len(f.Updates()))
+		}
+	})
+	t.Run("refused_not_gone", func(t *testing.T) {
+		h, f, nt, in := setup(t)
+		f.Fail("/api/chat.update", slacktest.Fault{SlackErr: "invalid_blocks", Always: true})
+		gone, err := outbox{slack: nt, history: h, guard: none}.edit(ctx, in, alert.Message{Text: "healed"})
+		if err == nil || gone {
+			t.Fatalf("edit refused = gone %v, %v; want an error, the message not gone", gone, err)
+		}
+		if a := row(t, h); a.Healed || pending(t, h) != 0 {
+			t.Errorf("after a refused edit: row %+v, %d pending; want nothing told, nothing pending", a, pending(t, h))
+		}
+	})
+	t.Run("concurrent_writer_lock_lost", func(t *testing.T) {
+		h, f, nt, in := setup(t)
+		lost := errors.New("the run lock was lost")
+		_, err := outbox{slack: nt, history: h, guard: func(context.Context) error { return lost }}.edit(ctx, in, alert.Message{Text: "healed"})
+		if !errors.Is(err, lost) {
+			t.Errorf("edit with the lock lost = %v, want the lost lock", err)
+		}
+		if a := row(t, h); a.Healed || pending(t, h) != 0 || len(f.Updates()) != 0 {
+			t.Errorf("with the lock lost: row %+v, %d pending, %d edits; want nothing", a, pending(t, h), len(f.Updates()))
+		}
+	})
+	t.Run("concurrent_writer_settles_it_first", func(t *testing.T) {
+		h, f, nt, in := setup(t)
+		other := func(ctx context.Context) error {
+			p, err := h.Pending(ctx, scope)
+			if err != nil || len(p) != 1 {
+				t.Fatalf("pending at the guard: %v, %v; want the edit", p, err)
+			}
+			return h.Abandon(ctx, p[0].ID)
+		}
+		_, err := outbox{slack: nt, history: h, guard: other}.edit(ctx, in, alert.Message{Text: "healed"})
+		if !errors.Is(err, history.ErrResolved) {
+			t.Errorf("edit settled by another writer = %v, want history.ErrResolved", err)
+		}
+		if len(f.Updates()) != 0 || row(t, h).Healed {
+			t.Errorf("%d edits made of an edit another writer settled", len(f.Updates()))
+		}
+	})
+	t.Run("someone_elses_mark", func(t *testing.T) {
+		h, _, nt, in := setup(t)
+		id, err := h.Intend(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.MarkSent(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		// The run died before its edit; another history's edit of the
+		// same message carries its own mark.
+		if err := nt.UpdateMarked(ctx, in.Channel, in.TS, alert.Message{Text: "theirs"}, alert.PostMark{ID: id + 1000, RunKey: "theirs"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := resolvePending(ctx, h, nt, scope, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if a := row(t, h); a.Healed || pending(t, h) != 0 {
+			t.Errorf("row %+v, %d pending; want our edit given up, not adopted from another's mark", a, pending(t, h))
+		}
+	})
+}
