@@ -8,22 +8,24 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/clickrecon/clickrecon/internal/dsn"
 )
 
 // A SIGTERM the gate sends ends one way, whatever the scheduler does, so
 // that a seed replays as it ran: at a request, the request takes effect
-// and the run never reads its answer; at a statement, the statement is not
-// run; at a COMMIT, the transaction commits, then the run is told to stop.
-// Each is tried many times: an answer racing the ended context would win
-// some of them.
+// before the run is told to stop, and the run never reads its answer; at
+// a statement, the statement is not run; at a COMMIT, the transaction
+// commits, then the run is told to stop. Each is tried many times: an
+// answer racing the ended context would win some of them.
 func TestGateEndsASIGTERMOneWay(t *testing.T) {
 	const tries = 100
 	t.Run("request", func(t *testing.T) {
 		g := &gate{}
 		var took atomic.Int32
 		srv := g.front("slack", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(2 * time.Millisecond) // a Slack that takes its time
 			took.Add(1)
 			w.Write([]byte("ok"))
 		}), func(*http.Request) bool { return true })
@@ -39,6 +41,9 @@ func TestGateEndsASIGTERMOneWay(t *testing.T) {
 			}
 			if ctx.Err() == nil {
 				t.Fatalf("try %d: the run's context still live after its SIGTERM", i)
+			}
+			if n := took.Load(); n != int32(i+1) {
+				t.Fatalf("try %d: Slack had taken %d posts when the run's post returned, want %d: the effect before the run goes on", i, n, i+1)
 			}
 			cancel()
 		}

@@ -93,6 +93,7 @@ type decision struct {
 	afterKill bool  // do it, then die
 	afterTerm bool  // do it, then SIGTERM
 	lose      bool  // do it, lose its answer
+	termLost  bool  // do it, then SIGTERM, its answer lost
 	status    int   // answer this HTTP status instead
 }
 
@@ -137,12 +138,12 @@ func (g *gate) at(p point) decision {
 	if pl.how == "term" {
 		switch {
 		case p.kind == "slack" || p.kind == "s3":
-			// SIGTERM as the request arrives: it takes effect, and the
-			// run, told to stop, never reads its answer. Served, the
-			// answer would race the ended context in the client, and a
-			// replay could end otherwise.
-			g.die(true)
-			return decision{lose: true}
+			// SIGTERM as the request arrives: it takes effect, then the
+			// run is told to stop, and never reads its answer. Served,
+			// the answer would race the ended context in the client;
+			// told to stop first, the run could end, and the night be
+			// checked, before the effect: a replay could end otherwise.
+			return decision{lose: true, termLost: true}
 		case p.what == "COMMIT":
 			// SIGTERM as the transaction commits: it commits, then the
 			// run is told to stop. Cancelled first, database/sql would
@@ -161,12 +162,12 @@ func (g *gate) at(p point) decision {
 
 // then carries out what a decision says happens after the effect.
 func (g *gate) then(d decision) {
-	if !d.afterKill && !d.afterTerm {
+	if !d.afterKill && !d.afterTerm && !d.termLost {
 		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.die(d.afterTerm)
+	g.die(d.afterTerm || d.termLost)
 }
 
 func (g *gate) didFire() bool {
