@@ -212,13 +212,15 @@ func planDay(ctx context.Context, api Elido, st Store, o Options, cols store.Col
 // differ otherwise than the clicks of the hours read say they do (read:
 // each hour's clicks to put back and rows Elido does not count), a
 // difference no hour's count shows. It says so too when a breakdown
-// cannot be read, or an hour read was refused: nothing then rules one
-// out.
+// cannot be read: nothing then rules one out. A day with an hour refused
+// is not looked at further: it stays short of Elido whatever else is
+// read (an hour beyond clicks/recent's reach refuses its neighbours too),
+// and the refusal says why.
 func hiddenInCounts(ctx context.Context, api Elido, st Store, o Options, day reconcile.Date, loc *time.Location, read []HourPlan) (bool, error) {
 	links, countries := map[string]int64{}, map[string]int64{}
 	for _, hp := range read {
 		if hp.Refused != "" {
-			return true, nil
+			return false, nil
 		}
 		for _, c := range hp.Add {
 			links[c.LinkID]--

@@ -198,6 +198,11 @@ func TestHourBeyondReachRefusedNothingWritten(t *testing.T) {
 	if len(plans[0].Hours) != 1 || !strings.Contains(plans[0].Hours[0].Refused, "clicks/recent gave 2 clicks for this hour, Elido counts 65") {
 		t.Fatalf("plan %+v: want the 02:00 hour refused for an incomplete source", plans[0].Hours)
 	}
+	// The day stays short of Elido whatever else is read: its other
+	// hours are not read (two reads of the one hour).
+	if n := w.srv.Requests()["clicks/recent"]; n != 2 {
+		t.Errorf("%d clicks/recent requests, want the refused hour's 2 only", n)
+	}
 	lines := repair.Describe(plans[0], time.UTC)
 	if len(lines) != 1 || !lines[0].Refused || !strings.HasPrefix(lines[0].Text, "not repaired: 2026-10-24, 02:00 UTC–03:00 UTC: clicks/recent gave 2") {
 		t.Errorf("Describe = %q", lines)
