@@ -125,10 +125,8 @@ func (dr driller) links(ctx context.Context, b *budget, g *pageGuard, d reconcil
 		ctx = elido.WithBudget(ctx, g.take, g.giveBack)
 	}
 	err := dr.client.LinkBreakdownPages(ctx, d, d, dr.window.Loc, func(page []elido.LinkCount) error {
-		for _, l := range page {
-			if !tally.Add(l.LinkID, l.Clicks) {
-				return elido.LinkTwiceError(l.LinkID)
-			}
+		if err := elido.TallyPage(tally, page); err != nil {
+			return err
 		}
 		return g.check(page)
 	})

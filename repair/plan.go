@@ -16,7 +16,7 @@ import (
 type Elido interface {
 	HourlyTimeseries(ctx context.Context, day reconcile.Date, loc *time.Location, linkID string) ([]elido.HourCount, error)
 	ClicksRecentPaged(ctx context.Context, from, to time.Time, pageSize int) ([]elido.Click, error)
-	LinkBreakdown(ctx context.Context, from, to reconcile.Date, loc *time.Location) ([]elido.LinkCount, error)
+	LinkBreakdownPages(ctx context.Context, from, to reconcile.Date, loc *time.Location, fn func([]elido.LinkCount) error) error
 	CountryBreakdown(ctx context.Context, from, to reconcile.Date, loc *time.Location) ([]elido.CountryCount, error)
 }
 
@@ -233,15 +233,23 @@ func hiddenInCounts(ctx context.Context, api Elido, st Store, o Options, day rec
 	}
 	// Each map holds the store's count less Elido's, per key, as the hours
 	// read explain it; adding Elido's day and taking the store's away
-	// leaves 0 for every key the hours explain.
-	apiLinks, err := api.LinkBreakdown(ctx, day, day, loc)
+	// leaves 0 for every key the hours explain. The links are compared as
+	// the drill-down compares them (reconcile.LinkTally: the store's kept
+	// compactly, only those that differ handed back), a workspace having
+	// as many as 100k.
+	var tally reconcile.LinkTally
+	err := st.EachCount(ctx, o.Query, day, loc, tally.AddLocal)
 	if err == nil {
-		for _, l := range apiLinks {
-			links[l.LinkID] += l.Clicks
-		}
-		err = st.EachCount(ctx, o.Query, day, loc, func(link string, n int64) { links[link] -= n })
+		err = api.LinkBreakdownPages(ctx, day, day, loc, func(page []elido.LinkCount) error { return elido.TallyPage(&tally, page) })
 	}
 	if err == nil {
+		apiLinks, localLinks := tally.Differing()
+		for id, n := range apiLinks {
+			links[id] += n
+		}
+		for id, n := range localLinks {
+			links[id] -= n
+		}
 		var apiCountries []elido.CountryCount
 		if apiCountries, err = api.CountryBreakdown(ctx, day, day, loc); err == nil {
 			for _, c := range apiCountries {

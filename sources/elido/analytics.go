@@ -184,6 +184,18 @@ func (c *Client) LinkBreakdownPages(ctx context.Context, from, to reconcile.Date
 	return pages(ctx, c, op, endpointLinkBreakdown, query, breakdownPage.links, fn)
 }
 
+// TallyPage adds the links of a breakdown page to t, Elido's side of a
+// day's per-link comparison (reconcile.LinkTally.Add), and stops at a
+// link the breakdown names twice (LinkTwiceError).
+func TallyPage(t *reconcile.LinkTally, page []LinkCount) error {
+	for _, l := range page {
+		if !t.Add(l.LinkID, l.Clicks) {
+			return LinkTwiceError(l.LinkID)
+		}
+	}
+	return nil
+}
+
 // LinkTwiceError says that a link breakdown named link id twice: its
 // ranking changed while it was paged, so a link may also have been missed.
 func LinkTwiceError(id string) error {
