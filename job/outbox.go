@@ -160,12 +160,14 @@ func (o outbox) edit(ctx context.Context, in history.Intent, m alert.Message) (g
 	act := outboxAct{done: "edited", undone: "nothing edited", pending: "the edit stays pending in the history (post %d), and the next run settles it"}
 	_, _, _, err = o.through(ctx, in, act, func(mark alert.PostMark) (string, string, error) {
 		if err := o.slack.UpdateMarked(ctx, in.Channel, in.TS, m, mark); err != nil {
+			// Slack's refusal, whose code says the message is gone; an
+			// edit without an answer is not one.
+			gone = !errors.Is(err, alert.ErrUnconfirmed) && alert.Gone(err)
 			return "", "", err
 		}
 		return in.Channel, in.TS, nil
 	})
-	var refused refusedError
-	return errors.As(err, &refused) && alert.Gone(refused.err), err
+	return gone, err
 }
 
 // outboxAct names, in a message's errors, what the outbox does through
@@ -176,12 +178,6 @@ type outboxAct struct {
 	pending string // why it stays pending, with the post's id (%d)
 }
 
-// refusedError is Slack's refusal of an outbox action, which gave it up.
-type refusedError struct{ err error }
-
-func (e refusedError) Error() string { return e.err.Error() }
-func (e refusedError) Unwrap() error { return e.err }
-
 // through makes one Slack action of in through the outbox: in is recorded
 // as pending first (a history that cannot take it means no action, an
 // error matching errNotIntended), the guard is checked, in is marked sent
@@ -189,7 +185,7 @@ func (e refusedError) Unwrap() error { return e.err }
 // knows never left, and gives up), do makes the action with in's mark,
 // and its outcome is recorded: made (history.MarkPosted with the channel
 // and ts do returns, even when the run is stopping: Slack has it) or
-// refused (history.Abandon, the error a refusedError). An action whose
+// refused (history.Abandon). An action whose
 // answer never came (alert.ErrUnconfirmed) stays pending: the next run
 // settles it (resolvePending) before it decides anything. made says
 // whether Slack took the action.
@@ -209,7 +205,7 @@ func (o outbox) through(ctx context.Context, in history.Intent, act outboxAct, d
 		return "", "", false, fmt.Errorf("%w; "+act.pending, err, id)
 	}
 	if err != nil {
-		return "", "", false, errors.Join(refusedError{err}, abandon(ctx, o.history, id))
+		return "", "", false, errors.Join(err, abandon(ctx, o.history, id))
 	}
 	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
