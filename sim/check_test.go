@@ -303,7 +303,7 @@ func (s *sim) check(r nightResult) {
 				if tl.diedGaps == nil {
 					tl.diedGaps = map[string]int{}
 				}
-				tl.diedGaps[fmt.Sprintf("%s %d %d", g[2], num(g[4]), num(g[5]))]++
+				tl.diedGaps[state(g[2], num(g[4]), num(g[5]))]++
 			}
 		}
 	}
@@ -327,14 +327,12 @@ func (s *sim) check(r nightResult) {
 			case isGap || (r.repair && isGap2):
 				ok := tl.alerted && tl.status == status && tl.api == api && tl.local == local
 				ok = ok || (r.repair && (tl.alerted && tl.status == st2 && tl.api == api2 && tl.local == local2 || !isGap2 && !tl.alerted))
-				if !ok && s.c.slack == "webhook" && tl.diedGaps[fmt.Sprintf("%s %d %d", status, api, local)] >= 2 {
+				if !ok && s.c.slack == "webhook" && tl.diedGaps[state(status, api, local)] >= 2 {
 					// Told twice by posts marked sent that died before they
 					// left: a webhook cannot tell them from posts whose
 					// answer was lost, and takes the gap as told.
 					ok = true
-					stats.Lock()
-					stats.events["webhook: a gap whose two posts died before they left, taken as told"]++
-					stats.Unlock()
+					countEvent("webhook: a gap whose two posts died before they left, taken as told")
 				}
 				if !ok {
 					s.violation(n, "gap not told", "after a clean night %s is %s (Elido %d · store %d) but the channel says %s",
@@ -344,9 +342,7 @@ func (s *sim) check(r nightResult) {
 				// Told healed twice by posts marked sent that died before
 				// they left: a webhook cannot tell them from posts whose
 				// answer was lost, and takes the heal as told.
-				stats.Lock()
-				stats.events["webhook: a heal whose two posts died before they left, taken as told"]++
-				stats.Unlock()
+				countEvent("webhook: a heal whose two posts died before they left, taken as told")
 			case tl.alerted:
 				s.violation(n, "heal not told", "after a clean night %s matches (%d) but the channel still shows it %s", d, api, tl)
 			}
@@ -386,9 +382,7 @@ func (s *sim) check(r nightResult) {
 					// Beside a row Elido does not count of its own hour,
 					// link and country: no count shows it lost, and the
 					// repair says it finds only what a count shows.
-					stats.Lock()
-					stats.events["repair: a lost click no count shows (a row Elido does not count beside it)"]++
-					stats.Unlock()
+					countEvent("repair: a lost click no count shows (a row Elido does not count beside it)")
 					continue
 				}
 				s.violation(n, "repaired day still differs", "%s was repaired on a clean night but %s is still missing", d, k)
@@ -456,7 +450,7 @@ func (s *sim) alerted(n int, m message) {
 	fresh := false
 	for _, g := range gapRe.FindAllStringSubmatch(m.text, -1) {
 		l := line{d: g[1], status: g[2], api: num(g[4]), local: num(g[5])}
-		l.state = fmt.Sprintf("%s %d %d", l.status, l.api, l.local)
+		l.state = state(l.status, l.api, l.local)
 		s.trueGap(n, night, known, l.d, l.status, l.api, l.local, m)
 		tl := s.tell.day(l.d)
 		if !(tl.alerted && tl.status == l.status && tl.api == l.api && tl.local == l.local) {
@@ -478,9 +472,7 @@ func (s *sim) alerted(n int, m message) {
 			// them from posts whose answer was lost); told twice so, the
 			// day is listed as alerted, with its numbers: the channel
 			// shows it now.
-			stats.Lock()
-			stats.events["webhook: a day listed \"as alerted\" whose posts died before they left"]++
-			stats.Unlock()
+			countEvent("webhook: a day listed \"as alerted\" whose posts died before they left")
 		default:
 			s.violation(n, "gap never alerted", "%s shown as %s (Elido %d · store %d) \"as alerted\", but the channel shows %s", d, status, api, local, tl)
 		}
@@ -588,6 +580,12 @@ func (s *sim) updated(n int, m message, post bool) {
 	}
 }
 
+// state names a day's state as told, its status and numbers: "status
+// api local".
+func state(status string, api, local int64) string {
+	return fmt.Sprintf("%s %d %d", status, api, local)
+}
+
 // countless says whether the store's rows of c's hour, link and country
 // number as many as Elido's clicks of them (vis) do, though c is not
 // among the rows (keys): no count tells c lost.
@@ -668,7 +666,5 @@ func (s *sim) toldWorse(n int, m message) {
 	default:
 		s.violation(n, "worse told twice", "the worse-trend word was posted again, saying nothing new:\n%s", m.text)
 	}
-	stats.Lock()
-	stats.events["worse-trend word (or its repeat)"]++
-	stats.Unlock()
+	countEvent("worse-trend word (or its repeat)")
 }

@@ -137,6 +137,14 @@ var stats = struct {
 	violations                  map[string]int
 }{faults: map[string]int{}, events: map[string]int{}, violations: map[string]int{}}
 
+// countEvent counts one night's event of the world, or one thing the
+// checker allowed, in the run's figures.
+func countEvent(name string) {
+	stats.Lock()
+	defer stats.Unlock()
+	stats.events[name]++
+}
+
 func TestSimulation(t *testing.T) {
 	t.Parallel() // beside TestSimulationSeedsThatFound
 	// The CI mode: 10 seeds × 2 Slack transports × 2 databases × 25
