@@ -48,22 +48,6 @@ func TestResolvePending(t *testing.T) {
 		in.ID, in.Sent = id, true
 		return in
 	}
-	alerted := func(t *testing.T, h *history.History) map[string]history.Alert {
-		t.Helper()
-		got, err := h.Alerts(ctx, scope, "2026-11-20", "2026-11-30")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got
-	}
-	pendingAfter := func(t *testing.T, h *history.History) int {
-		t.Helper()
-		p, err := h.Pending(ctx, scope)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(p)
-	}
 
 	// bot is a bot notifier for a channel named by its ID, which the
 	// read-back needs.
@@ -87,10 +71,10 @@ func TestResolvePending(t *testing.T) {
 		if err != nil || repeat != 0 {
 			t.Fatalf("resolvePending = %d, %v; want 0, nil", repeat, err)
 		}
-		if a := alerted(t, h)[gap.Date]; a.TS != ts || a.Channel != testChannelID {
+		if a := alertsIn(t, h, scope)[gap.Date]; a.TS != ts || a.Channel != testChannelID {
 			t.Errorf("alert of %s = %+v, want the adopted message %s", gap.Date, a, ts)
 		}
-		if n := pendingAfter(t, h); n != 0 {
+		if n := pendingIn(t, h, scope); n != 0 {
 			t.Errorf("%d posts still pending", n)
 		}
 	})
@@ -131,10 +115,10 @@ func TestResolvePending(t *testing.T) {
 			if _, err := resolvePending(ctx, h, nt, scope, now); err != nil {
 				t.Fatal(err)
 			}
-			if a := alerted(t, h)[gap.Date]; a.Healed != made || a.TS != ts {
+			if a := alertsIn(t, h, scope)[gap.Date]; a.Healed != made || a.TS != ts {
 				t.Errorf("alert of %s = %+v, want healed %v on message %s", gap.Date, a, made, ts)
 			}
-			if n := pendingAfter(t, h); n != 0 {
+			if n := pendingIn(t, h, scope); n != 0 {
 				t.Errorf("%d posts still pending", n)
 			}
 		})
@@ -147,10 +131,10 @@ func TestResolvePending(t *testing.T) {
 		if err != nil || repeat != 0 {
 			t.Fatalf("resolvePending = %d, %v; want 0, nil", repeat, err)
 		}
-		if a := alerted(t, h); len(a) != 0 {
+		if a := alertsIn(t, h, scope); len(a) != 0 {
 			t.Errorf("alerts = %v, want none: the gap is to be posted", a)
 		}
-		if n := pendingAfter(t, h); n != 0 {
+		if n := pendingIn(t, h, scope); n != 0 {
 			t.Errorf("%d posts still pending", n)
 		}
 	})
@@ -162,7 +146,7 @@ func TestResolvePending(t *testing.T) {
 		if _, err := resolvePending(ctx, h, nt, scope, now); err == nil {
 			t.Fatal("resolvePending while Slack fails: got nil, want an error (post nothing)")
 		}
-		if n := pendingAfter(t, h); n != 1 {
+		if n := pendingIn(t, h, scope); n != 1 {
 			t.Errorf("%d posts pending, want the 1 kept", n)
 		}
 	})
@@ -187,10 +171,10 @@ func TestResolvePending(t *testing.T) {
 			if err != nil || repeat != 0 {
 				t.Fatalf("resolvePending = %d, %v; want 0, nil: nothing was sent, nothing may repeat", repeat, err)
 			}
-			if got := alerted(t, h); len(got) != 0 {
+			if got := alertsIn(t, h, scope); len(got) != 0 {
 				t.Errorf("alerts = %v, want none: the post never left", got)
 			}
-			if n := pendingAfter(t, h); n != 0 {
+			if n := pendingIn(t, h, scope); n != 0 {
 				t.Errorf("%d posts still pending", n)
 			}
 		})
@@ -204,7 +188,7 @@ func TestResolvePending(t *testing.T) {
 		}
 		// It may be in the channel: its day counts as told once without
 		// an answer, and is told once more (decideGaps).
-		if a := alerted(t, h)[gap.Date]; a.Unconfirmed != 1 {
+		if a := alertsIn(t, h, scope)[gap.Date]; a.Unconfirmed != 1 {
 			t.Errorf("alert of %s = %+v, want it told once without an answer", gap.Date, a)
 		}
 		// The repeat's answer is lost too: it is not posted a third time.
@@ -213,10 +197,31 @@ func TestResolvePending(t *testing.T) {
 		if err != nil || repeat != second.ID {
 			t.Fatalf("resolvePending of the repeat = %d, %v; want %d, nil", repeat, err, second.ID)
 		}
-		if a := alerted(t, h)[gap.Date]; a.Unconfirmed != 2 {
+		if a := alertsIn(t, h, scope)[gap.Date]; a.Unconfirmed != 2 {
 			t.Errorf("alert of %s = %+v, want it told twice without an answer: a third post would follow", gap.Date, a)
 		}
 	})
+}
+
+// alertsIn returns the alerts the history holds for the days of s around
+// the outbox tests' gap (November 2026).
+func alertsIn(t *testing.T, h *history.History, s history.Scope) map[string]history.Alert {
+	t.Helper()
+	got, err := h.Alerts(context.Background(), s, "2026-11-20", "2026-11-30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// pendingIn returns how many posts of s are pending in the history.
+func pendingIn(t *testing.T, h *history.History, s history.Scope) int {
+	t.Helper()
+	p, err := h.Pending(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(p)
 }
 
 // webhookFake is slacktest's Slack, posted to through its webhook.
@@ -373,22 +378,6 @@ func TestOutboxEdit(t *testing.T) {
 		return h, f, nt, history.Intent{Scope: scope, RunKey: "rk2", Kind: history.KindHealed, Transport: history.TransportBot,
 			From: gap.From, To: gap.To, Alerts: []history.Alert{healed}, Channel: ch, TS: ts}
 	}
-	row := func(t *testing.T, h *history.History) history.Alert {
-		t.Helper()
-		got, err := h.Alerts(ctx, scope, "2026-11-20", "2026-11-30")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got[gap.Date]
-	}
-	pending := func(t *testing.T, h *history.History) int {
-		t.Helper()
-		p, err := h.Pending(ctx, scope)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(p)
-	}
 	none := func(context.Context) error { return nil }
 
 	t.Run("made", func(t *testing.T) {
@@ -397,11 +386,11 @@ func TestOutboxEdit(t *testing.T) {
 		if err != nil || gone {
 			t.Fatalf("edit = gone %v, %v; want made", gone, err)
 		}
-		if a := row(t, h); !a.Healed || a.TS != in.TS {
+		if a := alertsIn(t, h, scope)[gap.Date]; !a.Healed || a.TS != in.TS {
 			t.Errorf("alert row %+v, want healed on %s", a, in.TS)
 		}
-		if n := len(f.Updates()); n != 1 || pending(t, h) != 0 {
-			t.Errorf("%d edits, %d pending; want 1, 0", n, pending(t, h))
+		if n := len(f.Updates()); n != 1 || pendingIn(t, h, scope) != 0 {
+			t.Errorf("%d edits, %d pending; want 1, 0", n, pendingIn(t, h, scope))
 		}
 	})
 	t.Run("refused_message_gone", func(t *testing.T) {
@@ -411,8 +400,8 @@ func TestOutboxEdit(t *testing.T) {
 		if err == nil || !gone {
 			t.Fatalf("edit of a message gone = gone %v, %v; want gone and an error", gone, err)
 		}
-		if a := row(t, h); a.Healed || pending(t, h) != 0 || len(f.Updates()) != 0 {
-			t.Errorf("after a refused edit: row %+v, %d pending, %d edits; want nothing told, nothing pending", a, pending(t, h), len(f.Updates()))
+		if a := alertsIn(t, h, scope)[gap.Date]; a.Healed || pendingIn(t, h, scope) != 0 || len(f.Updates()) != 0 {
+			t.Errorf("after a refused edit: row %+v, %d pending, %d edits; want nothing told, nothing pending", a, pendingIn(t, h, scope), len(f.Updates()))
 		}
 	})
 	t.Run("refused_not_gone", func(t *testing.T) {
@@ -422,8 +411,8 @@ func TestOutboxEdit(t *testing.T) {
 		if err == nil || gone {
 			t.Fatalf("edit refused = gone %v, %v; want an error, the message not gone", gone, err)
 		}
-		if a := row(t, h); a.Healed || pending(t, h) != 0 {
-			t.Errorf("after a refused edit: row %+v, %d pending; want nothing told, nothing pending", a, pending(t, h))
+		if a := alertsIn(t, h, scope)[gap.Date]; a.Healed || pendingIn(t, h, scope) != 0 {
+			t.Errorf("after a refused edit: row %+v, %d pending; want nothing told, nothing pending", a, pendingIn(t, h, scope))
 		}
 	})
 	t.Run("concurrent_writer_lock_lost", func(t *testing.T) {
@@ -433,8 +422,8 @@ func TestOutboxEdit(t *testing.T) {
 		if !errors.Is(err, lost) {
 			t.Errorf("edit with the lock lost = %v, want the lost lock", err)
 		}
-		if a := row(t, h); a.Healed || pending(t, h) != 0 || len(f.Updates()) != 0 {
-			t.Errorf("with the lock lost: row %+v, %d pending, %d edits; want nothing", a, pending(t, h), len(f.Updates()))
+		if a := alertsIn(t, h, scope)[gap.Date]; a.Healed || pendingIn(t, h, scope) != 0 || len(f.Updates()) != 0 {
+			t.Errorf("with the lock lost: row %+v, %d pending, %d edits; want nothing", a, pendingIn(t, h, scope), len(f.Updates()))
 		}
 	})
 	t.Run("concurrent_writer_settles_it_first", func(t *testing.T) {
@@ -450,7 +439,7 @@ func TestOutboxEdit(t *testing.T) {
 		if !errors.Is(err, history.ErrResolved) {
 			t.Errorf("edit settled by another writer = %v, want history.ErrResolved", err)
 		}
-		if len(f.Updates()) != 0 || row(t, h).Healed {
+		if len(f.Updates()) != 0 || alertsIn(t, h, scope)[gap.Date].Healed {
 			t.Errorf("%d edits made of an edit another writer settled", len(f.Updates()))
 		}
 	})
@@ -471,8 +460,8 @@ func TestOutboxEdit(t *testing.T) {
 		if _, err := resolvePending(ctx, h, nt, scope, time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		if a := row(t, h); a.Healed || pending(t, h) != 0 {
-			t.Errorf("row %+v, %d pending; want our edit given up, not adopted from another's mark", a, pending(t, h))
+		if a := alertsIn(t, h, scope)[gap.Date]; a.Healed || pendingIn(t, h, scope) != 0 {
+			t.Errorf("row %+v, %d pending; want our edit given up, not adopted from another's mark", a, pendingIn(t, h, scope))
 		}
 	})
 }
